@@ -1,0 +1,220 @@
+/*
+ * Copyright 2026 The evx Authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file evx/event.h
+ * @brief Events created from a device, recorded later on any of its streams.
+ */
+#ifndef EVX_EVENT_H
+#define EVX_EVENT_H
+
+#include "evx/common.h"
+
+EVX_BEGIN_DECLS
+
+/** @defgroup evx_event Events
+ *  @brief Create an event from a device; record, wait for and time it later.
+ *
+ * An event belongs to a device, not to a stream: it is made before the work
+ * it marks and may be recorded on any stream of its device, again and again;
+ * each record replaces the last. Events are cheap: evx keeps the driver
+ * events of destroyed events and reuses them for new ones of the same
+ * device and flags, so that create and destroy rarely reach the driver. A
+ * reused event behaves exactly as a new one.
+ *
+ * Every call checks its handles: a zero, forged, stale, destroyed or
+ * wrong-kind handle gets ::EVX_ERROR_INVALID_HANDLE and a message, and a
+ * handle value is not handed out again soon after it is destroyed.
+ *
+ * All calls are thread-safe. Record, query, synchronize, elapsed time and
+ * stream waits take no global lock. Destroying an event while another
+ * thread uses it is safe: the other call either completes on the event or
+ * gets ::EVX_ERROR_INVALID_HANDLE.
+ *  @{ */
+
+/** @brief Flags of evx_device_create_event(): the `CU_EVENT_*` values. */
+enum evx_event_flags {
+    /** Default: timing on, spin-wait synchronization. */
+    EVX_EVENT_DEFAULT = 0x0,
+    /** evx_event_synchronize() blocks the thread instead of spinning. */
+    EVX_EVENT_BLOCKING_SYNC = 0x1,
+    /** No timing data: cheaper to record and wait for; elapsed time is
+     *  refused. */
+    EVX_EVENT_DISABLE_TIMING = 0x2,
+    /** Usable across processes; needs ::EVX_EVENT_DISABLE_TIMING too. */
+    EVX_EVENT_INTERPROCESS = 0x4,
+    /** Not a flag: forces the enum to 32 bits. */
+    EVX_EVENT_FLAGS_FORCE_32BIT = 0x7FFFFFFF
+};
+
+/** @brief Flags of evx_event_record_with_flags(): the
+ *  `CU_EVENT_RECORD_*` values. */
+enum evx_event_record_flags {
+    /** Default record. */
+    EVX_EVENT_RECORD_DEFAULT = 0x0,
+    /** Inside stream capture, record an external event node; outside
+     *  capture the driver refuses it with ::EVX_ERROR_ILLEGAL_STATE. */
+    EVX_EVENT_RECORD_EXTERNAL = 0x1,
+    /** Not a flag: forces the enum to 32 bits. */
+    EVX_EVENT_RECORD_FLAGS_FORCE_32BIT = 0x7FFFFFFF
+};
+
+/**
+ * @brief Creates an event on a device, not yet recorded on any stream.
+ *
+ * A never-recorded event counts as complete: evx_event_query() and
+ * evx_event_synchronize() return ::EVX_SUCCESS and a stream that waits for
+ * it waits for nothing; evx_event_elapsed_time() refuses it.
+ *
+ * @param device a device ordinal, 0 to evx_device_count() - 1.
+ * @param flags a combination of ::evx_event_flags.
+ * @param[out] event receives the new event.
+ * @return ::EVX_SUCCESS;
+ *         ::EVX_ERROR_INVALID_VALUE if @p event is NULL, @p flags has an
+ *         unknown bit, or ::EVX_EVENT_INTERPROCESS is given without
+ *         ::EVX_EVENT_DISABLE_TIMING;
+ *         ::EVX_ERROR_INVALID_DEVICE if @p device is out of range;
+ *         ::EVX_ERROR_OUT_OF_MEMORY; a driver-loading status; a status
+ *         from the driver's `cuEventCreate`.
+ *         On failure `*event` is set to NULL when @p event is not NULL.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_device_create_event(int device, unsigned flags,
+                                             evx_event_t *event);
+
+/**
+ * @brief Destroys an event. Its handle is dead from now on.
+ *
+ * Work it was recorded on may still be pending: the call does not wait, and
+ * the driver event is reused or freed only once that work is done. An
+ * event acquired from a pool goes back to its pool.
+ *
+ * @param event the event.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE if @p event is not a
+ *         live event (a second destroy of the same handle included).
+ *
+ * Thread-safe, also while other threads use the event.
+ */
+EVX_API evx_status_t evx_event_destroy(evx_event_t event);
+
+/**
+ * @brief Records the event on a stream: it completes when all work queued on
+ * the stream before it has completed.
+ *
+ * @param event the event.
+ * @param stream a stream of the event's device.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE if either handle is not
+ *         live, or the stream belongs to another device than the event
+ *         (refused before the driver; the message names both devices);
+ *         a status from the driver's `cuEventRecord`.
+ *
+ * Thread-safe; takes no global lock.
+ */
+EVX_API evx_status_t evx_event_record(evx_event_t event, evx_stream_t stream);
+
+/**
+ * @brief Records the event on a stream with ::evx_event_record_flags.
+ *
+ * @param event the event.
+ * @param stream a stream of the event's device.
+ * @param flags ::EVX_EVENT_RECORD_DEFAULT or ::EVX_EVENT_RECORD_EXTERNAL.
+ * @return as evx_event_record(), and ::EVX_ERROR_INVALID_VALUE for an
+ *         unknown flag bit; ::EVX_ERROR_ILLEGAL_STATE for
+ *         ::EVX_EVENT_RECORD_EXTERNAL outside stream capture.
+ *
+ * Thread-safe; takes no global lock.
+ */
+EVX_API evx_status_t evx_event_record_with_flags(evx_event_t event,
+                                                 evx_stream_t stream,
+                                                 unsigned flags);
+
+/**
+ * @brief Whether the work the event marks has completed. Never blocks.
+ *
+ * @param event the event.
+ * @return ::EVX_SUCCESS when complete or never recorded;
+ *         ::EVX_ERROR_NOT_READY while pending (an answer, not a failure:
+ *         the thread's last error is left alone);
+ *         ::EVX_ERROR_INVALID_HANDLE; a status from the driver.
+ *
+ * Thread-safe; takes no global lock.
+ */
+EVX_API evx_status_t evx_event_query(evx_event_t event);
+
+/**
+ * @brief Waits until the work the event marks has completed.
+ *
+ * @param event the event.
+ * @return ::EVX_SUCCESS (also for a never-recorded event);
+ *         ::EVX_ERROR_INVALID_HANDLE; a status from the driver.
+ *
+ * Thread-safe; takes no global lock.
+ */
+EVX_API evx_status_t evx_event_synchronize(evx_event_t event);
+
+/**
+ * @brief The time between two recorded, completed events, in milliseconds.
+ *
+ * The end may have been recorded before the start: the result is then
+ * negative. The same event twice gives 0. The resolution is the driver's
+ * (about half a microsecond on the GPU).
+ *
+ * @param[out] ms receives the milliseconds from @p start to @p end.
+ * @param start the start event.
+ * @param end the end event.
+ * @return ::EVX_SUCCESS;
+ *         ::EVX_ERROR_INVALID_VALUE if @p ms is NULL;
+ *         ::EVX_ERROR_INVALID_HANDLE if either handle is not live, either
+ *         event was never recorded, either was created with
+ *         ::EVX_EVENT_DISABLE_TIMING, or the two belong to different
+ *         devices (the message says which);
+ *         ::EVX_ERROR_NOT_READY if either event's work is pending.
+ *
+ * Thread-safe; takes no global lock.
+ */
+EVX_API evx_status_t evx_event_elapsed_time(float *ms, evx_event_t start,
+                                            evx_event_t end);
+
+/**
+ * @brief The flags the event was created with (::evx_event_flags).
+ * @param event the event.
+ * @param[out] flags receives the flags.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p flags is NULL;
+ *         ::EVX_ERROR_INVALID_HANDLE.
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_event_get_flags(evx_event_t event, unsigned *flags);
+
+/**
+ * @brief The device the event was created on.
+ * @param event the event.
+ * @param[out] device receives the device ordinal.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p device is NULL;
+ *         ::EVX_ERROR_INVALID_HANDLE.
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_event_get_device(evx_event_t event, int *device);
+
+/**
+ * @brief The driver's `CUevent` behind the event, for use with other CUDA
+ * code.
+ *
+ * The `CUevent` stays owned by evx: it is valid while the evx event is
+ * live, must not be destroyed by the caller, and after evx_event_destroy()
+ * may be reused for another evx event.
+ *
+ * @param event the event.
+ * @param[out] cu_event receives the `CUevent`.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p cu_event is NULL;
+ *         ::EVX_ERROR_INVALID_HANDLE.
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_event_get_native(evx_event_t event, void **cu_event);
+
+/** @} */
+
+EVX_END_DECLS
+
+#endif /* EVX_EVENT_H */

@@ -1,0 +1,250 @@
+/*
+ * Copyright 2026 The evx Authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file evx/stream.h
+ * @brief Streams of evx's own, and streams borrowed from anywhere.
+ */
+#ifndef EVX_STREAM_H
+#define EVX_STREAM_H
+
+#include "evx/common.h"
+
+EVX_BEGIN_DECLS
+
+/** @defgroup evx_stream Streams
+ *  @brief Make a stream, or borrow one made by PyTorch, CuPy, CV-CUDA or
+ *  the CUDA runtime; wait across streams; run host functions in order.
+ *
+ * A stream handle either owns its driver stream (evx_device_create_stream():
+ * evx_stream_destroy() destroys the driver stream) or borrows it
+ * (evx_stream_wrap_external(): evx_stream_destroy() ends the handle and
+ * never touches the driver stream, which its maker must keep alive while
+ * the handle is used). evx_stream_is_owned() tells which.
+ *
+ * All calls are thread-safe; wait, query and synchronize take no global
+ * lock. Handles are checked as for events (see @ref evx_event).
+ *  @{ */
+
+/** @brief Flags of evx_device_create_stream(): the `CU_STREAM_*` values. */
+enum evx_stream_flags {
+    /** Synchronizes with the legacy default stream. */
+    EVX_STREAM_DEFAULT = 0x0,
+    /** Does not synchronize with the legacy default stream. */
+    EVX_STREAM_NON_BLOCKING = 0x1,
+    /** Not a flag: forces the enum to 32 bits. */
+    EVX_STREAM_FLAGS_FORCE_32BIT = 0x7FFFFFFF
+};
+
+/** @brief Flags of evx_stream_wait_event(): the `CU_EVENT_WAIT_*` values. */
+enum evx_event_wait_flags {
+    /** Default wait. */
+    EVX_EVENT_WAIT_DEFAULT = 0x0,
+    /** Inside stream capture, wait on an external event node. */
+    EVX_EVENT_WAIT_EXTERNAL = 0x1,
+    /** Not a flag: forces the enum to 32 bits. */
+    EVX_EVENT_WAIT_FLAGS_FORCE_32BIT = 0x7FFFFFFF
+};
+
+/** @brief The legacy default stream, as `CU_STREAM_LEGACY`, for
+ *  evx_stream_wrap_external(). */
+#define EVX_STREAM_LEGACY ((void *)1)
+/** @brief The calling thread's default stream, as `CU_STREAM_PER_THREAD`,
+ *  for evx_stream_wrap_external(). */
+#define EVX_STREAM_PER_THREAD ((void *)2)
+
+/** @brief A host function for evx_stream_launch_host_func(). */
+typedef void (*evx_host_fn_t)(void *user_data);
+
+/**
+ * @brief Creates a stream of evx's own on a device.
+ *
+ * @param device a device ordinal.
+ * @param flags ::EVX_STREAM_DEFAULT or ::EVX_STREAM_NON_BLOCKING.
+ * @param priority a priority within evx_device_stream_priority_range();
+ *        lower numbers are higher priority; 0 is the default.
+ * @param[out] stream receives the new stream, which evx owns.
+ * @return ::EVX_SUCCESS;
+ *         ::EVX_ERROR_INVALID_VALUE if @p stream is NULL, @p flags has an
+ *         unknown bit, or @p priority is outside the device's range (never
+ *         clamped: the message gives the range);
+ *         ::EVX_ERROR_INVALID_DEVICE; ::EVX_ERROR_OUT_OF_MEMORY; a
+ *         driver-loading status; a status from `cuStreamCreateWithPriority`.
+ *         On failure `*stream` is set to NULL when @p stream is not NULL.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_device_create_stream(int device, unsigned flags,
+                                              int priority,
+                                              evx_stream_t *stream);
+
+/**
+ * @brief Borrows a stream made elsewhere: PyTorch, CuPy, CV-CUDA,
+ * cuda.core, `cudaStreamCreateWithPriority`, or a default stream.
+ *
+ * evx never destroys a borrowed stream. The caller keeps it alive for as
+ * long as the evx handle is used. evx cannot check a foreign pointer: a
+ * @p native_stream that is not a live `CUstream` (or `cudaStream_t`) is
+ * undefined behaviour, as in CUDA.
+ *
+ * @param device the stream's device, or ::EVX_DEVICE_FROM_STREAM to read
+ *        it from the stream. For a default stream (NULL,
+ *        ::EVX_STREAM_LEGACY, ::EVX_STREAM_PER_THREAD) it must be a
+ *        device ordinal, which names whose default stream is meant.
+ * @param native_stream the `CUstream`.
+ * @param[out] stream receives the borrowed stream.
+ * @return ::EVX_SUCCESS;
+ *         ::EVX_ERROR_INVALID_VALUE if @p stream is NULL, if a default
+ *         stream is given with ::EVX_DEVICE_FROM_STREAM, or if @p device
+ *         is not the device the stream belongs to (the message names both);
+ *         ::EVX_ERROR_INVALID_DEVICE if @p device is out of range;
+ *         a driver-loading status; a status from the driver.
+ *         On failure `*stream` is set to NULL when @p stream is not NULL.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_stream_wrap_external(int device, void *native_stream,
+                                              evx_stream_t *stream);
+
+/**
+ * @brief Ends a stream handle; destroys the driver stream only if evx owns
+ * it.
+ *
+ * Work queued on an owned stream still completes: the call does not wait.
+ *
+ * @param stream the stream.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE if @p stream is not a
+ *         live stream; a status from `cuStreamDestroy` (the handle is dead
+ *         all the same).
+ *
+ * Thread-safe, also while other threads use the stream.
+ */
+EVX_API evx_status_t evx_stream_destroy(evx_stream_t stream);
+
+/**
+ * @brief Makes all future work on the stream wait until the event
+ * completes. Does not block the calling thread.
+ *
+ * Waiting for a never-recorded event waits for nothing.
+ *
+ * @param stream the stream that waits.
+ * @param event an event of the stream's device.
+ * @param flags ::EVX_EVENT_WAIT_DEFAULT or ::EVX_EVENT_WAIT_EXTERNAL.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE if either handle is not
+ *         live, or the event belongs to another device than the stream
+ *         (refused before the driver; the message names both devices);
+ *         ::EVX_ERROR_INVALID_VALUE for an unknown flag bit; a status from
+ *         the driver.
+ *
+ * Thread-safe; takes no global lock.
+ */
+EVX_API evx_status_t evx_stream_wait_event(evx_stream_t stream,
+                                           evx_event_t event, unsigned flags);
+
+/**
+ * @brief Whether all work queued on the stream has completed. Never blocks.
+ *
+ * @param stream the stream.
+ * @return ::EVX_SUCCESS when idle; ::EVX_ERROR_NOT_READY while busy (an
+ *         answer, not a failure); ::EVX_ERROR_INVALID_HANDLE; a status from
+ *         the driver.
+ *
+ * Thread-safe; takes no global lock.
+ */
+EVX_API evx_status_t evx_stream_query(evx_stream_t stream);
+
+/**
+ * @brief Waits until all work queued on the stream has completed.
+ *
+ * @param stream the stream.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE; a status from the
+ *         driver.
+ *
+ * Thread-safe; takes no global lock.
+ */
+EVX_API evx_status_t evx_stream_synchronize(evx_stream_t stream);
+
+/**
+ * @brief Queues a host function: it runs on a driver thread once the work
+ * queued before it has completed, and work queued after it waits for it.
+ *
+ * The function must not call evx or CUDA (as with `cuLaunchHostFunc`).
+ *
+ * @param stream the stream.
+ * @param fn the function; not NULL.
+ * @param user_data passed to @p fn.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p fn is NULL;
+ *         ::EVX_ERROR_INVALID_HANDLE; a status from the driver.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_stream_launch_host_func(evx_stream_t stream,
+                                                 evx_host_fn_t fn,
+                                                 void *user_data);
+
+/**
+ * @brief The stream's priority (as the driver reports it).
+ * @param stream the stream.
+ * @param[out] priority receives the priority.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p priority is NULL;
+ *         ::EVX_ERROR_INVALID_HANDLE.
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_stream_get_priority(evx_stream_t stream,
+                                             int *priority);
+
+/**
+ * @brief The stream's flags (::evx_stream_flags, as the driver reports
+ * them).
+ * @param stream the stream.
+ * @param[out] flags receives the flags.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p flags is NULL;
+ *         ::EVX_ERROR_INVALID_HANDLE.
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_stream_get_flags(evx_stream_t stream,
+                                          unsigned *flags);
+
+/**
+ * @brief The device the stream belongs to.
+ * @param stream the stream.
+ * @param[out] device receives the device ordinal.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p device is NULL;
+ *         ::EVX_ERROR_INVALID_HANDLE.
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_stream_get_device(evx_stream_t stream, int *device);
+
+/**
+ * @brief The driver's `CUstream` behind the handle (for a borrowed default
+ * stream: NULL, ::EVX_STREAM_LEGACY or ::EVX_STREAM_PER_THREAD, as given).
+ *
+ * Usable as a `cudaStream_t` and by any framework that accepts a stream
+ * address. Ownership does not move: the caller must not destroy it.
+ *
+ * @param stream the stream.
+ * @param[out] cu_stream receives the `CUstream`.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p cu_stream is
+ *         NULL; ::EVX_ERROR_INVALID_HANDLE.
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_stream_get_native(evx_stream_t stream,
+                                           void **cu_stream);
+
+/**
+ * @brief Whether evx owns the driver stream (made by
+ * evx_device_create_stream()) or borrows it (evx_stream_wrap_external()).
+ * @param stream the stream.
+ * @param[out] owned receives 1 when evx owns it, 0 when borrowed.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p owned is NULL;
+ *         ::EVX_ERROR_INVALID_HANDLE.
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_stream_is_owned(evx_stream_t stream, int *owned);
+
+/** @} */
+
+EVX_END_DECLS
+
+#endif /* EVX_STREAM_H */

@@ -1,0 +1,202 @@
+/*
+ * Copyright 2026 The evx Authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file evx/timing.h
+ * @brief Timers (a start and a stop) and timelines (many marks, read in one
+ * call).
+ */
+#ifndef EVX_TIMING_H
+#define EVX_TIMING_H
+
+#include "evx/common.h"
+
+EVX_BEGIN_DECLS
+
+/** @defgroup evx_timing Timers and timelines
+ *  @brief Time GPU work without managing events.
+ *
+ * Both are built on evx's reused driver events, so making and dropping them
+ * is cheap. The resolution is the driver's: about half a microsecond on a
+ * GPU (docs/performance.md gives the smallest interval measured).
+ *
+ * A timer or timeline may be used from several threads, but its marks are
+ * ordered by the calls that make them: mark from one thread, or order the
+ * calls yourself.
+ *  @{ */
+
+/**
+ * @brief Creates a timer on a device.
+ *
+ * @param device a device ordinal.
+ * @param[out] timer receives the timer.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p timer is NULL;
+ *         ::EVX_ERROR_INVALID_DEVICE; ::EVX_ERROR_OUT_OF_MEMORY; a status
+ *         from the driver.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_timer_create(int device, evx_timer_t *timer);
+
+/**
+ * @brief Destroys a timer; pending work is not waited for.
+ * @param timer the timer.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE.
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_timer_destroy(evx_timer_t timer);
+
+/**
+ * @brief Marks the start on a stream; forgets any earlier start and stop.
+ *
+ * @param timer the timer.
+ * @param stream a stream of the timer's device.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE (also for a stream of
+ *         another device); a status from the driver.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_timer_start(evx_timer_t timer, evx_stream_t stream);
+
+/**
+ * @brief Marks the stop on a stream: the same as the start's or another of
+ * the same device (order the two streams yourself, as with any event).
+ *
+ * @param timer the timer.
+ * @param stream a stream of the timer's device.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE (also for a stream of
+ *         another device); ::EVX_ERROR_ILLEGAL_STATE if the timer was not
+ *         started; a status from the driver.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_timer_stop(evx_timer_t timer, evx_stream_t stream);
+
+/**
+ * @brief The milliseconds from start to stop, without blocking.
+ *
+ * @param timer the timer.
+ * @param[out] ms receives the milliseconds.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_NOT_READY while the marked work is
+ *         pending; ::EVX_ERROR_INVALID_VALUE if @p ms is NULL;
+ *         ::EVX_ERROR_INVALID_HANDLE; ::EVX_ERROR_ILLEGAL_STATE if the
+ *         timer was not started and stopped.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_timer_elapsed(evx_timer_t timer, float *ms);
+
+/**
+ * @brief Waits for the stop mark, then gives the milliseconds from start to
+ * stop.
+ *
+ * @param timer the timer.
+ * @param[out] ms receives the milliseconds.
+ * @return as evx_timer_elapsed(), never ::EVX_ERROR_NOT_READY.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_timer_synchronize(evx_timer_t timer, float *ms);
+
+/**
+ * @brief Creates a timeline on a device.
+ *
+ * @param device a device ordinal.
+ * @param capacity the most marks it holds until evx_timeline_reset(); 2 or
+ *        more.
+ * @param[out] timeline receives the timeline.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p timeline is NULL
+ *         or @p capacity is less than 2; ::EVX_ERROR_INVALID_DEVICE;
+ *         ::EVX_ERROR_OUT_OF_MEMORY.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_timeline_create(int device, uint32_t capacity,
+                                         evx_timeline_t *timeline);
+
+/**
+ * @brief Destroys a timeline; pending work is not waited for.
+ * @param timeline the timeline.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE.
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_timeline_destroy(evx_timeline_t timeline);
+
+/**
+ * @brief Records the next mark on a stream of the timeline's device.
+ *
+ * Marks may go on several streams; interval i is the time from mark i to
+ * mark i + 1, so order the streams as the intervals should read.
+ *
+ * @param timeline the timeline.
+ * @param stream a stream of the timeline's device.
+ * @param[out] index receives the mark's index (0 for the first); may be
+ *        NULL.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE (also for a stream of
+ *         another device); ::EVX_ERROR_OUT_OF_MEMORY when the timeline
+ *         holds its capacity of marks (nothing is recorded); a status from
+ *         the driver.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_timeline_mark(evx_timeline_t timeline,
+                                       evx_stream_t stream, uint32_t *index);
+
+/**
+ * @brief The number of marks recorded since creation or the last reset.
+ * @param timeline the timeline.
+ * @param[out] count receives the count.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p count is NULL;
+ *         ::EVX_ERROR_INVALID_HANDLE.
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_timeline_count(evx_timeline_t timeline,
+                                        uint32_t *count);
+
+/**
+ * @brief Every interval between consecutive marks, in one call, without
+ * blocking.
+ *
+ * With n marks there are n - 1 intervals; interval i is mark i to
+ * mark i + 1 in milliseconds. Their sum equals the time from the first mark
+ * to the last, up to rounding.
+ *
+ * @param timeline the timeline.
+ * @param[out] ms receives up to @p max intervals; may be NULL when @p max
+ *        is 0 (to learn the count).
+ * @param max room in @p ms.
+ * @param[out] written receives how many intervals were written, or, when
+ *        @p ms is NULL, how many there are; may be NULL.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_NOT_READY if any mark's work is
+ *         pending (nothing is written); ::EVX_ERROR_INVALID_VALUE if @p ms
+ *         is NULL and @p max is not 0; ::EVX_ERROR_INVALID_HANDLE.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_timeline_intervals(evx_timeline_t timeline,
+                                            float *ms, uint32_t max,
+                                            uint32_t *written);
+
+/**
+ * @brief Waits for the last mark's work to complete.
+ * @param timeline the timeline.
+ * @return ::EVX_SUCCESS (also with no marks); ::EVX_ERROR_INVALID_HANDLE; a
+ *         status from the driver.
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_timeline_synchronize(evx_timeline_t timeline);
+
+/**
+ * @brief Forgets every mark, keeping the timeline's events for reuse.
+ * @param timeline the timeline.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE.
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_timeline_reset(evx_timeline_t timeline);
+
+/** @} */
+
+EVX_END_DECLS
+
+#endif /* EVX_TIMING_H */

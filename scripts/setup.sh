@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what building and testing evx needs, by package name only:
+# Debian packages (meson, ninja, doxygen, bindgen, ...) and, into a virtual
+# environment at .venv, PyPI packages (pytest, libclang). Safe to run again:
+# it installs only what is missing. The CUDA toolkit (for cuda.h) is expected
+# at /usr/local/cuda, or wherever CUDA_INCLUDE points.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+
+cuda_inc="${CUDA_INCLUDE:-/usr/local/cuda/include}"
+if [ ! -f "$cuda_inc/cuda.h" ]; then
+  echo "setup: cuda.h not found in $cuda_inc; install the CUDA toolkit or set CUDA_INCLUDE" >&2
+  exit 1
+fi
+
+# command -> Debian package that provides it
+missing=()
+for pair in meson:meson ninja:ninja-build doxygen:doxygen pkg-config:pkg-config \
+            bindgen:bindgen cc:gcc c++:g++ readelf:binutils nm:binutils \
+            python3:python3 cargo:cargo; do
+  cmd=${pair%%:*}; pkg=${pair#*:}
+  command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then missing+=(python3-venv); fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    $(printf '%s\n' "${missing[@]}" | sort -u)
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+if ! .venv/bin/python -c 'import pytest, clang.cindex' >/dev/null 2>&1; then
+  echo "setup: installing PyPI packages into .venv: pytest libclang"
+  .venv/bin/python -m pip install -q --disable-pip-version-check pytest libclang
+fi
