@@ -6,6 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 build=${EVX_BUILD_DIR:-build}
-[ -f "$build/build.ninja" ] || meson setup "$build" -Dcuda_include="${CUDA_INCLUDE:-/usr/local/cuda/include}"
+[ -f "$build/build.ninja" ] || meson setup "$build" -Dtoolkit_include="${CUDA_INCLUDE:-/usr/local/cuda/include}"
 meson compile -C "$build"
 exec "$build/examples/evx-demo"

@@ -36,9 +36,9 @@ step() { # step NAME CMD...
 configure() { # configure DIR [meson options...]
   local dir=$1; shift
   if [ -f "$dir/build.ninja" ]; then
-    meson setup --reconfigure "$dir" -Dcuda_include="$cuda_inc" "$@" >/dev/null
+    meson setup --reconfigure "$dir" -Dtoolkit_include="$cuda_inc" "$@" >/dev/null
   else
-    meson setup "$dir" -Dcuda_include="$cuda_inc" "$@"
+    meson setup "$dir" -Dtoolkit_include="$cuda_inc" "$@"
   fi && meson compile -C "$dir" -j "$jobs"
 }
 
