@@ -1,0 +1,61 @@
+// Copyright 2026 The evx Authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// The emulated driver calls, as internal functions. entry.cpp gives them the
+// driver's exported names; the results follow the real driver as
+// tests/gpu/probe_semantics.out.txt shows it.
+#ifndef EVX_HOST_API_HPP
+#define EVX_HOST_API_HPP
+
+#include <cuda.h>
+
+namespace evxh {
+
+constexpr int kDriverVersion = 13000;  // what cuDriverGetVersion reports
+
+// names.cpp
+CUresult get_error_name(CUresult error, const char **str);
+CUresult get_error_string(CUresult error, const char **str);
+
+// context.cpp
+CUresult init(unsigned flags);
+CUresult driver_get_version(int *version);
+CUresult device_get_count(int *count);
+CUresult device_get(CUdevice *device, int ordinal);
+CUresult device_get_name(char *name, int len, CUdevice dev);
+CUresult device_get_attribute(int *value, CUdevice_attribute attr, CUdevice dev);
+CUresult primary_ctx_retain(CUcontext *pctx, CUdevice dev);
+CUresult primary_ctx_release(CUdevice dev);
+CUresult ctx_get_current(CUcontext *pctx);
+CUresult ctx_set_current(CUcontext ctx);
+CUresult ctx_push_current(CUcontext ctx);
+CUresult ctx_pop_current(CUcontext *pctx);
+CUresult ctx_get_device(CUdevice *device, CUcontext ctx);  // ctx NULL: current
+CUresult ctx_get_stream_priority_range(int *least, int *greatest);
+CUresult ctx_synchronize(CUcontext ctx);                   // ctx NULL: current
+
+// stream.cpp (ptsz: a NULL stream means the per-thread stream)
+CUresult stream_create(CUstream *ph, unsigned flags, int priority);
+CUresult stream_destroy(CUstream h);
+CUresult stream_wait_event(CUstream h, CUevent e, unsigned flags, bool ptsz);
+CUresult stream_query(CUstream h, bool ptsz);
+CUresult stream_synchronize(CUstream h, bool ptsz);
+CUresult launch_host_func(CUstream h, CUhostFn fn, void *data, bool ptsz);
+CUresult stream_get_priority(CUstream h, int *priority, bool ptsz);
+CUresult stream_get_flags(CUstream h, unsigned *flags, bool ptsz);
+CUresult stream_get_device(CUstream h, CUdevice *device, bool ptsz);
+CUresult stream_get_ctx(CUstream h, CUcontext *pctx, CUgreenCtx *pgreen, bool ptsz);
+CUresult stream_is_capturing(CUstream h, CUstreamCaptureStatus *status, bool ptsz);
+
+// event.cpp
+CUresult event_create(CUevent *ph, unsigned flags);
+CUresult event_destroy(CUevent e);
+CUresult event_record(CUevent e, CUstream h, unsigned flags, bool with_flags, bool ptsz);
+CUresult event_query(CUevent e);
+CUresult event_synchronize(CUevent e);
+CUresult event_elapsed_time(float *ms, CUevent start, CUevent end);
+CUresult ipc_get_event_handle(CUipcEventHandle *handle, CUevent e);
+
+}  // namespace evxh
+
+#endif

@@ -1,0 +1,223 @@
+// Copyright 2026 The evx Authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// The exported names of the emulated driver, and cuGetProcAddress, which
+// maps a base name and a CUDA version to the right variant as the real
+// driver does (see tests/gpu/probe_semantics.out.txt, section 9).
+//
+// cuda.h renames some calls with macros (cuEventDestroy -> cuEventDestroy_v2
+// ...). The definitions below use the exported names explicitly, after
+// removing those macros; cuda.h's declarations get default visibility.
+#pragma GCC visibility push(default)
+#include <cuda.h>
+#pragma GCC visibility pop
+
+#include <cstring>
+
+#include "api.hpp"
+
+#undef cuDevicePrimaryCtxRelease
+#undef cuCtxPushCurrent
+#undef cuCtxPopCurrent
+#undef cuEventDestroy
+#undef cuStreamDestroy
+#undef cuEventElapsedTime
+#undef cuGetProcAddress
+
+#define EVXH_API extern "C" __attribute__((visibility("default")))
+
+using namespace evxh;
+
+EVXH_API const char *evx_host_emulation_version(void) { return "evx host emulation 1"; }
+
+EVXH_API CUresult cuInit(unsigned int flags) { return init(flags); }
+EVXH_API CUresult cuDriverGetVersion(int *v) { return driver_get_version(v); }
+EVXH_API CUresult cuGetErrorName(CUresult e, const char **s) { return get_error_name(e, s); }
+EVXH_API CUresult cuGetErrorString(CUresult e, const char **s) { return get_error_string(e, s); }
+EVXH_API CUresult cuDeviceGetCount(int *n) { return device_get_count(n); }
+EVXH_API CUresult cuDeviceGet(CUdevice *d, int ordinal) { return device_get(d, ordinal); }
+EVXH_API CUresult cuDeviceGetName(char *name, int len, CUdevice d) { return device_get_name(name, len, d); }
+EVXH_API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
+    return device_get_attribute(v, a, d);
+}
+EVXH_API CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) { return primary_ctx_retain(c, d); }
+EVXH_API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) { return primary_ctx_release(d); }
+EVXH_API CUresult cuCtxGetCurrent(CUcontext *c) { return ctx_get_current(c); }
+EVXH_API CUresult cuCtxSetCurrent(CUcontext c) { return ctx_set_current(c); }
+EVXH_API CUresult cuCtxPushCurrent_v2(CUcontext c) { return ctx_push_current(c); }
+EVXH_API CUresult cuCtxPopCurrent_v2(CUcontext *c) { return ctx_pop_current(c); }
+EVXH_API CUresult cuCtxGetDevice(CUdevice *d) { return ctx_get_device(d, nullptr); }
+EVXH_API CUresult cuCtxGetDevice_v2(CUdevice *d, CUcontext c) { return ctx_get_device(d, c); }
+EVXH_API CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest) {
+    return ctx_get_stream_priority_range(least, greatest);
+}
+EVXH_API CUresult cuCtxSynchronize(void) { return ctx_synchronize(nullptr); }
+EVXH_API CUresult cuCtxSynchronize_v2(CUcontext c) { return ctx_synchronize(c); }
+
+EVXH_API CUresult cuEventCreate(CUevent *e, unsigned int flags) { return event_create(e, flags); }
+EVXH_API CUresult cuEventDestroy_v2(CUevent e) { return event_destroy(e); }
+EVXH_API CUresult cuEventRecord(CUevent e, CUstream s) { return event_record(e, s, 0, false, false); }
+EVXH_API CUresult cuEventRecord_ptsz(CUevent e, CUstream s) { return event_record(e, s, 0, false, true); }
+EVXH_API CUresult cuEventRecordWithFlags(CUevent e, CUstream s, unsigned int f) {
+    return event_record(e, s, f, true, false);
+}
+EVXH_API CUresult cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned int f) {
+    return event_record(e, s, f, true, true);
+}
+EVXH_API CUresult cuEventQuery(CUevent e) { return event_query(e); }
+EVXH_API CUresult cuEventSynchronize(CUevent e) { return event_synchronize(e); }
+EVXH_API CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) { return event_elapsed_time(ms, a, b); }
+EVXH_API CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b) { return event_elapsed_time(ms, a, b); }
+EVXH_API CUresult cuIpcGetEventHandle(CUipcEventHandle *h, CUevent e) { return ipc_get_event_handle(h, e); }
+
+EVXH_API CUresult cuStreamCreate(CUstream *s, unsigned int flags) { return stream_create(s, flags, 0); }
+EVXH_API CUresult cuStreamCreateWithPriority(CUstream *s, unsigned int flags, int priority) {
+    return stream_create(s, flags, priority);
+}
+EVXH_API CUresult cuStreamDestroy_v2(CUstream s) { return stream_destroy(s); }
+
+// Calls taking a stream, in the legacy flavour (NULL is the legacy default
+// stream) and the _ptsz one (NULL is the per-thread default stream).
+#define EVXH_STREAM_CALL(name, impl, params, args)                        \
+    EVXH_API CUresult name params { return impl(args, false); }          \
+    EVXH_API CUresult name##_ptsz params { return impl(args, true); }
+#define EVXH_ARGS(...) __VA_ARGS__
+
+EVXH_STREAM_CALL(cuStreamWaitEvent, stream_wait_event, (CUstream s, CUevent e, unsigned int f), EVXH_ARGS(s, e, f))
+EVXH_STREAM_CALL(cuStreamQuery, stream_query, (CUstream s), s)
+EVXH_STREAM_CALL(cuStreamSynchronize, stream_synchronize, (CUstream s), s)
+EVXH_STREAM_CALL(cuLaunchHostFunc, launch_host_func, (CUstream s, CUhostFn fn, void *d), EVXH_ARGS(s, fn, d))
+EVXH_STREAM_CALL(cuStreamGetPriority, stream_get_priority, (CUstream s, int *p), EVXH_ARGS(s, p))
+EVXH_STREAM_CALL(cuStreamGetFlags, stream_get_flags, (CUstream s, unsigned int *f), EVXH_ARGS(s, f))
+EVXH_STREAM_CALL(cuStreamGetDevice, stream_get_device, (CUstream s, CUdevice *d), EVXH_ARGS(s, d))
+EVXH_STREAM_CALL(cuStreamGetCtx, stream_get_ctx, (CUstream s, CUcontext *c), EVXH_ARGS(s, c, nullptr))
+EVXH_STREAM_CALL(cuStreamGetCtx_v2, stream_get_ctx, (CUstream s, CUcontext *c, CUgreenCtx *g), EVXH_ARGS(s, c, g))
+EVXH_STREAM_CALL(cuStreamIsCapturing, stream_is_capturing, (CUstream s, CUstreamCaptureStatus *st),
+                 EVXH_ARGS(s, st))
+
+EVXH_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                                      CUdriverProcAddressQueryResult *status);
+EVXH_API CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
+
+namespace {
+
+using Fn = void (*)();
+template <class F>
+Fn fn(F *f) {
+    return reinterpret_cast<Fn>(f);
+}
+
+// One variant of an entry point: the CUDA version that introduced it, and
+// its legacy-stream and per-thread-stream functions.
+struct Variant {
+    int since;
+    Fn legacy;
+    Fn ptsz;
+};
+struct Proc {
+    const char *name;
+    Variant v[2];  // oldest first; v[1].legacy is null if there is one
+};
+
+#define EVXH_P1(name, since, f) {name, {{since, fn(f), nullptr}, {0, nullptr, nullptr}}}
+#define EVXH_PT(name, since, f) {name, {{since, fn(f), fn(f##_ptsz)}, {0, nullptr, nullptr}}}
+
+// Versions from cudaTypedefs.h (PFN_<name>_v<version>). Where the emulation
+// has one function for two variants of the same signature, the older
+// version maps to it too (cuEventDestroy before 4000, for instance).
+const Proc kProcs[] = {
+    EVXH_P1("cuInit", 2000, &cuInit),
+    EVXH_P1("cuDriverGetVersion", 2020, &cuDriverGetVersion),
+    EVXH_P1("cuGetErrorName", 6000, &cuGetErrorName),
+    EVXH_P1("cuGetErrorString", 6000, &cuGetErrorString),
+    EVXH_P1("cuDeviceGetCount", 2000, &cuDeviceGetCount),
+    EVXH_P1("cuDeviceGet", 2000, &cuDeviceGet),
+    EVXH_P1("cuDeviceGetName", 2000, &cuDeviceGetName),
+    EVXH_P1("cuDeviceGetAttribute", 2000, &cuDeviceGetAttribute),
+    EVXH_P1("cuDevicePrimaryCtxRetain", 7000, &cuDevicePrimaryCtxRetain),
+    EVXH_P1("cuDevicePrimaryCtxRelease", 7000, &cuDevicePrimaryCtxRelease_v2),
+    EVXH_P1("cuCtxGetCurrent", 4000, &cuCtxGetCurrent),
+    EVXH_P1("cuCtxSetCurrent", 4000, &cuCtxSetCurrent),
+    EVXH_P1("cuCtxPushCurrent", 2000, &cuCtxPushCurrent_v2),
+    EVXH_P1("cuCtxPopCurrent", 2000, &cuCtxPopCurrent_v2),
+    {"cuCtxGetDevice", {{2000, fn(&cuCtxGetDevice), nullptr}, {13000, fn(&cuCtxGetDevice_v2), nullptr}}},
+    EVXH_P1("cuCtxGetStreamPriorityRange", 5050, &cuCtxGetStreamPriorityRange),
+    {"cuCtxSynchronize", {{2000, fn(&cuCtxSynchronize), nullptr}, {13000, fn(&cuCtxSynchronize_v2), nullptr}}},
+    EVXH_P1("cuEventCreate", 2000, &cuEventCreate),
+    EVXH_P1("cuEventDestroy", 2000, &cuEventDestroy_v2),
+    EVXH_PT("cuEventRecord", 2000, &cuEventRecord),
+    EVXH_PT("cuEventRecordWithFlags", 11010, &cuEventRecordWithFlags),
+    EVXH_P1("cuEventQuery", 2000, &cuEventQuery),
+    EVXH_P1("cuEventSynchronize", 2000, &cuEventSynchronize),
+    {"cuEventElapsedTime", {{2000, fn(&cuEventElapsedTime), nullptr}, {12080, fn(&cuEventElapsedTime_v2), nullptr}}},
+    EVXH_P1("cuIpcGetEventHandle", 4010, &cuIpcGetEventHandle),
+    EVXH_P1("cuStreamCreate", 2000, &cuStreamCreate),
+    EVXH_P1("cuStreamCreateWithPriority", 5050, &cuStreamCreateWithPriority),
+    EVXH_P1("cuStreamDestroy", 2000, &cuStreamDestroy_v2),
+    EVXH_PT("cuStreamWaitEvent", 3020, &cuStreamWaitEvent),
+    EVXH_PT("cuStreamQuery", 2000, &cuStreamQuery),
+    EVXH_PT("cuStreamSynchronize", 2000, &cuStreamSynchronize),
+    EVXH_PT("cuLaunchHostFunc", 10000, &cuLaunchHostFunc),
+    EVXH_PT("cuStreamGetPriority", 5050, &cuStreamGetPriority),
+    EVXH_PT("cuStreamGetFlags", 5050, &cuStreamGetFlags),
+    EVXH_PT("cuStreamGetDevice", 12080, &cuStreamGetDevice),
+    {"cuStreamGetCtx",
+     {{9020, fn(&cuStreamGetCtx), fn(&cuStreamGetCtx_ptsz)}, {12050, fn(&cuStreamGetCtx_v2), fn(&cuStreamGetCtx_v2_ptsz)}}},
+    EVXH_PT("cuStreamIsCapturing", 10000, &cuStreamIsCapturing),
+    {"cuGetProcAddress", {{11030, fn(&cuGetProcAddress), nullptr}, {12000, fn(&cuGetProcAddress_v2), nullptr}}},
+};
+
+constexpr int kPerThreadSince = 7000;  // the _ptsz variants appeared in CUDA 7.0
+
+void set_pfn(void **pfn, Fn f) {
+    void *p = nullptr;
+    static_assert(sizeof p == sizeof f, "function and data pointers differ in size");
+    std::memcpy(&p, &f, sizeof p);
+    *pfn = p;
+}
+
+}  // namespace
+
+EVXH_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                                      CUdriverProcAddressQueryResult *status) {
+    const cuuint64_t known = CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+    if ((flags & ~known) != 0 || cudaVersion > kDriverVersion) return CUDA_ERROR_INVALID_VALUE;
+    if (!symbol || !pfn) return CUDA_ERROR_INVALID_VALUE;  // the driver crashes on these
+    const Proc *p = nullptr;
+    for (const Proc &c : kProcs)
+        if (std::strcmp(c.name, symbol) == 0) p = &c;
+    CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    Fn f = nullptr;
+    if (p) {
+        // The newest variant not newer than cudaVersion. The driver answers a
+        // negative version with success; here it gets the newest variant.
+        const Variant *v = nullptr;
+        for (const Variant &c : p->v)
+            if (c.legacy && (cudaVersion < 0 || c.since <= cudaVersion)) v = &c;
+        if (!v) {
+            st = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+        } else {
+            const bool per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) &&
+                                    !(flags & CU_GET_PROC_ADDRESS_LEGACY_STREAM);
+            f = per_thread && v->ptsz && (cudaVersion < 0 || cudaVersion >= kPerThreadSince) ? v->ptsz
+                                                                                             : v->legacy;
+            st = CU_GET_PROC_ADDRESS_SUCCESS;
+        }
+    }
+    set_pfn(pfn, f);  // NULL unless found, as the driver
+    if (status) *status = st;
+    return CUDA_SUCCESS;
+}
+
+// The CUDA 11.3 form: a symbol it cannot give is CUDA_ERROR_NOT_FOUND, and
+// *pfn is left as it was (as the driver does).
+EVXH_API CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags) {
+    if (!pfn) return CUDA_ERROR_INVALID_VALUE;
+    void *p = nullptr;
+    CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    CUresult r = cuGetProcAddress_v2(symbol, &p, cudaVersion, flags, &st);
+    if (r != CUDA_SUCCESS) return r;
+    if (st != CU_GET_PROC_ADDRESS_SUCCESS) return CUDA_ERROR_NOT_FOUND;
+    *pfn = p;
+    return CUDA_SUCCESS;
+}

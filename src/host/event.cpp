@@ -1,0 +1,130 @@
+// Copyright 2026 The evx Authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Events: a record is an item in a stream; when the stream's worker reaches
+// it, the event takes the time (CLOCK_MONOTONIC) and counts as complete,
+// unless a later record has been made since.
+#include "api.hpp"
+#include "state.hpp"
+
+namespace evxh {
+
+namespace {
+
+constexpr unsigned kEventFlags = CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
+
+struct Snapshot {
+    std::uint64_t issued, done;
+    std::int64_t time_ns;
+};
+
+Snapshot snapshot(Event &ev) {
+    std::lock_guard<std::mutex> lk(ev.mu);
+    return Snapshot{ev.issued, ev.done, ev.time_ns};
+}
+
+}  // namespace
+
+std::shared_ptr<Event> find_event(CUevent e) {
+    return global().events.find(reinterpret_cast<std::uintptr_t>(e));
+}
+
+void complete_record(Event &ev, std::uint64_t gen) {
+    std::lock_guard<std::mutex> lk(ev.mu);
+    if (gen != ev.issued) return;  // re-recorded since: the later record counts
+    ev.done = gen;
+    ev.time_ns = now_ns();
+}
+
+CUresult event_create(CUevent *ph, unsigned flags) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = CUDA_SUCCESS;
+    Context *c = require_context(&r);  // the driver checks the context first
+    if (!c) return r;
+    if (!ph || (flags & ~kEventFlags) != 0) return CUDA_ERROR_INVALID_VALUE;
+    if ((flags & CU_EVENT_INTERPROCESS) && !(flags & CU_EVENT_DISABLE_TIMING))
+        return CUDA_ERROR_INVALID_VALUE;
+    auto ev = std::make_shared<Event>(c, flags);
+    *ph = reinterpret_cast<CUevent>(global().events.add(std::move(ev)));
+    return CUDA_SUCCESS;
+}
+
+CUresult event_destroy(CUevent e) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    // Queued records keep the event alive until they have run.
+    return global().events.remove(reinterpret_cast<std::uintptr_t>(e)) ? CUDA_SUCCESS
+                                                                       : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult event_record(CUevent e, CUstream h, unsigned flags, bool with_flags, bool ptsz) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    std::shared_ptr<Stream> s;
+    CUresult r = resolve_stream(h, ptsz, &s);  // before the event, as the driver
+    if (r != CUDA_SUCCESS) return r;
+    std::shared_ptr<Event> ev = find_event(e);
+    if (!ev) return CUDA_ERROR_INVALID_HANDLE;
+    if (with_flags) {
+        if ((flags & ~static_cast<unsigned>(CU_EVENT_RECORD_EXTERNAL)) != 0) return CUDA_ERROR_INVALID_VALUE;
+        if (flags & CU_EVENT_RECORD_EXTERNAL) return CUDA_ERROR_ILLEGAL_STATE;  // no capture
+    }
+    if (ev->ctx != s->ctx) return CUDA_ERROR_INVALID_HANDLE;
+    std::lock_guard<std::mutex> lk(ev->mu);
+    Item it;
+    it.kind = Item::Kind::Record;
+    it.event = ev;
+    it.gen = ev->issued + 1;
+    std::uint64_t seq = 0;
+    r = submit(s, std::move(it), &seq);
+    if (r != CUDA_SUCCESS) return r;
+    // The worker cannot complete the record before this is set: it needs ev->mu.
+    ev->issued++;
+    ev->last_stream = s;
+    ev->last_seq = seq;
+    return CUDA_SUCCESS;
+}
+
+CUresult event_query(CUevent e) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    std::shared_ptr<Event> ev = find_event(e);
+    if (!ev) return CUDA_ERROR_INVALID_HANDLE;
+    Snapshot sn = snapshot(*ev);
+    return sn.done == sn.issued ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+CUresult event_synchronize(CUevent e) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    std::shared_ptr<Event> ev = find_event(e);
+    if (!ev) return CUDA_ERROR_INVALID_HANDLE;
+    Dep d;
+    {
+        std::lock_guard<std::mutex> lk(ev->mu);
+        if (ev->done == ev->issued) return CUDA_SUCCESS;  // never recorded, or done
+        d = Dep{ev->last_stream, ev->last_seq};
+    }
+    wait_reached(d);
+    return CUDA_SUCCESS;
+}
+
+// The driver's order: any handle problem (NULL, timing disabled, never
+// recorded, events of two contexts) is INVALID_HANDLE before NOT_READY.
+CUresult event_elapsed_time(float *ms, CUevent start, CUevent end) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (!ms) return CUDA_ERROR_INVALID_HANDLE;  // what the driver returns for it
+    std::shared_ptr<Event> a = find_event(start), b = find_event(end);
+    if (!a || !b) return CUDA_ERROR_INVALID_HANDLE;
+    if ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING) return CUDA_ERROR_INVALID_HANDLE;
+    Snapshot sa = snapshot(*a), sb = snapshot(*b);
+    if (sa.issued == 0 || sb.issued == 0 || a->ctx != b->ctx) return CUDA_ERROR_INVALID_HANDLE;
+    if (sa.done != sa.issued || sb.done != sb.issued) return CUDA_ERROR_NOT_READY;
+    *ms = static_cast<float>(static_cast<double>(sb.time_ns - sa.time_ns) / 1e6);
+    return CUDA_SUCCESS;
+}
+
+CUresult ipc_get_event_handle(CUipcEventHandle *handle, CUevent e) {
+    (void)handle;
+    (void)e;
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    return CUDA_ERROR_NOT_SUPPORTED;  // no other process can see these events
+}
+
+}  // namespace evxh

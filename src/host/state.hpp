@@ -1,0 +1,202 @@
+// Copyright 2026 The evx Authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// The host emulation of the CUDA driver: its state. Devices, primary
+// contexts, streams run by worker threads, events. See docs/host-emulation.md.
+//
+// Lock order (outer first): Event::mu, Context::submit_mu, Context::list_mu,
+// Stream::mu. A worker runs items holding no lock except, for a host
+// function, Context::hostfn_mu.
+#ifndef EVX_HOST_STATE_HPP
+#define EVX_HOST_STATE_HPP
+
+#include <cuda.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace evxh {
+
+constexpr int kMaxDevices = 16;
+constexpr int kLeastPriority = 0;      // as an H200 reports
+constexpr int kGreatestPriority = -5;
+
+struct Context;
+struct Event;
+struct Stream;
+
+// A point in a stream's order: reached once the stream completed `seq`.
+struct Dep {
+    std::shared_ptr<Stream> stream;
+    std::uint64_t seq;
+};
+
+// One piece of queued work.
+struct Item {
+    enum class Kind { Record, HostFn, Wait };
+    Kind kind = Kind::Wait;
+    std::uint64_t seq = 0;
+    std::vector<Dep> deps;          // waited for before the item runs
+    std::shared_ptr<Event> event;   // Record: the event and which record
+    std::uint64_t gen = 0;
+    CUhostFn fn = nullptr;          // HostFn
+    void *data = nullptr;
+};
+
+struct Stream {
+    enum class Kind { Ordinary, Legacy, PerThread };
+
+    Stream(Context *c, Kind k, unsigned f, int p) : ctx(c), kind(k), flags(f), priority(p) {}
+
+    Context *const ctx;
+    const Kind kind;
+    const unsigned flags;
+    const int priority;
+
+    // Takes part in the legacy default stream's implicit synchronization.
+    bool blocking() const {
+        return kind != Kind::Legacy && (flags & CU_STREAM_NON_BLOCKING) == 0;
+    }
+
+    std::mutex mu;
+    std::condition_variable work_cv;  // the worker waits for work
+    std::condition_variable done_cv;  // waiters wait for `completed`
+    std::deque<Item> queue;
+    std::uint64_t submitted = 0;      // seq of the last item queued
+    std::uint64_t completed = 0;      // seq of the last item done
+    bool worker_running = false;
+    bool destroyed = false;
+};
+
+struct Event {
+    Event(Context *c, unsigned f) : ctx(c), flags(f) {}
+    Context *const ctx;
+    const unsigned flags;
+
+    std::mutex mu;
+    std::uint64_t issued = 0;          // records made (0: never recorded)
+    std::uint64_t done = 0;            // the record whose time is below
+    std::int64_t time_ns = 0;          // CLOCK_MONOTONIC when it completed
+    std::shared_ptr<Stream> last_stream;  // where the last record was queued
+    std::uint64_t last_seq = 0;
+};
+
+struct Context {
+    int device = 0;
+    std::mutex state_mu;              // refs and epoch
+    int refs = 0;                     // primary context retain count
+    std::atomic<std::uint64_t> epoch{0};  // bumped when the context is reset
+    std::atomic<bool> active{false};  // refs > 0
+
+    std::mutex submit_mu;             // orders work queued on legacy and blocking streams
+    std::mutex list_mu;
+    std::vector<std::shared_ptr<Stream>> streams;  // all streams that may have work
+    std::shared_ptr<Stream> legacy;
+    std::mutex hostfn_mu;             // one host function of a context at a time
+};
+
+// Live objects by handle value. A handle is never reused.
+template <class T>
+class Registry {
+public:
+    explicit Registry(std::uintptr_t tag) : tag_(tag) {}
+    std::uintptr_t add(std::shared_ptr<T> obj) {
+        std::uintptr_t h = (next_.fetch_add(1, std::memory_order_relaxed) << 4) | tag_;
+        std::unique_lock<std::shared_mutex> lk(mu_);
+        map_.emplace(h, std::move(obj));
+        return h;
+    }
+    std::shared_ptr<T> find(std::uintptr_t h) {
+        std::shared_lock<std::shared_mutex> lk(mu_);
+        auto it = map_.find(h);
+        return it == map_.end() ? nullptr : it->second;
+    }
+    std::shared_ptr<T> remove(std::uintptr_t h) {
+        std::unique_lock<std::shared_mutex> lk(mu_);
+        auto it = map_.find(h);
+        if (it == map_.end()) return nullptr;
+        std::shared_ptr<T> obj = std::move(it->second);
+        map_.erase(it);
+        return obj;
+    }
+    // Removes every object of a context; returns them.
+    std::vector<std::shared_ptr<T>> remove_all(const Context *ctx) {
+        std::vector<std::shared_ptr<T>> out;
+        std::unique_lock<std::shared_mutex> lk(mu_);
+        for (auto it = map_.begin(); it != map_.end();) {
+            if (it->second->ctx == ctx) {
+                out.push_back(std::move(it->second));
+                it = map_.erase(it);
+            } else {
+                ++it;
+            }
+        }
+        return out;
+    }
+
+private:
+    const std::uintptr_t tag_;
+    std::atomic<std::uintptr_t> next_{1};
+    std::shared_mutex mu_;
+    std::unordered_map<std::uintptr_t, std::shared_ptr<T>> map_;
+};
+
+struct Global {
+    std::mutex init_mu;
+    std::atomic<bool> initialized{false};
+    int device_count = 0;
+    Context contexts[kMaxDevices];
+    Registry<Stream> streams{0x5};
+    Registry<Event> events{0xe};
+};
+
+// Created on first use and never destroyed, so that worker threads still
+// running at process exit find it intact.
+Global &global();
+
+inline bool initialized() { return global().initialized.load(std::memory_order_acquire); }
+
+// --- context.cpp
+Context *context_from_handle(CUcontext c);  // nullptr unless a valid context
+inline CUcontext to_handle(Context *c) { return reinterpret_cast<CUcontext>(c); }
+Context *current_context();                 // top of the thread's stack or nullptr
+// The current context if there is one and it is active, else nullptr and
+// *r = CUDA_ERROR_INVALID_CONTEXT.
+Context *require_context(CUresult *r);
+bool valid_device(CUdevice d);
+// The calling thread's per-thread default stream of a context (made on
+// first use; released when the thread exits or the context is reset).
+std::shared_ptr<Stream> per_thread_stream(Context *ctx);
+CUresult context_synchronize(Context *ctx);
+
+// --- stream.cpp
+// What a CUstream names. `ptsz`: NULL means the per-thread stream.
+CUresult resolve_stream(CUstream h, bool ptsz, std::shared_ptr<Stream> *out);
+inline CUstream to_handle(std::uintptr_t h) { return reinterpret_cast<CUstream>(h); }
+// Queues an item (seq and implicit legacy dependencies are filled in).
+CUresult submit(const std::shared_ptr<Stream> &s, Item item, std::uint64_t *seq);
+void wait_reached(const Dep &d);
+bool reached(const Dep &d);
+// Marks a stream destroyed; its worker drains the queue and exits.
+void release_stream(const std::shared_ptr<Stream> &s);
+// Points a context's pending work has to reach: every stream (all=true) or
+// the legacy stream and the blocking ones (all=false).
+std::vector<Dep> pending_points(Context *ctx, bool all);
+std::shared_ptr<Stream> new_stream(Context *ctx, Stream::Kind kind, unsigned flags, int priority);
+
+// --- event.cpp
+std::shared_ptr<Event> find_event(CUevent e);
+void complete_record(Event &ev, std::uint64_t gen);
+
+std::int64_t now_ns();
+
+}  // namespace evxh
+
+#endif
