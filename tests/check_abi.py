@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+# Copyright 2026 The evx Authors
+# SPDX-License-Identifier: Apache-2.0
+"""Checks the binary interface of the built libraries.
+
+usage: check_abi.py LIBEVX [LIBEVX_HOST]
+
+- libevx has no NEEDED entry naming CUDA: it opens the driver at run time;
+- libevx exports only evx_* names;
+- the host emulation exports only cu* names and evx_host_emulation_version,
+  and needs no CUDA library either.
+
+Version-node symbols (absolute, value 0, as a linker version script makes
+them) are not exports of code or data and are listed but allowed.
+"""
+import re
+import subprocess
+import sys
+
+
+def run(*cmd):
+    return subprocess.run(cmd, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def needed(lib):
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]",
+                      run("readelf", "-d", "-W", lib))
+
+
+def exports(lib):
+    """(name, type) of every defined dynamic symbol, version nodes apart."""
+    names, nodes = [], []
+    for line in run("nm", "-D", "--defined-only", lib).splitlines():
+        parts = line.split()
+        if len(parts) < 3:
+            continue
+        value, kind, name = parts[0], parts[1], parts[2]
+        name = name.split("@")[0]
+        if kind == "A" and int(value, 16) == 0:
+            nodes.append(name)
+        else:
+            names.append((name, kind))
+    return names, nodes
+
+
+def check(lib, label, allowed, min_count, failures):
+    deps = needed(lib)
+    print(f"{label}: {lib}")
+    print(f"  NEEDED: {', '.join(deps) or '(none)'}")
+    for d in deps:
+        if "cuda" in d.lower():
+            failures.append(f"{label} needs {d}: it must not link CUDA")
+    names, nodes = exports(lib)
+    if nodes:
+        print(f"  version nodes: {', '.join(sorted(set(nodes)))}")
+    bad = sorted(n for n, _ in names if not allowed(n))
+    print(f"  exports: {len(names)} symbols, {len(bad)} not allowed")
+    for n in bad:
+        failures.append(f"{label} exports {n}")
+    if len(names) < min_count:
+        failures.append(f"{label} exports only {len(names)} symbols, "
+                        f"expected at least {min_count}")
+    return {n for n, _ in names}
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__)
+        return 2
+    failures = []
+    evx = check(argv[1], "libevx", lambda n: n.startswith("evx_"), 50,
+                failures)
+    for must in ("evx_version", "evx_device_create_event",
+                 "evx_stream_wrap_external", "evx_timeline_intervals"):
+        if must not in evx:
+            failures.append(f"libevx does not export {must}")
+    if "evx_host_emulation_version" in evx:
+        failures.append("libevx exports the emulation's "
+                        "evx_host_emulation_version")
+    if len(argv) < 3:
+        failures.append("the host emulation library was not given (is "
+                        "evx_host_lib defined in src/host/meson.build?)")
+    else:
+        host = check(argv[2], "libevx-host",
+                     lambda n: (n.startswith("cu") or
+                                n == "evx_host_emulation_version"), 2,
+                     failures)
+        for must in ("cuGetProcAddress_v2", "evx_host_emulation_version"):
+            if must not in host:
+                failures.append(f"libevx-host does not export {must}")
+    for f in failures:
+        print(f"FAIL: {f}")
+    print("check_abi: " + ("FAILED" if failures else "ok"))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,264 @@
+/*
+ * Copyright 2026 The evx Authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/* Handles: dead stays dead, values are not handed out again soon. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "util.h"
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Returns how many values occur more than once. */
+static size_t duplicates(uint64_t *v, size_t n, uint64_t *example)
+{
+    size_t i, d = 0;
+    qsort(v, n, sizeof *v, cmp_u64);
+    for (i = 1; i < n; i++)
+        if (v[i] == v[i - 1]) {
+            if (d == 0)
+                *example = v[i];
+            d++;
+        }
+    return d;
+}
+
+#define OLD 64
+
+static void t_dead_after_reuse(void)
+{
+    evx_event_t old_e[OLD];
+    evx_stream_t old_s[OLD];
+    evx_timer_t old_t[OLD];
+    evx_timeline_t old_tl[OLD];
+    evx_event_pool_t old_p[8];
+    evx_stream_t s = NULL;
+    evx_event_pool_options_t o;
+    int i;
+    float ms;
+    uint32_t c;
+    unsigned fl;
+
+    memset(&o, 0, sizeof o);
+    o.struct_size = (uint32_t)sizeof o;
+    o.capacity = 2;
+    REQUIRE((s = make_stream(0)) != NULL);
+    /* Make and destroy some of every kind; recorded events so that their
+     * driver events come back for reuse. */
+    for (i = 0; i < OLD; i++) {
+        REQUIRE_OK(evx_device_create_event(0, 0, &old_e[i]));
+        EXPECT_OK(evx_event_record(old_e[i], s));
+        REQUIRE_OK(evx_device_create_stream(0, 0, 0, &old_s[i]));
+        REQUIRE_OK(evx_timer_create(0, &old_t[i]));
+        REQUIRE_OK(evx_timeline_create(0, 2, &old_tl[i]));
+    }
+    for (i = 0; i < 8; i++)
+        REQUIRE_OK(evx_event_pool_create(&o, &old_p[i]));
+    EXPECT_OK(evx_stream_synchronize(s));
+    for (i = 0; i < OLD; i++) {
+        EXPECT_OK(evx_event_destroy(old_e[i]));
+        EXPECT_OK(evx_stream_destroy(old_s[i]));
+        EXPECT_OK(evx_timer_destroy(old_t[i]));
+        EXPECT_OK(evx_timeline_destroy(old_tl[i]));
+    }
+    for (i = 0; i < 8; i++)
+        EXPECT_OK(evx_event_pool_destroy(old_p[i]));
+    /* Churn: slots and driver events get reused. */
+    for (i = 0; i < 3000; i++) {
+        evx_event_t e = NULL;
+        if (!EXPECT_OK(evx_device_create_event(0, 0, &e)))
+            break;
+        if (i % 3 == 0)
+            EXPECT_OK(evx_event_record(e, s));
+        EXPECT_OK(evx_event_destroy(e));
+        if (i % 10 == 0) {
+            evx_stream_t t = NULL;
+            evx_timer_t tm = NULL;
+            if (EXPECT_OK(evx_device_create_stream(0, 0, 0, &t)))
+                EXPECT_OK(evx_stream_destroy(t));
+            if (EXPECT_OK(evx_timer_create(0, &tm)))
+                EXPECT_OK(evx_timer_destroy(tm));
+        }
+    }
+    EXPECT_OK(evx_stream_synchronize(s));
+    /* Every old handle is still dead. */
+    for (i = 0; i < OLD; i++) {
+        EXPECT_FAIL(evx_event_query(old_e[i]), EVX_ERROR_INVALID_HANDLE);
+        EXPECT_FAIL(evx_event_get_flags(old_e[i], &fl),
+                    EVX_ERROR_INVALID_HANDLE);
+        EXPECT_FAIL(evx_event_record(old_e[i], s), EVX_ERROR_INVALID_HANDLE);
+        EXPECT_FAIL(evx_event_destroy(old_e[i]), EVX_ERROR_INVALID_HANDLE);
+        EXPECT_FAIL(evx_stream_query(old_s[i]), EVX_ERROR_INVALID_HANDLE);
+        EXPECT_FAIL(evx_stream_destroy(old_s[i]), EVX_ERROR_INVALID_HANDLE);
+        EXPECT_FAIL(evx_timer_elapsed(old_t[i], &ms), EVX_ERROR_INVALID_HANDLE);
+        EXPECT_FAIL(evx_timer_destroy(old_t[i]), EVX_ERROR_INVALID_HANDLE);
+        EXPECT_FAIL(evx_timeline_count(old_tl[i], &c),
+                    EVX_ERROR_INVALID_HANDLE);
+        EXPECT_FAIL(evx_timeline_destroy(old_tl[i]), EVX_ERROR_INVALID_HANDLE);
+    }
+    for (i = 0; i < 8; i++)
+        EXPECT_FAIL(evx_event_pool_destroy(old_p[i]), EVX_ERROR_INVALID_HANDLE);
+out:
+    drop_stream(&s);
+}
+
+static void t_not_reissued(void)
+{
+    enum { EVENTS = 10000, STREAMS = 2000, TIMERS = 2000, TIMELINES = 1000,
+           POOLS = 500 };
+    size_t cap = EVENTS + STREAMS + TIMERS + TIMELINES + POOLS, n = 0, d;
+    uint64_t *v = (uint64_t *)malloc(cap * sizeof *v), example = 0;
+    evx_stream_t s = NULL;
+    evx_event_pool_options_t o;
+    int i;
+
+    memset(&o, 0, sizeof o);
+    o.struct_size = (uint32_t)sizeof o;
+    o.capacity = 1;
+    REQUIRE(v != NULL);
+    REQUIRE((s = make_stream(0)) != NULL);
+    for (i = 0; i < EVENTS; i++) {
+        evx_event_t e = NULL;
+        if (!EXPECT_OK(evx_device_create_event(0, (unsigned)(i & 3), &e)))
+            break;
+        v[n++] = (uint64_t)(uintptr_t)e;
+        if (i % 7 == 0)
+            EXPECT_OK(evx_event_record(e, s));
+        if (!EXPECT_OK(evx_event_destroy(e)))
+            break;
+    }
+    for (i = 0; i < STREAMS; i++) {
+        evx_stream_t t = NULL;
+        if (!EXPECT_OK(evx_device_create_stream(0, 0, 0, &t)))
+            break;
+        v[n++] = (uint64_t)(uintptr_t)t;
+        if (!EXPECT_OK(evx_stream_destroy(t)))
+            break;
+    }
+    for (i = 0; i < TIMERS; i++) {
+        evx_timer_t t = NULL;
+        if (!EXPECT_OK(evx_timer_create(0, &t)))
+            break;
+        v[n++] = (uint64_t)(uintptr_t)t;
+        if (!EXPECT_OK(evx_timer_destroy(t)))
+            break;
+    }
+    for (i = 0; i < TIMELINES; i++) {
+        evx_timeline_t t = NULL;
+        if (!EXPECT_OK(evx_timeline_create(0, 2, &t)))
+            break;
+        v[n++] = (uint64_t)(uintptr_t)t;
+        if (!EXPECT_OK(evx_timeline_destroy(t)))
+            break;
+    }
+    for (i = 0; i < POOLS; i++) {
+        evx_event_pool_t p = NULL;
+        if (!EXPECT_OK(evx_event_pool_create(&o, &p)))
+            break;
+        v[n++] = (uint64_t)(uintptr_t)p;
+        if (!EXPECT_OK(evx_event_pool_destroy(p)))
+            break;
+    }
+    EXPECT_OK(evx_stream_synchronize(s));
+    EXPECT(n == cap);
+    d = duplicates(v, n, &example);
+    EXPECTF(d == 0, "%lu handle values were handed out twice in %lu "
+            "create/destroy cycles (e.g. 0x%llx)", (unsigned long)d,
+            (unsigned long)n, (unsigned long long)example);
+    /* and none of them is 0 */
+    EXPECT(n == 0 || v[0] != 0);
+out:
+    free(v);
+    drop_stream(&s);
+}
+
+static void t_live_distinct(void)
+{
+    enum { N = 1000 };
+    evx_event_t *ev = (evx_event_t *)calloc(N, sizeof *ev);
+    uint64_t *vals = (uint64_t *)calloc(N, sizeof *vals);
+    uint64_t *nat = (uint64_t *)calloc(N, sizeof *nat);
+    uint64_t example = 0;
+    int i, made = 0;
+
+    REQUIRE(ev != NULL && vals != NULL && nat != NULL);
+    for (i = 0; i < N; i++) {
+        void *p = NULL;
+        if (!EXPECT_OK(evx_device_create_event(0, EVX_EVENT_DISABLE_TIMING,
+                                               &ev[i])))
+            break;
+        made++;
+        EXPECT_OK(evx_event_get_native(ev[i], &p));
+        vals[i] = (uint64_t)(uintptr_t)ev[i];
+        nat[i] = (uint64_t)(uintptr_t)p;
+    }
+    EXPECTF(duplicates(vals, (size_t)made, &example) == 0,
+            "two live events share the handle 0x%llx",
+            (unsigned long long)example);
+    EXPECTF(duplicates(nat, (size_t)made, &example) == 0,
+            "two live events share the CUevent 0x%llx",
+            (unsigned long long)example);
+    for (i = 0; i < made; i++)
+        EXPECT_OK(evx_event_destroy(ev[i]));
+out:
+    free(ev);
+    free(vals);
+    free(nat);
+}
+
+static void t_double_destroy(void)
+{
+    evx_event_t e = NULL;
+    evx_stream_t s = NULL;
+    evx_timer_t t = NULL;
+    evx_timeline_t tl = NULL;
+    evx_event_pool_t p = NULL;
+    evx_event_pool_options_t o;
+
+    memset(&o, 0, sizeof o);
+    o.struct_size = (uint32_t)sizeof o;
+    o.capacity = 2;
+    REQUIRE_OK(evx_device_create_event(0, 0, &e));
+    REQUIRE_OK(evx_device_create_stream(0, 0, 0, &s));
+    REQUIRE_OK(evx_timer_create(0, &t));
+    REQUIRE_OK(evx_timeline_create(0, 3, &tl));
+    REQUIRE_OK(evx_event_pool_create(&o, &p));
+    EXPECT_OK(evx_event_destroy(e));
+    EXPECT_FAIL(evx_event_destroy(e), EVX_ERROR_INVALID_HANDLE);
+    EXPECT_OK(evx_stream_destroy(s));
+    EXPECT_FAIL(evx_stream_destroy(s), EVX_ERROR_INVALID_HANDLE);
+    EXPECT_OK(evx_timer_destroy(t));
+    EXPECT_FAIL(evx_timer_destroy(t), EVX_ERROR_INVALID_HANDLE);
+    EXPECT_OK(evx_timeline_destroy(tl));
+    EXPECT_FAIL(evx_timeline_destroy(tl), EVX_ERROR_INVALID_HANDLE);
+    EXPECT_OK(evx_event_pool_destroy(p));
+    EXPECT_FAIL(evx_event_pool_destroy(p), EVX_ERROR_INVALID_HANDLE);
+    return;
+out:
+    /* only reached if a create failed; what was made is still live */
+    if (e != NULL)
+        evx_event_destroy(e);
+    if (s != NULL)
+        evx_stream_destroy(s);
+    if (t != NULL)
+        evx_timer_destroy(t);
+    if (tl != NULL)
+        evx_timeline_destroy(tl);
+}
+
+const conf_case conf_handle_cases[] = {
+    {"handles.dead_after_slot_and_event_reuse", t_dead_after_reuse},
+    {"handles.not_reissued", t_not_reissued},
+    {"handles.live_values_distinct", t_live_distinct},
+    {"handles.double_destroy", t_double_destroy},
+    {NULL, NULL},
+};

@@ -1,0 +1,142 @@
+/*
+ * Copyright 2026 The evx Authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/*
+ * Helpers shared by the conformance cases: gates (host functions that hold
+ * a stream until the test opens them), small host functions, clocks,
+ * message checks, and the raw driver API reached the way other CUDA code
+ * would reach it (dlopen of evx's driver + cuGetProcAddress_v2).
+ */
+#ifndef EVX_CONF_UTIL_H
+#define EVX_CONF_UTIL_H
+
+#include <cuda.h>
+#include <stdint.h>
+
+#include <evx/evx.h>
+
+/* ---- gates ------------------------------------------------------------- */
+
+/* A gate: a host function launched on a stream blocks in it until the test
+ * opens the gate. Gates live for the whole run (work that reaches them after
+ * a case ends must find them), and the harness opens every gate left closed
+ * at the end of the case that made it, failing that case. */
+typedef struct conf_gate conf_gate;
+
+conf_gate *gate_new(void);
+/* Queues a host function on the stream that blocks until the gate opens. */
+evx_status_t gate_launch(evx_stream_t stream, conf_gate *gate);
+void gate_open(conf_gate *gate);
+/* How many of the gate's host functions have started and finished. */
+int gate_entered(conf_gate *gate);
+int gate_passed(conf_gate *gate);
+/* Opens every gate made since the last call; returns how many were closed. */
+int gate_open_all_for_case(void);
+/* Opens the gate from another thread after about delay_ms. The thread is
+ * joined by gate_join_opener(). */
+void gate_open_later(conf_gate *gate, int delay_ms);
+void gate_join_opener(conf_gate *gate);
+
+/* ---- host functions ---------------------------------------------------- */
+
+/* Sleeps (intptr_t)user_data milliseconds. */
+void host_sleep_ms(void *user_data);
+/* Sets the int user_data points to, to 1 (atomically). */
+void host_set_flag(void *user_data);
+/* A log that host functions append to in the order they run. */
+typedef struct conf_log {
+    int values[64];
+    int count;
+} conf_log;
+typedef struct conf_log_entry {
+    conf_log *log;
+    int value;
+} conf_log_entry;
+/* Appends entry->value to entry->log (user_data is a conf_log_entry *). */
+void host_log(void *user_data);
+/* Copies *src to *dst, with src = ((int **)user_data)[0] and dst = [1]:
+ * lets a host function on one stream observe what another stream did. */
+void host_observe(void *user_data);
+
+int flag_get(const int *flag);
+void flag_set(int *flag, int value);
+
+/* ---- time -------------------------------------------------------------- */
+
+double now_ms(void);
+void sleep_ms(int ms);
+/* Polls evx_event_query / evx_stream_query until it is not NOT_READY or
+ * timeout_ms has passed; returns the last status. For places where a bug
+ * would otherwise hang the suite. */
+evx_status_t poll_event(evx_event_t event, int timeout_ms);
+evx_status_t poll_stream(evx_stream_t stream, int timeout_ms);
+/* Polls until *flag is nonzero; returns 1 if it became so in time. */
+int poll_flag(const int *flag, int timeout_ms);
+
+/* ---- messages ---------------------------------------------------------- */
+
+/* Case-insensitive substring search. */
+int str_has(const char *haystack, const char *needle);
+/* Whether the message names device `device`: "device 1", "device: 1",
+ * "device=1", "devices 0 and 1", "device #1" and the like. */
+int msg_names_device(const char *msg, int device);
+/* Whether the message contains the integer n as a whole number. */
+int msg_has_int(const char *msg, long n);
+
+/* ---- handles ----------------------------------------------------------- */
+
+#define AS_EVENT(h) ((evx_event_t)(void *)(h))
+#define AS_STREAM(h) ((evx_stream_t)(void *)(h))
+#define AS_POOL(h) ((evx_event_pool_t)(void *)(h))
+#define AS_TIMER(h) ((evx_timer_t)(void *)(h))
+#define AS_TIMELINE(h) ((evx_timeline_t)(void *)(h))
+#define FORGE(type, v) ((type)(uintptr_t)(v))
+/* A value that is not NULL and not a live handle, put in out-pointers to see
+ * that failing calls set them to NULL. */
+#define JUNK(type) ((type)(uintptr_t)0x5eed5eed5eed0001ULL)
+
+/* Destroy helpers for cleanup paths: destroy if not NULL, expect success,
+ * set to NULL. */
+void drop_event(evx_event_t *event);
+void drop_stream(evx_stream_t *stream);
+void drop_pool(evx_event_pool_t *pool);
+void drop_timer(evx_timer_t *timer);
+void drop_timeline(evx_timeline_t *timeline);
+
+/* A non-blocking stream of default priority on the device, or NULL (the
+ * failure is reported). */
+evx_stream_t make_stream(int device);
+evx_event_t make_event(int device, unsigned flags);
+
+/* ---- the raw driver ---------------------------------------------------- */
+
+typedef struct conf_cu {
+    CUresult (*ctx_get_current)(CUcontext *);
+    CUresult (*ctx_set_current)(CUcontext);
+    CUresult (*primary_retain)(CUcontext *, CUdevice);
+    CUresult (*primary_release)(CUdevice);
+    CUresult (*stream_create_with_priority)(CUstream *, unsigned, int);
+    CUresult (*stream_destroy)(CUstream);
+    CUresult (*stream_query)(CUstream);
+    /* Optional (NULL when the driver lacks them). */
+    CUresult (*device_get)(CUdevice *, int);
+    CUresult (*stream_get_priority)(CUstream, int *);
+    CUresult (*ctx_get_stream_priority_range)(int *, int *);
+} conf_cu;
+
+/* The raw driver API of the library evx opened, loaded once. Returns NULL
+ * (after reporting why as a failure of the running case) if it cannot be
+ * loaded. */
+const conf_cu *conf_cu_get(void);
+/* The driver's CUdevice for an ordinal. */
+CUdevice conf_cu_device(int ordinal);
+/* Makes / destroys a stream with the raw driver, as other CUDA code would:
+ * the device's primary context is made current around the call and the
+ * caller's current context restored. Returns 1 on success (failures are
+ * reported). */
+int raw_stream_create(int device, unsigned flags, int priority,
+                      CUstream *stream);
+int raw_stream_destroy(int device, CUstream stream);
+
+#endif /* EVX_CONF_UTIL_H */

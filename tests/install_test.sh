@@ -1,0 +1,75 @@
+#!/bin/sh
+# Copyright 2026 The evx Authors
+# SPDX-License-Identifier: Apache-2.0
+#
+# Installs the build into a temporary folder (meson install --destdir),
+# builds tests/install_client.c against it with pkg-config alone, runs it
+# on the host emulation with only the installed libdir on the library path,
+# and checks that the installed emulation is the one evx found.
+#
+# usage: install_test.sh BUILD_DIR CLIENT_SOURCE [MESON] [CC]
+set -eu
+
+build=$1
+client=$2
+meson=${3:-meson}
+cc=${4:-${CC:-cc}}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/evx-install-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+root=$tmp/root
+
+fail() {
+    echo "install_test: FAIL: $*"
+    exit 1
+}
+
+echo "install_test: installing $build into $root"
+"$meson" install -C "$build" --destdir "$root" --no-rebuild >"$tmp/install.log" 2>&1 ||
+    { cat "$tmp/install.log"; fail "meson install failed"; }
+
+pc=$(find "$root" -name evx.pc | head -n 1)
+[ -n "$pc" ] || fail "no evx.pc was installed"
+pcdir=$(dirname "$pc")
+[ -f "$root/usr/local/include/evx/evx.h" ] || [ -n "$(find "$root" -path '*/include/evx/evx.h')" ] ||
+    fail "evx/evx.h was not installed"
+
+# The .pc file names the final prefix; the sysroot points it into $root.
+flags=$(PKG_CONFIG_PATH="$pcdir" PKG_CONFIG_LIBDIR="$pcdir" \
+        PKG_CONFIG_SYSROOT_DIR="$root" pkg-config --cflags --libs evx) ||
+    fail "pkg-config --cflags --libs evx failed"
+echo "install_test: pkg-config gives: $flags"
+case "$flags" in
+    *"$root"*) ;;
+    *) fail "pkg-config flags do not point into the install: $flags" ;;
+esac
+
+# shellcheck disable=SC2086 # the flags are words
+"$cc" -std=c99 -Wall -Wextra -Werror -o "$tmp/client" "$client" $flags ||
+    fail "the client did not build against the installed headers and library"
+
+lib=$(find "$root" -name 'libevx.so.*' -type f | head -n 1)
+[ -n "$lib" ] || fail "libevx.so was not installed"
+libdir=$(dirname "$lib")
+[ -n "$(find "$root" -name 'libevx-host.so*')" ] ||
+    fail "the host emulation libevx-host.so was not installed"
+
+# The client must load the installed libevx, not the build tree's.
+resolved=$(LD_LIBRARY_PATH="$libdir" ldd "$tmp/client" | grep 'libevx\.so' || true)
+echo "install_test: $resolved"
+case "$resolved" in
+    *"$libdir"*) ;;
+    *) fail "the client does not resolve libevx from $libdir" ;;
+esac
+
+out=$(env EVX_DRIVER=host LD_LIBRARY_PATH="$libdir" "$tmp/client") ||
+    { echo "$out"; fail "the installed client failed"; }
+echo "$out" | sed 's/^/install_test: client: /'
+echo "$out" | grep -qx 'emulation=1' ||
+    fail "evx did not report the host emulation"
+driver=$(echo "$out" | sed -n 's/^driver=//p')
+case "$driver" in
+    "$root"/*) ;;
+    *) fail "evx found the emulation at $driver, not in the install ($root)" ;;
+esac
+echo "install_test: ok"
