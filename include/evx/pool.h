@@ -34,7 +34,9 @@ EVX_BEGIN_DECLS
 
 /** @brief Options of evx_event_pool_create(). Zero-initialize, then set
  *  `struct_size` to `sizeof(evx_event_pool_options_t)`: later versions may
- *  add fields at the end and read only what `struct_size` covers. */
+ *  add fields at the end and read only what `struct_size` covers. The
+ *  smallest size accepted is that of the fields below, as first published
+ *  (20 bytes). */
 typedef struct evx_event_pool_options {
     /** `sizeof(evx_event_pool_options_t)` as the caller compiled it. */
     uint32_t struct_size;
@@ -49,7 +51,9 @@ typedef struct evx_event_pool_options {
     uint32_t prewarm;
 } evx_event_pool_options_t;
 
-/** @brief What a pool holds, from evx_event_pool_get_stats(). */
+/** @brief What a pool holds, from evx_event_pool_get_stats(). Set
+ *  `struct_size` to `sizeof(evx_event_pool_stats_t)`; the smallest size
+ *  accepted is that of the fields below, as first published (48 bytes). */
 typedef struct evx_event_pool_stats {
     /** `sizeof(evx_event_pool_stats_t)` as the caller compiled it; set by
      *  the caller before the call. */
