@@ -1,0 +1,429 @@
+#!/usr/bin/env python3
+# Copyright 2026 The evx Authors
+# SPDX-License-Identifier: Apache-2.0
+"""Per-call cost of event work from Python: evx (its Pythonic layer, its raw
+ctypes functions, and evx.timed) against ctypes straight into the driver,
+cuda.bindings, cuda.core, CuPy and PyTorch, all in one process.
+
+For each call the figure is the median over REPS repetitions of N calls
+(N/4 for the timed region) in ns per call, as /work/shared/anchors'
+py_frameworks.py measures them. The table gives each figure's ratio to
+ctypes straight into the driver (the bare cost of reaching it from Python).
+
+    EVX_LIBRARY=build/src/libevx.so.0 python3 bench/py_bench.py
+    EVX_DRIVER=host ... python3 bench/py_bench.py --n 2000 --reps 3
+
+The ctypes column calls the driver evx itself opened (evx.driver_path():
+libcuda.so.1 on a GPU, the host emulation with EVX_DRIVER=host), so the
+ratios mean the same on both. A framework that cannot be imported or fails
+to start gets "n/a" in its column, with the reason below the table.
+"""
+
+import argparse
+import ctypes
+import os
+import platform
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "bindings", "python"))
+
+CALLS = ("create+destroy", "record", "query (done)", "timed region")
+REGION_DIV = 4
+
+
+class Bench:
+    def __init__(self, n, reps):
+        self.n = n
+        self.reps = reps
+        self.results = {}      # (column, call) -> ns
+        self.notes = []        # (column, text)
+        self.columns = []
+
+    def measure(self, column, call, fn, n=None):
+        n = n or self.n
+        fn(max(1, n // 10))    # warm-up
+        ts = []
+        for _ in range(self.reps):
+            t0 = time.perf_counter_ns()
+            fn(n)
+            ts.append((time.perf_counter_ns() - t0) / n)
+        ns = statistics.median(ts)
+        self.results[(column, call)] = ns
+        print("  %-24s %-16s %10.1f ns/call" % (column, call, ns), flush=True)
+
+    def run(self, column, setup):
+        self.columns.append(column)
+        try:
+            cases = setup()
+        except Exception as e:      # the framework is absent or cannot start
+            self.notes.append((column, "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")))
+            print("  %-24s n/a (%s)" % (column, self.notes[-1][1]), flush=True)
+            return
+        for call in CALLS:
+            fn = cases.get(call)
+            if fn is None:
+                continue
+            try:
+                self.measure(column, call, fn, self.n // REGION_DIV if call == "timed region" else None)
+            except Exception as e:
+                self.notes.append((column, "%s failed: %s: %s" % (call, type(e).__name__, e)))
+                print("  %-24s %-16s failed: %s" % (column, call, e), flush=True)
+
+    def table(self, base):
+        lines = ["| call | " + " | ".join(self.columns) + " |",
+                 "|---|" + "---|" * len(self.columns)]
+        for call in CALLS:
+            cells = []
+            b = self.results.get((base, call))
+            for col in self.columns:
+                v = self.results.get((col, call))
+                if v is None:
+                    cells.append("n/a")
+                elif b is None:
+                    cells.append("%.0f" % v)
+                else:
+                    cells.append("%.0f (%.2fx)" % (v, v / b))
+            lines.append("| %s | %s |" % (call, " | ".join(cells)))
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------
+# The columns
+
+
+def ctypes_driver(path):
+    """ctypes straight into the driver library evx opened."""
+    def setup():
+        cu = ctypes.CDLL(path)
+
+        def sym(*names):
+            for n in names:
+                if hasattr(cu, n):
+                    return getattr(cu, n)
+            raise AttributeError("%s exports none of %s" % (path, names))
+
+        def ck(r):
+            if r != 0:
+                raise RuntimeError("driver error %d" % r)
+        ck(sym("cuInit")(0))
+        dev = ctypes.c_int()
+        ck(sym("cuDeviceGet")(ctypes.byref(dev), 0))
+        ctx = ctypes.c_void_p()
+        ck(sym("cuDevicePrimaryCtxRetain")(ctypes.byref(ctx), dev))
+        ck(sym("cuCtxSetCurrent")(ctx))
+        s = ctypes.c_void_p()
+        ck(sym("cuStreamCreate")(ctypes.byref(s), 1))
+        create = sym("cuEventCreate")
+        destroy = sym("cuEventDestroy_v2", "cuEventDestroy")
+        rec = sym("cuEventRecord")
+        q = sym("cuEventQuery")
+        sync = sym("cuEventSynchronize")
+        el = sym("cuEventElapsedTime_v2", "cuEventElapsedTime")
+        ssync = sym("cuStreamSynchronize")
+        for f in (rec, q, sync, el, create, destroy, ssync):
+            f.restype = ctypes.c_int
+        rec.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        q.argtypes = [ctypes.c_void_p]
+        sync.argtypes = [ctypes.c_void_p]
+        destroy.argtypes = [ctypes.c_void_p]
+        ssync.argtypes = [ctypes.c_void_p]
+        el.argtypes = [ctypes.POINTER(ctypes.c_float), ctypes.c_void_p, ctypes.c_void_p]
+        a, b = ctypes.c_void_p(), ctypes.c_void_p()
+        ck(create(ctypes.byref(a), 0))
+        ck(create(ctypes.byref(b), 0))
+        ms = ctypes.c_float()
+        pms = ctypes.byref(ms)
+        rec(a, s); rec(b, s); ck(ssync(s))
+
+        def c_create(n):
+            e = ctypes.c_void_p()
+            pe = ctypes.byref(e)
+            for _ in range(n):
+                create(pe, 0); destroy(e)
+
+        def c_record(n):
+            for _ in range(n):
+                rec(a, s)
+            ssync(s)
+
+        def c_query(n):
+            for _ in range(n):
+                q(a)
+
+        def c_region(n):
+            for _ in range(n):
+                rec(a, s); rec(b, s); sync(b); el(pms, a, b)
+        return {"create+destroy": c_create, "record": c_record,
+                "query (done)": c_query, "timed region": c_region}
+    return setup
+
+
+def evx_layer(evx):
+    def setup():
+        dev = evx.Device(0)
+        s = dev.create_stream()
+        a, b = dev.create_event(), dev.create_event()
+        a.record(s); b.record(s); s.sync()
+
+        def create(n):
+            for _ in range(n):
+                dev.create_event().close()
+
+        def record(n):
+            for _ in range(n):
+                a.record(s)
+            s.sync()
+
+        def query(n):
+            for _ in range(n):
+                a.is_done
+
+        def region(n):
+            for _ in range(n):
+                a.record(s); b.record(s); b.sync(); b - a
+        return {"create+destroy": create, "record": record,
+                "query (done)": query, "timed region": region}
+    return setup
+
+
+def evx_timed(evx):
+    def setup():
+        s = evx.Device(0).create_stream()
+        timed = evx.timed
+
+        def region(n):
+            for _ in range(n):
+                with timed(s) as t:
+                    pass
+                t.elapsed_ms
+        return {"timed region": region}
+    return setup
+
+
+def evx_capi(evx):
+    """evx's own ctypes functions, without the Pythonic layer."""
+    def setup():
+        c = evx.capi
+        create, destroy = c.evx_device_create_event, c.evx_event_destroy
+        rec, q, sync, el = (c.evx_event_record, c.evx_event_query,
+                            c.evx_event_synchronize, c.evx_event_elapsed_time)
+        s = ctypes.c_void_p()
+        assert c.evx_device_create_stream(0, 1, 0, ctypes.byref(s)) == 0
+        a, b = ctypes.c_void_p(), ctypes.c_void_p()
+        assert create(0, 0, ctypes.byref(a)) == 0 and create(0, 0, ctypes.byref(b)) == 0
+        ms = ctypes.c_float()
+        pms = ctypes.byref(ms)
+        rec(a, s); rec(b, s); c.evx_stream_synchronize(s)
+
+        def c_create(n):
+            e = ctypes.c_void_p()
+            pe = ctypes.byref(e)
+            for _ in range(n):
+                create(0, 0, pe); destroy(e)
+
+        def c_record(n):
+            for _ in range(n):
+                rec(a, s)
+            c.evx_stream_synchronize(s)
+
+        def c_query(n):
+            for _ in range(n):
+                q(a)
+
+        def c_region(n):
+            for _ in range(n):
+                rec(a, s); rec(b, s); sync(b); el(pms, a, b)
+        return {"create+destroy": c_create, "record": c_record,
+                "query (done)": c_query, "timed region": c_region}
+    return setup
+
+
+def cuda_bindings():
+    from cuda.bindings import driver as d
+
+    def ck(r):
+        err = r[0] if isinstance(r, tuple) else r
+        if int(err) != 0:
+            raise RuntimeError("cuda.bindings: %s" % (err,))
+        return r
+    ck(d.cuInit(0))
+    _, dev = ck(d.cuDeviceGet(0))
+    _, ctx = ck(d.cuDevicePrimaryCtxRetain(dev))
+    ck(d.cuCtxSetCurrent(ctx))
+    _, s = ck(d.cuStreamCreate(1))
+    _, a = ck(d.cuEventCreate(0))
+    _, b = ck(d.cuEventCreate(0))
+    d.cuEventRecord(a, s); d.cuEventRecord(b, s); d.cuStreamSynchronize(s)
+
+    def create(n):
+        for _ in range(n):
+            _, e = d.cuEventCreate(0); d.cuEventDestroy(e)
+
+    def record(n):
+        for _ in range(n):
+            d.cuEventRecord(a, s)
+        d.cuStreamSynchronize(s)
+
+    def query(n):
+        for _ in range(n):
+            d.cuEventQuery(a)
+
+    def region(n):
+        for _ in range(n):
+            d.cuEventRecord(a, s); d.cuEventRecord(b, s); d.cuEventSynchronize(b)
+            d.cuEventElapsedTime(a, b)
+    return {"create+destroy": create, "record": record, "query (done)": query,
+            "timed region": region}
+
+
+def cuda_core():
+    try:
+        from cuda.core import Device, EventOptions
+    except ImportError:
+        from cuda.core.experimental import Device, EventOptions
+    dev = Device(0)
+    dev.set_current()
+    s = dev.create_stream()
+    try:
+        opt = EventOptions(timing_enabled=True)
+    except TypeError:
+        opt = EventOptions(enable_timing=True)
+    a = s.record(options=opt)
+    b = s.record(options=opt)
+    s.sync()
+    cases = {}
+    if hasattr(dev, "create_event"):
+        def create(n):
+            for _ in range(n):
+                dev.create_event(opt).close()
+        cases["create+destroy"] = create
+
+    def record(n):
+        for _ in range(n):
+            s.record(a)
+        s.sync()
+
+    def query(n):
+        for _ in range(n):
+            a.is_done
+
+    def region(n):
+        for _ in range(n):
+            s.record(a); s.record(b); b.sync(); b - a
+    cases.update({"record": record, "query (done)": query, "timed region": region})
+    return cases
+
+
+def cupy_():
+    import cupy as cp
+    s = cp.cuda.Stream(non_blocking=True)
+    a, b = cp.cuda.Event(), cp.cuda.Event()
+    a.record(s); b.record(s); s.synchronize()
+
+    def create(n):
+        for _ in range(n):
+            cp.cuda.Event()
+
+    def record(n):
+        for _ in range(n):
+            a.record(s)
+        s.synchronize()
+
+    def query(n):
+        for _ in range(n):
+            a.done
+
+    def region(n):
+        for _ in range(n):
+            a.record(s); b.record(s); b.synchronize(); cp.cuda.get_elapsed_time(a, b)
+    return {"create+destroy": create, "record": record, "query (done)": query,
+            "timed region": region}
+
+
+def torch_():
+    import torch
+    if not torch.cuda.is_available():
+        raise RuntimeError("torch.cuda.is_available() is False")
+    s = torch.cuda.Stream()
+    a = torch.cuda.Event(enable_timing=True)
+    b = torch.cuda.Event(enable_timing=True)
+    a.record(s); b.record(s); s.synchronize()
+
+    def create(n):     # torch creates the CUDA event lazily, on first record
+        for _ in range(n):
+            torch.cuda.Event(enable_timing=True).record(s)
+
+    def record(n):
+        for _ in range(n):
+            a.record(s)
+        s.synchronize()
+
+    def query(n):
+        for _ in range(n):
+            a.query()
+
+    def region(n):
+        for _ in range(n):
+            a.record(s); b.record(s); b.synchronize(); a.elapsed_time(b)
+    return {"create+destroy": create, "record": record, "query (done)": query,
+            "timed region": region}
+
+
+def version_of(mod):
+    try:
+        m = __import__(mod, fromlist=["_"])
+        return getattr(m, "__version__", "?")
+    except Exception:
+        return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=20000, help="calls per repetition (default 20000)")
+    ap.add_argument("--reps", type=int, default=7, help="repetitions (default 7)")
+    args = ap.parse_args()
+
+    import evx
+    drv = evx.driver_path()
+    print("# evx Python per-call benchmark")
+    print("python %s, %s; evx %s (%s)" % (platform.python_version(), platform.machine(),
+                                        evx.library_version(), evx.library_path))
+    print("driver: %s%s, version %d; %d device(s)" % (
+        drv, " (host emulation)" if evx.is_emulation() else "", evx.driver_version(),
+        evx.device_count()))
+    for m in ("cuda.bindings", "cuda.core", "cupy", "torch"):
+        v = version_of(m)
+        print("%s: %s" % (m, v if v is not None else "not installed"))
+    print("median of %d reps of %d calls (%d for the timed region), ns per call\n"
+          % (args.reps, args.n, args.n // REGION_DIV), flush=True)
+
+    b = Bench(args.n, args.reps)
+    base = "ctypes -> host emulation" if evx.is_emulation() else "ctypes -> libcuda"
+    b.run(base, ctypes_driver(drv))
+    b.run("evx", evx_layer(evx))
+    b.run("evx.timed", evx_timed(evx))
+    b.run("evx capi (ctypes)", evx_capi(evx))
+    b.run("cuda.bindings", cuda_bindings)
+    b.run("cuda.core", cuda_core)
+    b.run("CuPy", cupy_)
+    b.run("PyTorch", torch_)
+
+    print()
+    print(b.table(base))
+    print()
+    print("Ratios are to %s (%s)." % (base, drv))
+    print("PyTorch's create+destroy includes the first record (torch creates "
+          "events lazily). evx.timed's timed region is one `with evx.timed(s)` "
+          "block and one elapsed_ms read.")
+    for col, note in b.notes:
+        print("- %s: n/a: %s" % (col, note))
+    if (base, "record") not in b.results:
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

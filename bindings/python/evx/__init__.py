@@ -1,0 +1,1097 @@
+# Copyright 2026 The evx Authors
+# SPDX-License-Identifier: Apache-2.0
+"""evx for Python: CUDA events and streams through the evx C library.
+
+Names follow cuda.core where the concept is the same::
+
+    import evx
+    dev = evx.Device(0)
+    s = dev.create_stream()
+    start = s.record()            # a new timing event, recorded on s
+    ...                           # GPU work on s
+    end = s.record()
+    end.sync()
+    print(end - start, "ms")
+
+    with evx.timed(s) as t:       # the C timer (evx_timer_*)
+        ...
+    print(t.elapsed_ms)           # synchronizes on first read
+
+Streams of other frameworks are borrowed with :meth:`Stream.wrap` (PyTorch,
+CuPy, cuda.core, anything with ``__cuda_stream__``, a raw address), and evx
+streams are handed to them through :attr:`Stream.native` or
+``__cuda_stream__``.
+
+Every failing call raises :class:`CudaError`, whose ``status`` is a
+:class:`Status` (generated from ``include/evx/status.h``) and whose
+``message`` is the library's own (``evx_last_error_message``).
+
+The raw C API, generated from the headers, is :mod:`evx._capi`; its functions
+bound to the loaded library are ``evx.capi``.
+"""
+
+import atexit as _atexit
+import collections as _collections
+import ctypes as _ct
+import itertools as _itertools
+import operator as _operator
+import os as _os
+import sys as _sys
+import time as _time
+import traceback as _traceback
+
+from . import _capi
+from ._capi import (DeviceSpecial, EventFlags, EventRecordFlags,  # noqa: F401
+                    EventWaitFlags, Status, StreamFlags)
+from ._loader import LibraryNotFoundError, load_library
+
+__all__ = [
+    "CudaError", "Device", "Event", "EventPool", "LibraryNotFoundError",
+    "PoolStats", "Status", "EventFlags", "StreamFlags", "Stream", "Timeline",
+    "timed", "device_count", "driver_version", "driver_path", "is_emulation",
+    "library_version", "library_path", "capi",
+]
+
+#: The version of the headers these bindings were generated from.
+__version__ = "%d.%d.%d" % (_capi.EVX_VERSION_MAJOR, _capi.EVX_VERSION_MINOR,
+                            _capi.EVX_VERSION_PATCH)
+
+_lib, library_path = load_library()
+#: Every C function of the loaded library (argtypes and restype set).
+capi = _capi.Functions(_lib)
+
+# Prebound functions and types: the hot paths below use these module globals
+# (and default arguments, which survive module teardown, in __del__).
+_c_void_p = _ct.c_void_p
+_c_int = _ct.c_int
+_c_uint = _ct.c_uint
+_c_uint32 = _ct.c_uint32
+_c_float = _ct.c_float
+_byref = _ct.byref
+_object_new = object.__new__
+
+# The three calls that neither block nor take a lock in evx (a query of an
+# event or a stream, and elapsed time, which answers NOT_READY instead of
+# waiting) are bound a second time through ctypes.PyDLL, which keeps the GIL
+# across the call: releasing and retaking it costs more than the call itself.
+# Every other call releases the GIL (ctypes.CDLL), so that synchronize,
+# record and host functions (which need the GIL to run their Python code)
+# never wait on a thread that holds it. EVX_PYTHON_RELEASE_GIL=1 makes the
+# three release it too.
+if _os.environ.get("EVX_PYTHON_RELEASE_GIL", "") not in ("", "0"):
+    _gil_lib = _lib
+else:
+    _gil_lib = _ct.PyDLL(library_path)
+_ev_query = _capi.evx_event_query.bind(_gil_lib)
+_ev_elapsed = _capi.evx_event_elapsed_time.bind(_gil_lib)
+_st_query = _capi.evx_stream_query.bind(_gil_lib)
+
+_ev_create = capi.evx_device_create_event
+_ev_destroy = capi.evx_event_destroy
+_ev_record = capi.evx_event_record
+_ev_sync = capi.evx_event_synchronize
+_st_create = capi.evx_device_create_stream
+_st_wrap = capi.evx_stream_wrap_external
+_st_destroy = capi.evx_stream_destroy
+_st_wait = capi.evx_stream_wait_event
+_st_sync = capi.evx_stream_synchronize
+_st_launch = capi.evx_stream_launch_host_func
+_st_native = capi.evx_stream_get_native
+_tm_create = capi.evx_timer_create
+_tm_destroy = capi.evx_timer_destroy
+_tm_start = capi.evx_timer_start
+_tm_stop = capi.evx_timer_stop
+_tm_sync = capi.evx_timer_synchronize
+_tl_destroy = capi.evx_timeline_destroy
+_pool_destroy = capi.evx_event_pool_destroy
+_last_message = capi.evx_last_error_message
+_status_name = capi.evx_status_name
+_status_string = capi.evx_status_string
+
+_NOT_READY = _capi.EVX_ERROR_NOT_READY
+_DISABLE_TIMING = _capi.EVX_EVENT_DISABLE_TIMING
+_FROM_STREAM = _capi.EVX_DEVICE_FROM_STREAM
+
+
+# --------------------------------------------------------------------------
+# Errors
+
+
+class CudaError(RuntimeError):
+    """A call into evx failed.
+
+    Attributes: ``status`` (:class:`Status`; a code this version does not
+    name becomes a pseudo-member that still compares equal to the number),
+    ``name`` (``"EVX_ERROR_INVALID_HANDLE"``, from ``evx_status_name``),
+    ``message`` (what the library said went wrong; for
+    ``EVX_ERROR_NOT_READY``, which the library treats as an answer and gives
+    no message, the status description).
+    """
+
+    def __init__(self, status, message):
+        status = Status(int(status))
+        self.status = status
+        self.name = _status_name(int(status)).decode("utf-8", "replace")
+        self.message = message
+        super().__init__("%s (%d): %s" % (self.name, int(status), message))
+
+    def __reduce__(self):
+        return (CudaError, (int(self.status), self.message))
+
+
+def _error(status):
+    """The CudaError for a status just returned on this thread."""
+    if status == _NOT_READY:
+        message = _status_string(status).decode("utf-8", "replace")
+    else:
+        message = _last_message().decode("utf-8", "replace")
+        if not message:
+            message = _status_string(status).decode("utf-8", "replace")
+    return CudaError(status, message)
+
+
+def _check(status):
+    if status:
+        raise _error(status)
+
+
+# --------------------------------------------------------------------------
+# Driver and devices
+
+
+def device_count():
+    """The number of devices the driver sees (evx_device_count)."""
+    n = _c_int()
+    _check(capi.evx_device_count(_byref(n)))
+    return n.value
+
+
+def driver_version():
+    """The loaded driver's version, as cuDriverGetVersion gives it."""
+    v = _c_int()
+    _check(capi.evx_driver_get_version(_byref(v)))
+    return v.value
+
+
+def driver_path():
+    """The path of the driver library evx opened ("libcuda.so.1" for the real
+    driver; the host emulation's path with EVX_DRIVER=host)."""
+    p = _ct.c_char_p()
+    _check(capi.evx_driver_get_path(_byref(p)))
+    return p.value.decode("utf-8", "replace")
+
+
+def is_emulation():
+    """Whether the loaded driver is evx's host emulation."""
+    v = _c_int()
+    _check(capi.evx_driver_is_emulation(_byref(v)))
+    return bool(v.value)
+
+
+def library_version():
+    """The version of the loaded libevx, as "MAJOR.MINOR.PATCH"."""
+    return capi.evx_version_string().decode()
+
+
+def _ordinal(device):
+    """A device ordinal from a Device or an int (not a bool)."""
+    if isinstance(device, bool):
+        raise TypeError("a device must be an evx.Device or an int, not bool")
+    try:
+        return _operator.index(device)
+    except TypeError:
+        raise TypeError("a device must be an evx.Device or an int, not %s"
+                        % type(device).__name__) from None
+
+
+_devices = {}
+
+
+def _device(ordinal):
+    d = _devices.get(ordinal)
+    if d is None:
+        d = object.__new__(Device)
+        d._id = ordinal
+        d = _devices.setdefault(ordinal, d)
+    return d
+
+
+class Device:
+    """A device, by ordinal. ``Device(n)`` checks that the driver sees it;
+    two Device objects of one ordinal are the same object."""
+
+    __slots__ = ("_id",)
+
+    def __new__(cls, device_id=0):
+        if isinstance(device_id, Device):
+            return device_id
+        ordinal = _ordinal(device_id)
+        d = _devices.get(ordinal)
+        if d is not None:
+            return d
+        count = device_count()
+        if not 0 <= ordinal < count:
+            raise CudaError(Status.ERROR_INVALID_DEVICE,
+                            "evx.Device(%d): the driver sees %d device(s), "
+                            "ordinals 0 to %d" % (ordinal, count, count - 1))
+        return _device(ordinal)
+
+    @property
+    def device_id(self):
+        """The ordinal (as cuda.core's ``Device.device_id``)."""
+        return self._id
+
+    ordinal = device_id
+
+    def __index__(self):
+        return self._id
+
+    def __int__(self):
+        return self._id
+
+    def __repr__(self):
+        return "<evx.Device %d>" % self._id
+
+    def __reduce__(self):
+        return (Device, (self._id,))
+
+    @property
+    def stream_priority_range(self):
+        """``(least, greatest)``: the priorities create_stream accepts; lower
+        numbers are higher priority, so greatest <= least (0 and -5 on an
+        H200)."""
+        least, greatest = _c_int(), _c_int()
+        _check(capi.evx_device_stream_priority_range(self._id, _byref(least),
+                                                      _byref(greatest)))
+        return (least.value, greatest.value)
+
+    def create_event(self, timing=True, blocking_sync=False, ipc=False):
+        """A new :class:`Event` of this device, not yet recorded.
+
+        ``timing=False`` makes a cheaper event that cannot be timed;
+        ``blocking_sync=True`` makes :meth:`Event.sync` block the thread
+        instead of spinning; ``ipc=True`` needs ``timing=False`` (the library
+        refuses it otherwise).
+        """
+        flags = 0 if timing else _DISABLE_TIMING
+        if blocking_sync:
+            flags |= _capi.EVX_EVENT_BLOCKING_SYNC
+        if ipc:
+            flags |= _capi.EVX_EVENT_INTERPROCESS
+        # _new_event, inlined: this is a hot path
+        h = _c_void_p()
+        st = _ev_create(self._id, flags, h)
+        if st:
+            raise _error(st)
+        ev = _object_new(Event)
+        ev._h = h
+        ev._dev = self._id
+        return ev
+
+    def create_stream(self, priority=None, non_blocking=True):
+        """A new :class:`Stream` that evx owns.
+
+        ``priority``: None or 0 for the default; lower numbers are higher
+        priority, within :attr:`stream_priority_range` (out of range is
+        refused, never clamped). ``non_blocking=False`` makes a stream that
+        synchronizes with the legacy default stream.
+        """
+        prio = 0 if priority is None else _operator.index(priority)
+        flags = _capi.EVX_STREAM_NON_BLOCKING if non_blocking else _capi.EVX_STREAM_DEFAULT
+        h = _c_void_p()
+        st = _st_create(self._id, flags, prio, _byref(h))
+        if st:
+            raise _error(st)
+        return _make_stream(h, self._id, None, True)
+
+    def create_timeline(self, capacity):
+        """A :class:`Timeline` of this device."""
+        return Timeline(self._id, capacity)
+
+    def create_event_pool(self, capacity, prewarm=0, timing=True, blocking_sync=False):
+        """An :class:`EventPool` of this device."""
+        return EventPool(self._id, capacity, prewarm=prewarm, timing=timing,
+                         blocking_sync=blocking_sync)
+
+    def trim(self):
+        """Releases the idle driver events evx keeps for reuse on this device."""
+        _check(capi.evx_device_trim(self._id))
+
+
+# --------------------------------------------------------------------------
+# Events
+
+
+def _new_event(ordinal, flags):
+    # Out-parameters are passed as the c_void_p itself: ctypes takes its
+    # address for a POINTER argtype, cheaper than byref().
+    h = _c_void_p()
+    st = _ev_create(ordinal, flags, h)
+    if st:
+        raise _error(st)
+    ev = _object_new(Event)
+    ev._h = h
+    ev._dev = ordinal
+    return ev
+
+
+class Event:
+    """An evx event: made by :meth:`Device.create_event`,
+    :meth:`Stream.record` or :meth:`EventPool.acquire`; recorded on any
+    stream of its device, again and again.
+
+    ``end - start`` is the time between two recorded, completed events in
+    milliseconds (it raises CudaError with EVX_ERROR_NOT_READY while either
+    is pending). Closing (or the garbage collector) destroys the evx event;
+    an event from a pool goes back to its pool.
+    """
+
+    __slots__ = ("_h", "_dev", "__weakref__")
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("evx.Event is made by Device.create_event(), "
+                        "Stream.record() or EventPool.acquire()")
+
+    def record(self, stream):
+        """Records the event on ``stream`` (an evx :class:`Stream` of the
+        event's device)."""
+        try:
+            sh = stream._h
+        except AttributeError:
+            raise TypeError("Event.record() needs an evx.Stream (wrap others "
+                            "with evx.Stream.wrap)") from None
+        st = _ev_record(self._h, sh)
+        if st:
+            raise _error(st)
+
+    @property
+    def is_done(self):
+        """True when the recorded work has completed (or the event was never
+        recorded), False while it is pending. Errors raise CudaError."""
+        st = _ev_query(self._h)
+        if st:
+            if st == _NOT_READY:
+                return False
+            raise _error(st)
+        return True
+
+    def sync(self):
+        """Waits until the recorded work has completed."""
+        st = _ev_sync(self._h)
+        if st:
+            raise _error(st)
+
+    def __sub__(self, other):
+        """``end - start``: milliseconds from ``start`` to ``end``."""
+        try:
+            oh = other._h
+        except AttributeError:
+            return NotImplemented
+        ms = _c_float()
+        st = _ev_elapsed(ms, oh, self._h)
+        if st:
+            raise _error(st)
+        return ms.value
+
+    def elapsed_since(self, start):
+        """The same as ``self - start``."""
+        return self.__sub__(start)
+
+    @property
+    def flags(self):
+        """The :class:`EventFlags` the event was created with."""
+        f = _c_uint()
+        _check(capi.evx_event_get_flags(self._h, _byref(f)))
+        return EventFlags(f.value)
+
+    @property
+    def is_timing_disabled(self):
+        return bool(self.flags & EventFlags.DISABLE_TIMING)
+
+    @property
+    def device(self):
+        """The :class:`Device` the event belongs to."""
+        return _device(self._dev)
+
+    @property
+    def handle(self):
+        """The evx handle as an int (0 once closed)."""
+        h = self._h
+        return (h.value or 0) if h is not None else 0
+
+    @property
+    def native(self):
+        """The driver's ``CUevent`` address as an int. evx keeps owning it:
+        valid while this event is open, never to be destroyed by the caller."""
+        p = _c_void_p()
+        _check(capi.evx_event_get_native(self._h, _byref(p)))
+        return p.value or 0
+
+    @property
+    def closed(self):
+        return self._h is None
+
+    def close(self):
+        """Destroys the evx event (an event from a pool goes back to the
+        pool). Pending work is not waited for. A second close does nothing."""
+        h = self._h
+        if h is not None:
+            self._h = None
+            st = _ev_destroy(h)
+            if st:
+                raise _error(st)
+
+    def __del__(self, _destroy=_ev_destroy):
+        try:
+            h = self._h
+        except AttributeError:     # never initialized
+            return
+        if h is not None:
+            self._h = None
+            try:
+                _destroy(h)
+            except Exception:
+                pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __repr__(self):
+        if self._h is None:
+            return "<evx.Event closed>"
+        return "<evx.Event 0x%x device %d>" % (self.handle, self._dev)
+
+
+# --------------------------------------------------------------------------
+# Streams
+
+_host_pending = {}
+_host_keys = _itertools.count(1)
+
+
+def _host_entry(user_data):
+    # Runs on the driver's thread. It must never let an exception escape
+    # into ctypes' callback machinery: report it and return.
+    try:
+        fn = _host_pending.pop(user_data, None)
+        if fn is not None:
+            fn()
+    except BaseException:
+        try:
+            _sys.stderr.write("evx: exception in a host function queued by "
+                              "Stream.launch_host_func (ignored):\n")
+            _traceback.print_exc()
+        except BaseException:
+            pass
+
+
+_host_trampoline = _capi.evx_host_fn_t(_host_entry)
+
+
+def _stream_address(obj):
+    """The CUstream address behind an object Stream.wrap accepts."""
+    if isinstance(obj, bool):
+        raise TypeError("Stream.wrap: a bool is not a stream")
+    if isinstance(obj, int):
+        addr = obj
+    elif isinstance(obj, _c_void_p):
+        addr = obj.value or 0
+    elif hasattr(obj, "__cuda_stream__"):
+        proto = obj.__cuda_stream__()
+        if not (isinstance(proto, tuple) and len(proto) == 2):
+            raise TypeError("Stream.wrap: %s.__cuda_stream__() returned %r, "
+                            "not a (version, address) pair"
+                            % (type(obj).__name__, proto))
+        if proto[0] != 0:
+            raise ValueError("Stream.wrap: %s.__cuda_stream__() speaks "
+                             "protocol version %r; evx knows version 0"
+                             % (type(obj).__name__, proto[0]))
+        addr = _operator.index(proto[1])
+    elif hasattr(obj, "cuda_stream"):          # PyTorch
+        addr = _operator.index(obj.cuda_stream)
+    elif hasattr(obj, "ptr"):                  # CuPy
+        addr = _operator.index(obj.ptr)
+    else:
+        try:
+            addr = _operator.index(obj)
+        except TypeError:
+            raise TypeError(
+                "Stream.wrap: cannot read a CUDA stream from %s: pass an int "
+                "address, a ctypes.c_void_p, an object with __cuda_stream__, "
+                "a PyTorch stream (.cuda_stream) or a CuPy stream (.ptr)"
+                % type(obj).__name__) from None
+    if not 0 <= addr < (1 << (8 * _ct.sizeof(_c_void_p))):
+        raise ValueError("Stream.wrap: %d is not a stream address" % addr)
+    return addr
+
+
+def _device_hint(obj):
+    """The device a framework's stream object says it is on, or None:
+    PyTorch (.device.index), CuPy (.device_id), cuda.core (.device.device_id).
+    Used only for default streams (0, 1, 2), which do not name a device."""
+    for get in (lambda o: o.device.index, lambda o: o.device_id,
+                lambda o: o.device.device_id):
+        try:
+            d = get(obj)
+        except Exception:
+            continue
+        if isinstance(d, int) and not isinstance(d, bool) and d >= 0:
+            return d
+    return None
+
+
+def _make_stream(h, ordinal, owner, owned):
+    s = object.__new__(Stream)
+    s._h = h
+    s._dev = ordinal
+    s._owner = owner
+    s._owned = owned
+    s._native = None
+    return s
+
+
+class Stream:
+    """An evx stream: owned (made by :meth:`Device.create_stream`) or
+    borrowed (:meth:`Stream.wrap`). Closing an owned stream destroys the
+    driver stream (queued work still completes); closing a borrowed one ends
+    the evx handle and drops the reference to the wrapped object.
+
+    ``__cuda_stream__()`` returns ``(0, address)``, so frameworks that speak
+    that protocol (cuda.core, CuPy, recent PyTorch) accept an evx stream.
+    """
+
+    __slots__ = ("_h", "_dev", "_owner", "_owned", "_native", "__weakref__")
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("evx.Stream is made by Device.create_stream() or "
+                        "Stream.wrap()")
+
+    @classmethod
+    def wrap(cls, obj, device=None):
+        """Borrows a stream made elsewhere.
+
+        ``obj``: an int address, a ``ctypes.c_void_p``, any object with
+        ``__cuda_stream__`` (protocol version 0: cuda.core, CuPy, ...), a
+        PyTorch stream (``.cuda_stream``) or a CuPy stream (``.ptr``).
+        ``device``: the stream's device, or None to read it from the stream
+        (a default stream, 0/1/2, needs a device). The wrapped object is kept
+        referenced until the evx stream is closed; evx never destroys the
+        driver stream. For a default stream of a framework object (PyTorch's
+        default stream is 0) the device is read from the object when
+        ``device`` is None.
+        """
+        addr = _stream_address(obj)
+        if device is None and addr in (0, _capi.EVX_STREAM_LEGACY,
+                                       _capi.EVX_STREAM_PER_THREAD):
+            device = _device_hint(obj)
+        dev = _FROM_STREAM if device is None else _ordinal(device)
+        h = _c_void_p()
+        st = _st_wrap(dev, addr, _byref(h))
+        if st:
+            raise _error(st)
+        if dev == _FROM_STREAM:
+            d = _c_int()
+            st = capi.evx_stream_get_device(h, _byref(d))
+            if st:
+                err = _error(st)
+                _st_destroy(h)
+                raise err
+            dev = d.value
+        s = _make_stream(h, dev, obj, False)
+        s._native = addr
+        return s
+
+    def record(self, event=None):
+        """Records ``event`` (a new timing event when None) on this stream;
+        returns the event."""
+        if event is None:
+            event = _new_event(self._dev, 0)
+        try:
+            eh = event._h
+        except AttributeError:
+            raise TypeError("Stream.record() needs an evx.Event or None") from None
+        st = _ev_record(eh, self._h)
+        if st:
+            raise _error(st)
+        return event
+
+    def wait(self, event_or_stream):
+        """Makes future work on this stream wait for an :class:`Event`, or
+        for all work queued so far on another :class:`Stream` (through a
+        temporary event recorded there). Does not block the thread."""
+        if isinstance(event_or_stream, Event):
+            st = _st_wait(self._h, event_or_stream._h, 0)
+            if st:
+                raise _error(st)
+            return
+        if isinstance(event_or_stream, Stream):
+            if event_or_stream is self:
+                return
+            tmp = _new_event(event_or_stream._dev, _DISABLE_TIMING)
+            try:
+                st = _ev_record(tmp._h, event_or_stream._h)
+                if st:
+                    raise _error(st)
+                st = _st_wait(self._h, tmp._h, 0)
+                if st:
+                    raise _error(st)
+            finally:
+                tmp.close()
+            return
+        raise TypeError("Stream.wait() needs an evx.Event or an evx.Stream, "
+                        "not %s" % type(event_or_stream).__name__)
+
+    def sync(self):
+        """Waits until all work queued on the stream has completed."""
+        st = _st_sync(self._h)
+        if st:
+            raise _error(st)
+
+    @property
+    def is_done(self):
+        """True when all queued work has completed, False while busy. Errors
+        raise CudaError."""
+        st = _st_query(self._h)
+        if st:
+            if st == _NOT_READY:
+                return False
+            raise _error(st)
+        return True
+
+    def launch_host_func(self, fn):
+        """Queues ``fn()`` to run on a driver thread once the work queued
+        before it has completed; work queued after it waits for it.
+
+        ``fn`` and its ctypes callback stay referenced until it has run. It
+        must not call evx or CUDA. An exception inside it is printed to
+        stderr and otherwise ignored: it cannot cross into the driver.
+        """
+        if not callable(fn):
+            raise TypeError("launch_host_func() needs a callable")
+        key = next(_host_keys)
+        _host_pending[key] = fn
+        st = _st_launch(self._h, _host_trampoline, key)
+        if st:
+            _host_pending.pop(key, None)
+            raise _error(st)
+
+    @property
+    def priority(self):
+        p = _c_int()
+        _check(capi.evx_stream_get_priority(self._h, _byref(p)))
+        return p.value
+
+    @property
+    def flags(self):
+        """The stream's :class:`StreamFlags`, as the driver reports them."""
+        f = _c_uint()
+        _check(capi.evx_stream_get_flags(self._h, _byref(f)))
+        return StreamFlags(f.value)
+
+    @property
+    def device(self):
+        return _device(self._dev)
+
+    @property
+    def owned(self):
+        """True when evx owns the driver stream, False when borrowed."""
+        o = _c_int()
+        _check(capi.evx_stream_is_owned(self._h, _byref(o)))
+        return bool(o.value)
+
+    @property
+    def handle(self):
+        """The evx handle as an int (0 once closed)."""
+        h = self._h
+        return (h.value or 0) if h is not None else 0
+
+    @property
+    def native(self):
+        """The driver's ``CUstream`` address as an int (usable as a
+        ``cudaStream_t``). Ownership does not move."""
+        n = self._native
+        if n is None:
+            p = _c_void_p()
+            _check(_st_native(self._h, _byref(p)))
+            n = self._native = p.value or 0
+        elif self._h is None:
+            _check(_st_native(None, _byref(_c_void_p())))
+        return n
+
+    def __cuda_stream__(self):
+        """The CUDA stream protocol, version 0: ``(0, address)``."""
+        return (0, self.native)
+
+    @property
+    def wrapped(self):
+        """The object a borrowed stream was made from (None when owned)."""
+        return self._owner
+
+    @property
+    def closed(self):
+        return self._h is None
+
+    def close(self):
+        """Ends the evx stream (destroying the driver stream only if evx owns
+        it) and drops the reference to a wrapped object. A second close does
+        nothing."""
+        h = self._h
+        if h is not None:
+            self._h = None
+            self._owner = None
+            st = _st_destroy(h)
+            if st:
+                raise _error(st)
+
+    def __del__(self, _destroy=_st_destroy):
+        try:
+            h = self._h
+        except AttributeError:
+            return
+        if h is not None:
+            self._h = None
+            try:
+                _destroy(h)
+            except Exception:
+                pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __repr__(self):
+        if self._h is None:
+            return "<evx.Stream closed>"
+        return "<evx.Stream 0x%x device %d %s>" % (
+            self.handle, self._dev, "owned" if self._owned else "borrowed")
+
+
+# --------------------------------------------------------------------------
+# Timing: timed (the C timer), Timeline
+
+
+_timer_cache = {}       # device ordinal -> [timer handles ready for reuse]
+_TIMER_CACHE_MAX = 16
+
+
+def _timer_new(ordinal):
+    h = _c_void_p()
+    st = _tm_create(ordinal, h)
+    if st:
+        raise _error(st)
+    return h
+
+
+def _timer_put(ordinal, h, _destroy=_tm_destroy):
+    lst = _timer_cache.setdefault(ordinal, [])
+    if len(lst) < _TIMER_CACHE_MAX:
+        lst.append(h)
+    else:
+        _destroy(h)
+
+
+class timed:
+    """``with evx.timed(stream) as t: ...`` marks a start and a stop on the
+    stream around the block (evx_timer_start / evx_timer_stop); the first read
+    of ``t.elapsed_ms`` waits for the stop mark and gives the milliseconds.
+
+    ``stream`` is an evx :class:`Stream` or anything :meth:`Stream.wrap`
+    accepts (borrowed for the block). Timers are reused, so a timed block
+    costs no driver object creation.
+    """
+
+    # _state: 0 new, 1 running, 2 stopped, 3 read (or the stop failed)
+    __slots__ = ("_sh", "_borrowed", "_timer", "_dev", "_ms", "_state")
+
+    def __init__(self, stream):
+        if type(stream) is not Stream and not isinstance(stream, Stream):
+            stream = Stream.wrap(stream)
+            self._borrowed = stream
+        else:
+            self._borrowed = None
+        self._sh = stream._h
+        self._dev = stream._dev
+        self._timer = None
+        self._state = 0
+
+    def __enter__(self):
+        if self._state:
+            raise RuntimeError("an evx.timed object times one block; make a "
+                               "new one")
+        lst = _timer_cache.get(self._dev)
+        t = lst.pop() if lst else _timer_new(self._dev)
+        st = _tm_start(t, self._sh)
+        if st:
+            err = _error(st)
+            _timer_put(self._dev, t)
+            raise err
+        self._timer = t
+        self._state = 1
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        st = _tm_stop(self._timer, self._sh)
+        self._state = 2
+        if self._borrowed is not None:
+            self._borrowed.close()
+        if st:
+            err = _error(st)
+            _timer_put(self._dev, self._timer)
+            self._timer = None
+            self._ms = None
+            self._state = 3
+            if exc_type is None:
+                raise err
+        return False
+
+    @property
+    def elapsed_ms(self):
+        """Milliseconds from the start of the block to its end (on the GPU
+        timeline); synchronizes with the stop mark on first read."""
+        if self._state == 2:
+            ms = _c_float()
+            t = self._timer
+            st = _tm_sync(t, ms)
+            if st:
+                raise _error(st)
+            self._timer = None
+            self._state = 3
+            lst = _timer_cache.get(self._dev)
+            if lst is not None and len(lst) < _TIMER_CACHE_MAX:
+                lst.append(t)
+            else:
+                _timer_put(self._dev, t)
+            self._ms = ms = ms.value
+            return ms
+        if self._state == 3:
+            ms = self._ms
+            if ms is None:
+                raise RuntimeError("evx.timed: the stop mark failed; no time")
+            return ms
+        raise RuntimeError("evx.timed: elapsed_ms is known once the "
+                           "with-block has ended")
+
+    def __del__(self, _put=_timer_put):
+        try:
+            t = self._timer
+        except AttributeError:
+            return
+        if t is not None:
+            self._timer = None
+            try:
+                _put(self._dev, t)
+            except Exception:
+                pass
+
+
+class Timeline:
+    """Marks recorded in order on streams of one device, read back in one
+    call (evx_timeline_*): interval i is from mark i to mark i + 1."""
+
+    __slots__ = ("_h", "_dev", "__weakref__")
+
+    def __init__(self, device, capacity):
+        self._h = None
+        self._dev = _ordinal(device)
+        h = _c_void_p()
+        _check(capi.evx_timeline_create(self._dev, _operator.index(capacity),
+                                        _byref(h)))
+        self._h = h
+
+    def mark(self, stream):
+        """Records the next mark on ``stream``; returns its index."""
+        idx = _c_uint32()
+        st = capi.evx_timeline_mark(self._h, stream._h, _byref(idx))
+        if st:
+            raise _error(st)
+        return idx.value
+
+    @property
+    def count(self):
+        """Marks recorded since creation or the last reset."""
+        n = _c_uint32()
+        _check(capi.evx_timeline_count(self._h, _byref(n)))
+        return n.value
+
+    def __len__(self):
+        return self.count
+
+    def sync(self):
+        """Waits for the last mark's work."""
+        _check(capi.evx_timeline_synchronize(self._h))
+
+    def intervals(self):
+        """Every interval between consecutive marks, in milliseconds (a list
+        of floats, one fewer than the marks). Waits for the last mark."""
+        self.sync()
+        n = _c_uint32()
+        _check(capi.evx_timeline_intervals(self._h, None, 0, _byref(n)))
+        if n.value == 0:
+            return []
+        buf = (_c_float * n.value)()
+        written = _c_uint32()
+        _check(capi.evx_timeline_intervals(self._h, buf, n.value, _byref(written)))
+        return list(buf[:written.value])
+
+    def reset(self):
+        """Forgets every mark, keeping the events for reuse."""
+        _check(capi.evx_timeline_reset(self._h))
+
+    @property
+    def device(self):
+        return _device(self._dev)
+
+    def close(self):
+        h = self._h
+        if h is not None:
+            self._h = None
+            _check(_tl_destroy(h))
+
+    def __del__(self, _destroy=_tl_destroy):
+        try:
+            h = self._h
+        except AttributeError:
+            return
+        if h is not None:
+            self._h = None
+            try:
+                _destroy(h)
+            except Exception:
+                pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+# --------------------------------------------------------------------------
+# Event pools
+
+#: What a pool holds and has done (evx_event_pool_get_stats).
+PoolStats = _collections.namedtuple(
+    "PoolStats", "capacity idle in_use pending created_total acquired_total "
+                 "exhausted_total")
+
+
+class EventPool:
+    """A bounded pool of pre-made events of one device and flag set.
+
+    :meth:`acquire` hands out an :class:`Event` (CudaError with
+    EVX_ERROR_OUT_OF_MEMORY when all of the capacity is out or pending);
+    :meth:`release` or closing the event gives it back.
+    """
+
+    __slots__ = ("_h", "_dev", "__weakref__")
+
+    def __init__(self, device, capacity, prewarm=0, timing=True, blocking_sync=False):
+        self._h = None
+        self._dev = _ordinal(device)
+        opts = _capi.evx_event_pool_options_t()
+        opts.struct_size = _ct.sizeof(opts)
+        opts.device = self._dev
+        opts.event_flags = (0 if timing else _DISABLE_TIMING) | \
+            (_capi.EVX_EVENT_BLOCKING_SYNC if blocking_sync else 0)
+        opts.capacity = _operator.index(capacity)
+        opts.prewarm = _operator.index(prewarm)
+        h = _c_void_p()
+        _check(capi.evx_event_pool_create(_byref(opts), _byref(h)))
+        self._h = h
+
+    def acquire(self):
+        """An event from the pool, never recorded."""
+        h = _c_void_p()
+        st = capi.evx_event_pool_acquire(self._h, h)
+        if st:
+            raise _error(st)
+        ev = _object_new(Event)
+        ev._h = h
+        ev._dev = self._dev
+        return ev
+
+    def release(self, event):
+        """Gives an event acquired from this pool back; the Event is closed.
+        An event of another pool is refused and stays open."""
+        if not isinstance(event, Event):
+            raise TypeError("EventPool.release() needs an evx.Event")
+        st = capi.evx_event_pool_release(self._h, event._h)
+        if st:
+            raise _error(st)
+        event._h = None
+
+    def prewarm(self, count):
+        """Makes driver events until the pool holds ``count`` idle ones."""
+        _check(capi.evx_event_pool_prewarm(self._h, _operator.index(count)))
+
+    @property
+    def stats(self):
+        """A :data:`PoolStats`."""
+        s = _capi.evx_event_pool_stats_t()
+        s.struct_size = _ct.sizeof(s)
+        _check(capi.evx_event_pool_get_stats(self._h, _byref(s)))
+        return PoolStats(s.capacity, s.idle, s.in_use, s.pending,
+                         s.created_total, s.acquired_total, s.exhausted_total)
+
+    @property
+    def device(self):
+        return _device(self._dev)
+
+    def close(self):
+        """Destroys the pool and its idle events; events handed out stay
+        valid."""
+        h = self._h
+        if h is not None:
+            self._h = None
+            _check(_pool_destroy(h))
+
+    def __del__(self, _destroy=_pool_destroy):
+        try:
+            h = self._h
+        except AttributeError:
+            return
+        if h is not None:
+            self._h = None
+            try:
+                _destroy(h)
+            except Exception:
+                pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+# --------------------------------------------------------------------------
+# Interpreter exit
+
+#: Seconds the interpreter waits at exit for host functions still queued
+#: (they call into Python, which must still be alive when they run).
+HOST_FUNC_EXIT_WAIT_S = 10.0
+
+
+def _at_exit(_pending=_host_pending, _sleep=_time.sleep, _now=_time.monotonic,
+             _cache=_timer_cache, _destroy=_tm_destroy):
+    try:
+        deadline = _now() + HOST_FUNC_EXIT_WAIT_S
+        while _pending and _now() < deadline:
+            _sleep(0.001)
+        for lst in list(_cache.values()):
+            while lst:
+                _destroy(lst.pop())
+    except Exception:
+        pass
+
+
+_atexit.register(_at_exit)

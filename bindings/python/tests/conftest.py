@@ -1,0 +1,87 @@
+# Copyright 2026 The evx Authors
+# SPDX-License-Identifier: Apache-2.0
+"""Shared setup of the evx Python tests.
+
+They run against whatever driver evx opens: the host emulation with
+EVX_DRIVER=host (as bindings/run_tests.sh runs them), or a GPU. The library
+is found as the package finds it (EVX_LIBRARY, next to the package, the
+system); when it cannot be opened, every test fails with the loader's list
+of places tried.
+"""
+
+import os
+import sys
+import threading
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYROOT = os.path.dirname(HERE)
+REPO = os.path.dirname(os.path.dirname(PYROOT))
+sys.path.insert(0, PYROOT)
+
+# The host emulation shows two devices, so that cross-device refusals can be
+# tested. Set before the first evx call opens the driver; a GPU ignores it.
+os.environ.setdefault("EVX_HOST_DEVICES", "2")
+
+
+@pytest.fixture(scope="session")
+def evx():
+    import evx as mod
+    return mod
+
+
+@pytest.fixture
+def dev(evx):
+    return evx.Device(0)
+
+
+@pytest.fixture
+def stream(dev):
+    s = dev.create_stream()
+    yield s
+    if not s.closed:
+        s.sync()
+        s.close()
+
+
+class Gate:
+    """Blocks a stream (through a host function) until opened, so that work
+    queued behind it is pending for as long as a test needs."""
+
+    def __init__(self, stream):
+        self._ev = threading.Event()
+        self.entered = threading.Event()
+
+        def hold(ev=self._ev, entered=self.entered):
+            entered.set()
+            ev.wait(30)
+        stream.launch_host_func(hold)
+
+    def open(self):
+        self._ev.set()
+
+
+@pytest.fixture
+def gate():
+    gates = []
+
+    def make(stream):
+        g = Gate(stream)
+        gates.append(g)
+        return g
+    yield make
+    for g in gates:       # never leave a driver thread blocked
+        g.open()
+
+
+def run_python(code, env=None, timeout=60):
+    """Runs code in a fresh interpreter with the package importable; returns
+    the CompletedProcess."""
+    import subprocess
+    e = dict(os.environ)
+    e["PYTHONPATH"] = PYROOT + os.pathsep + e.get("PYTHONPATH", "")
+    if env:
+        e.update(env)
+    return subprocess.run([sys.executable, "-c", code], env=e, capture_output=True,
+                          text=True, timeout=timeout)

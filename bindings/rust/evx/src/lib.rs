@@ -1,0 +1,838 @@
+// Copyright 2026 The evx Authors
+// SPDX-License-Identifier: Apache-2.0
+
+//! A safe Rust layer over evx, the C ABI for CUDA events and streams.
+//!
+//! ```no_run
+//! use evx::{Device, EventFlags};
+//! let dev = Device::new(0)?;
+//! let stream = dev.create_stream(0, true)?;
+//! let start = dev.create_event(EventFlags::DEFAULT)?;
+//! let end = dev.create_event(EventFlags::DEFAULT)?;
+//! start.record(&stream)?;
+//! // ... GPU work on stream ...
+//! end.record(&stream)?;
+//! end.synchronize()?;
+//! println!("{} ms", end.elapsed_since(&start)?);
+//! # Ok::<(), evx::Status>(())
+//! ```
+//!
+//! Every fallible call returns [`Result`], whose error is a [`Status`]: the
+//! code (the values of `CUresult`), its name and the library's message
+//! (`evx_last_error_message`), read on the failing thread right after the
+//! call. Handles are destroyed on drop. The C API is thread-safe throughout,
+//! so every handle type is `Send` and `Sync`.
+
+use std::ffi::CStr;
+use std::fmt;
+use std::os::raw::{c_char, c_int, c_uint, c_void};
+use std::ptr;
+
+pub use evx_sys as sys;
+
+/// `Result<T, Status>`.
+pub type Result<T> = std::result::Result<T, Status>;
+
+fn static_str(p: *const c_char) -> &'static str {
+    if p.is_null() {
+        return "";
+    }
+    // SAFETY: evx returns static, NUL-terminated strings for names and
+    // descriptions.
+    unsafe { CStr::from_ptr(p) }.to_str().unwrap_or("")
+}
+
+// --------------------------------------------------------------------------
+// Status
+
+/// A failed call: the status code, and what the library said went wrong.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Status {
+    code: i32,
+    message: String,
+}
+
+impl Status {
+    /// The status a call on this thread just returned, with the library's
+    /// message (for `EVX_ERROR_NOT_READY`, which the library treats as an
+    /// answer and gives no message, the code's description).
+    fn last(code: sys::evx_status_t) -> Status {
+        let message = if code == sys::EVX_ERROR_NOT_READY as i32 {
+            Status::describe(code).to_string()
+        } else {
+            // SAFETY: never NULL; valid until the next evx call on this
+            // thread, and copied at once.
+            let m = unsafe { CStr::from_ptr(sys::evx_last_error_message()) };
+            let m = m.to_string_lossy().into_owned();
+            if m.is_empty() {
+                Status::describe(code).to_string()
+            } else {
+                m
+            }
+        };
+        Status { code, message }
+    }
+
+    /// A status with a message of the caller's own.
+    pub fn new(code: sys::evx_status_t, message: impl Into<String>) -> Status {
+        Status { code, message: message.into() }
+    }
+
+    fn describe(code: i32) -> &'static str {
+        // SAFETY: needs no driver; returns a static string.
+        static_str(unsafe { sys::evx_status_string(code) })
+    }
+
+    /// The numeric code (a `CUresult` value).
+    pub fn code(&self) -> i32 {
+        self.code
+    }
+
+    /// The code's name, such as `"EVX_ERROR_INVALID_HANDLE"`.
+    pub fn name(&self) -> &'static str {
+        // SAFETY: needs no driver; returns a static string.
+        static_str(unsafe { sys::evx_status_name(self.code) })
+    }
+
+    /// A one-line description of the code.
+    pub fn description(&self) -> &'static str {
+        Status::describe(self.code)
+    }
+
+    /// What the failing call did wrong, in the library's words.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Whether this is the given code, e.g. `s.is(sys::EVX_ERROR_NOT_READY)`.
+    pub fn is(&self, code: sys::evx_status_code) -> bool {
+        self.code as i64 == code as i64
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}): {}", self.name(), self.code, self.message)
+    }
+}
+
+impl fmt::Debug for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Status")
+            .field("code", &self.code)
+            .field("name", &self.name())
+            .field("message", &self.message)
+            .finish()
+    }
+}
+
+impl std::error::Error for Status {}
+
+#[inline]
+fn check(st: sys::evx_status_t) -> Result<()> {
+    if st == 0 {
+        Ok(())
+    } else {
+        Err(Status::last(st))
+    }
+}
+
+const NOT_READY: i32 = sys::EVX_ERROR_NOT_READY as i32;
+
+// --------------------------------------------------------------------------
+// Driver and devices
+
+/// Opens the driver now (every call otherwise opens it when first needed).
+pub fn driver_open() -> Result<()> {
+    check(unsafe { sys::evx_driver_open() })
+}
+
+/// The loaded driver's version, as `cuDriverGetVersion` gives it.
+pub fn driver_version() -> Result<i32> {
+    let mut v: c_int = 0;
+    check(unsafe { sys::evx_driver_get_version(&mut v) })?;
+    Ok(v)
+}
+
+/// The path the driver library was opened by.
+pub fn driver_path() -> Result<String> {
+    let mut p: *const c_char = ptr::null();
+    check(unsafe { sys::evx_driver_get_path(&mut p) })?;
+    Ok(static_str(p).to_string())
+}
+
+/// Whether the loaded driver is evx's host emulation.
+pub fn is_emulation() -> Result<bool> {
+    let mut v: c_int = 0;
+    check(unsafe { sys::evx_driver_is_emulation(&mut v) })?;
+    Ok(v != 0)
+}
+
+/// The version of the loaded libevx, "MAJOR.MINOR.PATCH".
+pub fn library_version() -> &'static str {
+    static_str(unsafe { sys::evx_version_string() })
+}
+
+/// A device, by ordinal.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Device(i32);
+
+impl Device {
+    /// The device `ordinal`, checked against [`Device::count`].
+    pub fn new(ordinal: i32) -> Result<Device> {
+        let count = Device::count()?;
+        if ordinal < 0 || ordinal >= count {
+            return Err(Status::new(
+                sys::EVX_ERROR_INVALID_DEVICE as i32,
+                format!(
+                    "evx::Device::new({}): the driver sees {} device(s)",
+                    ordinal, count
+                ),
+            ));
+        }
+        Ok(Device(ordinal))
+    }
+
+    /// The number of devices the driver sees.
+    pub fn count() -> Result<i32> {
+        let mut n: c_int = 0;
+        check(unsafe { sys::evx_device_count(&mut n) })?;
+        Ok(n)
+    }
+
+    /// The ordinal.
+    pub fn ordinal(self) -> i32 {
+        self.0
+    }
+
+    /// `(least, greatest)` stream priorities; greatest <= least.
+    pub fn stream_priority_range(self) -> Result<(i32, i32)> {
+        let (mut least, mut greatest) = (0, 0);
+        check(unsafe { sys::evx_device_stream_priority_range(self.0, &mut least, &mut greatest) })?;
+        Ok((least, greatest))
+    }
+
+    /// A new event of this device, not yet recorded.
+    pub fn create_event(self, flags: EventFlags) -> Result<Event> {
+        let mut raw: sys::evx_event_t = ptr::null_mut();
+        check(unsafe { sys::evx_device_create_event(self.0, flags.0, &mut raw) })?;
+        Ok(Event { raw })
+    }
+
+    /// A new stream that evx owns. `priority` 0 is the default; lower is
+    /// higher priority, within [`Device::stream_priority_range`].
+    /// `non_blocking` streams do not synchronize with the legacy default
+    /// stream.
+    pub fn create_stream(self, priority: i32, non_blocking: bool) -> Result<Stream> {
+        let flags = if non_blocking { sys::EVX_STREAM_NON_BLOCKING } else { sys::EVX_STREAM_DEFAULT };
+        let mut raw: sys::evx_stream_t = ptr::null_mut();
+        check(unsafe { sys::evx_device_create_stream(self.0, flags as c_uint, priority, &mut raw) })?;
+        Ok(Stream { raw })
+    }
+
+    /// Releases the idle driver events evx keeps for reuse on this device.
+    pub fn trim(self) -> Result<()> {
+        check(unsafe { sys::evx_device_trim(self.0) })
+    }
+}
+
+// --------------------------------------------------------------------------
+// Events
+
+/// Flags of [`Device::create_event`] (`EVX_EVENT_*`), combined with `|`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct EventFlags(pub c_uint);
+
+impl EventFlags {
+    /// Timing on, spin-wait synchronization.
+    pub const DEFAULT: EventFlags = EventFlags(sys::EVX_EVENT_DEFAULT as c_uint);
+    /// `synchronize` blocks the thread instead of spinning.
+    pub const BLOCKING_SYNC: EventFlags = EventFlags(sys::EVX_EVENT_BLOCKING_SYNC as c_uint);
+    /// No timing: cheaper; elapsed time is refused.
+    pub const DISABLE_TIMING: EventFlags = EventFlags(sys::EVX_EVENT_DISABLE_TIMING as c_uint);
+    /// Usable across processes; needs `DISABLE_TIMING` too.
+    pub const INTERPROCESS: EventFlags = EventFlags(sys::EVX_EVENT_INTERPROCESS as c_uint);
+
+    /// Whether every bit of `other` is set.
+    pub fn contains(self, other: EventFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+impl std::ops::BitOr for EventFlags {
+    type Output = EventFlags;
+    fn bitor(self, rhs: EventFlags) -> EventFlags {
+        EventFlags(self.0 | rhs.0)
+    }
+}
+
+/// An evx event: recorded on any stream of its device, again and again.
+/// Destroyed on drop (an event from a pool goes back to its pool).
+pub struct Event {
+    raw: sys::evx_event_t,
+}
+
+// SAFETY: every evx event call is thread-safe (include/evx/event.h), also
+// destroy while other threads use the event.
+unsafe impl Send for Event {}
+unsafe impl Sync for Event {}
+
+impl Event {
+    /// Records the event on `stream` (a stream of the event's device).
+    #[inline]
+    pub fn record(&self, stream: &Stream) -> Result<()> {
+        check(unsafe { sys::evx_event_record(self.raw, stream.raw) })
+    }
+
+    /// Records with `EVX_EVENT_RECORD_*` flags.
+    pub fn record_with_flags(&self, stream: &Stream, flags: c_uint) -> Result<()> {
+        check(unsafe { sys::evx_event_record_with_flags(self.raw, stream.raw, flags) })
+    }
+
+    /// `Ok(true)` when the recorded work has completed (or the event was
+    /// never recorded), `Ok(false)` while pending; errors are errors.
+    #[inline]
+    pub fn is_done(&self) -> Result<bool> {
+        match unsafe { sys::evx_event_query(self.raw) } {
+            0 => Ok(true),
+            NOT_READY => Ok(false),
+            st => Err(Status::last(st)),
+        }
+    }
+
+    /// Waits for the recorded work.
+    #[inline]
+    pub fn synchronize(&self) -> Result<()> {
+        check(unsafe { sys::evx_event_synchronize(self.raw) })
+    }
+
+    /// Milliseconds from `start` to `self` (both recorded and complete).
+    #[inline]
+    pub fn elapsed_since(&self, start: &Event) -> Result<f32> {
+        let mut ms = 0.0f32;
+        check(unsafe { sys::evx_event_elapsed_time(&mut ms, start.raw, self.raw) })?;
+        Ok(ms)
+    }
+
+    /// The flags the event was created with.
+    pub fn flags(&self) -> Result<EventFlags> {
+        let mut f: c_uint = 0;
+        check(unsafe { sys::evx_event_get_flags(self.raw, &mut f) })?;
+        Ok(EventFlags(f))
+    }
+
+    /// The device the event belongs to.
+    pub fn device(&self) -> Result<Device> {
+        let mut d: c_int = 0;
+        check(unsafe { sys::evx_event_get_device(self.raw, &mut d) })?;
+        Ok(Device(d))
+    }
+
+    /// The driver's `CUevent`; evx keeps owning it.
+    pub fn native(&self) -> Result<*mut c_void> {
+        let mut p: *mut c_void = ptr::null_mut();
+        check(unsafe { sys::evx_event_get_native(self.raw, &mut p) })?;
+        Ok(p)
+    }
+
+    /// The evx handle.
+    pub fn as_raw(&self) -> sys::evx_event_t {
+        self.raw
+    }
+
+    /// Gives up ownership of the handle without destroying it.
+    pub fn into_raw(self) -> sys::evx_event_t {
+        let raw = self.raw;
+        std::mem::forget(self);
+        raw
+    }
+
+    /// Takes ownership of an evx event handle.
+    ///
+    /// # Safety
+    /// `raw` must be an evx event handle that nothing else destroys. (evx
+    /// checks handles, so a dead one gives `EVX_ERROR_INVALID_HANDLE`, not
+    /// undefined behaviour; but a live handle owned elsewhere would be
+    /// destroyed twice.)
+    pub unsafe fn from_raw(raw: sys::evx_event_t) -> Event {
+        Event { raw }
+    }
+
+    /// Destroys the event now, reporting the status that drop ignores.
+    pub fn destroy(self) -> Result<()> {
+        let raw = self.into_raw();
+        check(unsafe { sys::evx_event_destroy(raw) })
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        unsafe {
+            sys::evx_event_destroy(self.raw);
+        }
+    }
+}
+
+impl fmt::Debug for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Event({:p})", self.raw)
+    }
+}
+
+// --------------------------------------------------------------------------
+// Streams
+
+/// An evx stream: owned (made by [`Device::create_stream`]; drop destroys
+/// the driver stream, whose queued work still completes) or borrowed
+/// ([`Stream::wrap_raw`]; drop ends only the evx handle).
+pub struct Stream {
+    raw: sys::evx_stream_t,
+}
+
+// SAFETY: every evx stream call is thread-safe (include/evx/stream.h).
+unsafe impl Send for Stream {}
+unsafe impl Sync for Stream {}
+
+type HostFn = Box<dyn FnOnce() + Send + 'static>;
+
+extern "C" fn host_trampoline(user: *mut c_void) {
+    // SAFETY: `user` is the Box<HostFn> leaked by launch_host_func, and the
+    // driver calls each host function exactly once.
+    let f: Box<HostFn> = unsafe { Box::from_raw(user as *mut HostFn) };
+    // A panic must not unwind into the driver: catch it (the panic hook
+    // has already printed it).
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || (*f)()));
+}
+
+impl Stream {
+    /// Borrows a stream made elsewhere (PyTorch, CuPy, CV-CUDA, cuda.core,
+    /// the CUDA runtime, or a default stream: null, `sys::EVX_STREAM_LEGACY`,
+    /// `sys::EVX_STREAM_PER_THREAD`). `device`: the stream's device, or None
+    /// to read it from the stream (a default stream needs a device).
+    ///
+    /// # Safety
+    /// `native` must be a live `CUstream` (or a default-stream value) and
+    /// stay alive for as long as the returned Stream is used: evx cannot
+    /// check a foreign pointer, and never destroys a borrowed stream.
+    pub unsafe fn wrap_raw(device: Option<Device>, native: *mut c_void) -> Result<Stream> {
+        let dev = match device {
+            Some(d) => d.0,
+            None => sys::EVX_DEVICE_FROM_STREAM,
+        };
+        let mut raw: sys::evx_stream_t = ptr::null_mut();
+        check(sys::evx_stream_wrap_external(dev, native, &mut raw))?;
+        Ok(Stream { raw })
+    }
+
+    /// Records `event` on this stream.
+    #[inline]
+    pub fn record(&self, event: &Event) -> Result<()> {
+        event.record(self)
+    }
+
+    /// Records a new timing event on this stream and returns it.
+    pub fn record_new(&self) -> Result<Event> {
+        let ev = self.device()?.create_event(EventFlags::DEFAULT)?;
+        ev.record(self)?;
+        Ok(ev)
+    }
+
+    /// Future work on this stream waits for `event`.
+    #[inline]
+    pub fn wait_event(&self, event: &Event) -> Result<()> {
+        check(unsafe { sys::evx_stream_wait_event(self.raw, event.raw, 0) })
+    }
+
+    /// Future work on this stream waits for all work queued so far on
+    /// `other` (through a temporary event recorded there).
+    pub fn wait_stream(&self, other: &Stream) -> Result<()> {
+        let ev = other.device()?.create_event(EventFlags::DISABLE_TIMING)?;
+        ev.record(other)?;
+        self.wait_event(&ev)
+    }
+
+    /// `Ok(true)` when all queued work has completed, `Ok(false)` while
+    /// busy.
+    pub fn is_done(&self) -> Result<bool> {
+        match unsafe { sys::evx_stream_query(self.raw) } {
+            0 => Ok(true),
+            NOT_READY => Ok(false),
+            st => Err(Status::last(st)),
+        }
+    }
+
+    /// Waits for all queued work.
+    pub fn synchronize(&self) -> Result<()> {
+        check(unsafe { sys::evx_stream_synchronize(self.raw) })
+    }
+
+    /// Queues `f` to run on a driver thread once the work queued before it
+    /// has completed; work queued after it waits for it. `f` must not call
+    /// evx or CUDA. A panic inside `f` is caught (and printed by the panic
+    /// hook); it never unwinds into the driver.
+    pub fn launch_host_func<F>(&self, f: F) -> Result<()>
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        let boxed: Box<HostFn> = Box::new(Box::new(f));
+        let user = Box::into_raw(boxed) as *mut c_void;
+        let st = unsafe { sys::evx_stream_launch_host_func(self.raw, Some(host_trampoline), user) };
+        if st != 0 {
+            let err = Status::last(st);
+            // Not queued: the driver never calls it, so free it here.
+            drop(unsafe { Box::from_raw(user as *mut HostFn) });
+            return Err(err);
+        }
+        Ok(())
+    }
+
+    /// The stream's priority.
+    pub fn priority(&self) -> Result<i32> {
+        let mut p: c_int = 0;
+        check(unsafe { sys::evx_stream_get_priority(self.raw, &mut p) })?;
+        Ok(p)
+    }
+
+    /// The stream's `EVX_STREAM_*` flags.
+    pub fn flags(&self) -> Result<c_uint> {
+        let mut f: c_uint = 0;
+        check(unsafe { sys::evx_stream_get_flags(self.raw, &mut f) })?;
+        Ok(f)
+    }
+
+    /// The device the stream belongs to.
+    pub fn device(&self) -> Result<Device> {
+        let mut d: c_int = 0;
+        check(unsafe { sys::evx_stream_get_device(self.raw, &mut d) })?;
+        Ok(Device(d))
+    }
+
+    /// The driver's `CUstream` (a `cudaStream_t`); ownership does not move.
+    pub fn native(&self) -> Result<*mut c_void> {
+        let mut p: *mut c_void = ptr::null_mut();
+        check(unsafe { sys::evx_stream_get_native(self.raw, &mut p) })?;
+        Ok(p)
+    }
+
+    /// Whether evx owns the driver stream.
+    pub fn is_owned(&self) -> Result<bool> {
+        let mut o: c_int = 0;
+        check(unsafe { sys::evx_stream_is_owned(self.raw, &mut o) })?;
+        Ok(o != 0)
+    }
+
+    /// The evx handle.
+    pub fn as_raw(&self) -> sys::evx_stream_t {
+        self.raw
+    }
+
+    /// Ends the handle now, reporting the status that drop ignores.
+    pub fn destroy(self) -> Result<()> {
+        let raw = self.raw;
+        std::mem::forget(self);
+        check(unsafe { sys::evx_stream_destroy(raw) })
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        unsafe {
+            sys::evx_stream_destroy(self.raw);
+        }
+    }
+}
+
+impl fmt::Debug for Stream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Stream({:p})", self.raw)
+    }
+}
+
+// --------------------------------------------------------------------------
+// Timers
+
+/// A start and a stop mark on streams of one device (evx_timer_*).
+pub struct Timer {
+    raw: sys::evx_timer_t,
+}
+
+// SAFETY: evx timer calls are thread-safe.
+unsafe impl Send for Timer {}
+unsafe impl Sync for Timer {}
+
+impl Timer {
+    /// A timer on `device`.
+    pub fn new(device: Device) -> Result<Timer> {
+        let mut raw: sys::evx_timer_t = ptr::null_mut();
+        check(unsafe { sys::evx_timer_create(device.0, &mut raw) })?;
+        Ok(Timer { raw })
+    }
+
+    /// Marks the start on `stream`; the returned guard marks the stop on the
+    /// same stream when dropped (or on [`TimerGuard::stop`]).
+    pub fn start<'a>(&'a mut self, stream: &'a Stream) -> Result<TimerGuard<'a>> {
+        check(unsafe { sys::evx_timer_start(self.raw, stream.raw) })?;
+        Ok(TimerGuard { timer: self, stream, stopped: false })
+    }
+
+    /// Milliseconds from start to stop, or None while the marked work is
+    /// pending.
+    pub fn elapsed(&self) -> Result<Option<f32>> {
+        let mut ms = 0.0f32;
+        match unsafe { sys::evx_timer_elapsed(self.raw, &mut ms) } {
+            0 => Ok(Some(ms)),
+            NOT_READY => Ok(None),
+            st => Err(Status::last(st)),
+        }
+    }
+
+    /// Waits for the stop mark; milliseconds from start to stop.
+    pub fn synchronize(&self) -> Result<f32> {
+        let mut ms = 0.0f32;
+        check(unsafe { sys::evx_timer_synchronize(self.raw, &mut ms) })?;
+        Ok(ms)
+    }
+}
+
+impl fmt::Debug for Timer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Timer({:p})", self.raw)
+    }
+}
+
+impl Drop for Timer {
+    fn drop(&mut self) {
+        unsafe {
+            sys::evx_timer_destroy(self.raw);
+        }
+    }
+}
+
+/// Marks the timer's stop when dropped.
+pub struct TimerGuard<'a> {
+    timer: &'a mut Timer,
+    stream: &'a Stream,
+    stopped: bool,
+}
+
+impl<'a> TimerGuard<'a> {
+    /// Marks the stop now, reporting its status.
+    pub fn stop(mut self) -> Result<()> {
+        self.stopped = true;
+        check(unsafe { sys::evx_timer_stop(self.timer.raw, self.stream.raw) })
+    }
+
+    /// Marks the stop on another stream of the same device (order the two
+    /// streams yourself).
+    pub fn stop_on(mut self, stream: &Stream) -> Result<()> {
+        self.stopped = true;
+        check(unsafe { sys::evx_timer_stop(self.timer.raw, stream.raw) })
+    }
+}
+
+impl<'a> Drop for TimerGuard<'a> {
+    fn drop(&mut self) {
+        if !self.stopped {
+            unsafe {
+                sys::evx_timer_stop(self.timer.raw, self.stream.raw);
+            }
+        }
+    }
+}
+
+// --------------------------------------------------------------------------
+// Timelines
+
+/// Many marks recorded in order on streams of one device, read back in one
+/// call: interval i is from mark i to mark i + 1 (evx_timeline_*).
+pub struct Timeline {
+    raw: sys::evx_timeline_t,
+}
+
+// SAFETY: evx timeline calls are thread-safe.
+unsafe impl Send for Timeline {}
+unsafe impl Sync for Timeline {}
+
+impl Timeline {
+    /// A timeline of `device` holding up to `capacity` marks (2 or more).
+    pub fn new(device: Device, capacity: u32) -> Result<Timeline> {
+        let mut raw: sys::evx_timeline_t = ptr::null_mut();
+        check(unsafe { sys::evx_timeline_create(device.0, capacity, &mut raw) })?;
+        Ok(Timeline { raw })
+    }
+
+    /// Records the next mark on `stream`; returns its index.
+    pub fn mark(&self, stream: &Stream) -> Result<u32> {
+        let mut idx = 0u32;
+        check(unsafe { sys::evx_timeline_mark(self.raw, stream.raw, &mut idx) })?;
+        Ok(idx)
+    }
+
+    /// Marks recorded since creation or the last reset.
+    pub fn count(&self) -> Result<u32> {
+        let mut n = 0u32;
+        check(unsafe { sys::evx_timeline_count(self.raw, &mut n) })?;
+        Ok(n)
+    }
+
+    /// Waits for the last mark's work.
+    pub fn synchronize(&self) -> Result<()> {
+        check(unsafe { sys::evx_timeline_synchronize(self.raw) })
+    }
+
+    /// The intervals, or None while any mark's work is pending.
+    pub fn try_intervals(&self) -> Result<Option<Vec<f32>>> {
+        let mut n = 0u32;
+        check(unsafe { sys::evx_timeline_intervals(self.raw, ptr::null_mut(), 0, &mut n) })?;
+        let mut buf = vec![0.0f32; n as usize];
+        let mut written = 0u32;
+        let st = unsafe {
+            sys::evx_timeline_intervals(
+                self.raw,
+                if n == 0 { ptr::null_mut() } else { buf.as_mut_ptr() },
+                n,
+                &mut written,
+            )
+        };
+        match st {
+            0 => {
+                buf.truncate(written as usize);
+                Ok(Some(buf))
+            }
+            NOT_READY => Ok(None),
+            st => Err(Status::last(st)),
+        }
+    }
+
+    /// Waits for the last mark, then returns every interval in
+    /// milliseconds.
+    pub fn intervals(&self) -> Result<Vec<f32>> {
+        self.synchronize()?;
+        match self.try_intervals()? {
+            Some(v) => Ok(v),
+            None => Err(Status::new(
+                NOT_READY,
+                "evx::Timeline::intervals: marks still pending after synchronize",
+            )),
+        }
+    }
+
+    /// Forgets every mark.
+    pub fn reset(&self) -> Result<()> {
+        check(unsafe { sys::evx_timeline_reset(self.raw) })
+    }
+}
+
+impl fmt::Debug for Timeline {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Timeline({:p})", self.raw)
+    }
+}
+
+impl Drop for Timeline {
+    fn drop(&mut self) {
+        unsafe {
+            sys::evx_timeline_destroy(self.raw);
+        }
+    }
+}
+
+// --------------------------------------------------------------------------
+// Event pools
+
+/// What a pool holds and has done.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub struct PoolStats {
+    pub capacity: u32,
+    pub idle: u32,
+    pub in_use: u32,
+    pub pending: u32,
+    pub created_total: u64,
+    pub acquired_total: u64,
+    pub exhausted_total: u64,
+}
+
+/// A bounded pool of pre-made events of one device and flag set.
+pub struct EventPool {
+    raw: sys::evx_event_pool_t,
+}
+
+// SAFETY: evx pool calls are thread-safe.
+unsafe impl Send for EventPool {}
+unsafe impl Sync for EventPool {}
+
+impl EventPool {
+    /// A pool of up to `capacity` events with `flags`, `prewarm` of them
+    /// made now.
+    pub fn new(device: Device, flags: EventFlags, capacity: u32, prewarm: u32) -> Result<EventPool> {
+        let opts = sys::evx_event_pool_options_t {
+            struct_size: std::mem::size_of::<sys::evx_event_pool_options_t>() as u32,
+            device: device.0,
+            event_flags: flags.0,
+            capacity,
+            prewarm,
+        };
+        let mut raw: sys::evx_event_pool_t = ptr::null_mut();
+        check(unsafe { sys::evx_event_pool_create(&opts, &mut raw) })?;
+        Ok(EventPool { raw })
+    }
+
+    /// An event from the pool; `EVX_ERROR_OUT_OF_MEMORY` when exhausted.
+    pub fn acquire(&self) -> Result<Event> {
+        let mut raw: sys::evx_event_t = ptr::null_mut();
+        check(unsafe { sys::evx_event_pool_acquire(self.raw, &mut raw) })?;
+        Ok(Event { raw })
+    }
+
+    /// Gives an event back to this pool; its handle is dead from now on.
+    /// An event of another pool is refused (`EVX_ERROR_INVALID_VALUE`) and
+    /// then dropped, which returns it to the pool it came from.
+    pub fn release(&self, event: Event) -> Result<()> {
+        let st = unsafe { sys::evx_event_pool_release(self.raw, event.raw) };
+        if st == 0 {
+            std::mem::forget(event);
+            Ok(())
+        } else {
+            let err = Status::last(st);
+            drop(event);
+            Err(err)
+        }
+    }
+
+    /// Makes driver events until `count` are idle or the pool is full.
+    pub fn prewarm(&self, count: u32) -> Result<()> {
+        check(unsafe { sys::evx_event_pool_prewarm(self.raw, count) })
+    }
+
+    /// What the pool holds and has done.
+    pub fn stats(&self) -> Result<PoolStats> {
+        let mut s = sys::evx_event_pool_stats_t {
+            struct_size: std::mem::size_of::<sys::evx_event_pool_stats_t>() as u32,
+            ..Default::default()
+        };
+        check(unsafe { sys::evx_event_pool_get_stats(self.raw, &mut s) })?;
+        Ok(PoolStats {
+            capacity: s.capacity,
+            idle: s.idle,
+            in_use: s.in_use,
+            pending: s.pending,
+            created_total: s.created_total,
+            acquired_total: s.acquired_total,
+            exhausted_total: s.exhausted_total,
+        })
+    }
+}
+
+impl fmt::Debug for EventPool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "EventPool({:p})", self.raw)
+    }
+}
+
+impl Drop for EventPool {
+    fn drop(&mut self) {
+        unsafe {
+            sys::evx_event_pool_destroy(self.raw);
+        }
+    }
+}
