@@ -1,0 +1,138 @@
+// Copyright 2026 The evx Authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// The driver evx runs on: which library, its entry points, its devices and
+// their primary contexts. See docs/design.md, "Contexts".
+#ifndef EVX_SRC_DRIVER_HPP
+#define EVX_SRC_DRIVER_HPP
+
+#include <cuda.h>
+
+#include <atomic>
+#include <mutex>
+
+#include "evx/common.h"
+
+namespace evx {
+
+// Entry points, looked up through cuGetProcAddress with the legacy-stream
+// flavour (a NULL stream is the legacy default stream).
+struct DriverApi {
+    CUresult (*cuInit)(unsigned);
+    CUresult (*cuDriverGetVersion)(int *);
+    CUresult (*cuDeviceGetCount)(int *);
+    CUresult (*cuDeviceGet)(CUdevice *, int);
+    CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+    CUresult (*cuCtxGetCurrent)(CUcontext *);
+    CUresult (*cuCtxPushCurrent)(CUcontext);
+    CUresult (*cuCtxPopCurrent)(CUcontext *);
+    CUresult (*cuCtxGetStreamPriorityRange)(int *, int *);
+    CUresult (*cuEventCreate)(CUevent *, unsigned);
+    CUresult (*cuEventDestroy)(CUevent);
+    CUresult (*cuEventRecord)(CUevent, CUstream);
+    CUresult (*cuEventRecordWithFlags)(CUevent, CUstream, unsigned);
+    CUresult (*cuEventQuery)(CUevent);
+    CUresult (*cuEventSynchronize)(CUevent);
+    CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+    CUresult (*cuStreamCreateWithPriority)(CUstream *, unsigned, int);
+    CUresult (*cuStreamDestroy)(CUstream);
+    CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
+    CUresult (*cuStreamQuery)(CUstream);
+    CUresult (*cuStreamSynchronize)(CUstream);
+    CUresult (*cuStreamGetPriority)(CUstream, int *);
+    CUresult (*cuStreamGetFlags)(CUstream, unsigned *);
+    CUresult (*cuLaunchHostFunc)(CUstream, CUhostFn, void *);
+    // Optional: drivers before 12.8 lack cuStreamGetDevice; evx then asks
+    // the stream's context instead.
+    CUresult (*cuStreamGetDevice)(CUstream, CUdevice *);
+    CUresult (*cuStreamGetCtx)(CUstream, CUcontext *);
+    CUresult (*cuCtxGetDevice)(CUdevice *);
+};
+
+// What evx knows of one device. Filled lazily, kept for the process.
+struct DeviceState {
+    std::mutex mu;                        // guards the slow paths below
+    CUdevice dev = 0;                     // from cuDeviceGet at load
+    std::atomic<CUcontext> ctx{nullptr};  // retained primary context
+    std::atomic<bool> range_known{false};
+    int least = 0;                        // stream priority range
+    int greatest = 0;
+};
+
+struct Driver {
+    DriverApi api;
+    evx_status_t status;      // outcome of loading, kept forever
+    int version;              // cuDriverGetVersion
+    int device_count;         // cached at load
+    int is_emulation;
+    DeviceState *devices;     // device_count entries, never freed
+    char path[1024];          // as passed to dlopen
+    char message[1024];       // why loading failed ("" on success)
+};
+
+extern Driver g_driver;
+extern std::atomic<bool> g_driver_ready;  // loaded and cuInit succeeded
+
+inline const DriverApi &cu() { return g_driver.api; }
+
+// Loads the driver once; later calls return the same status. On failure it
+// sets the last error to "<fn>: <why>".
+evx_status_t driver_load_slow(const char *fn);
+
+inline evx_status_t ensure_driver(const char *fn) {
+    if (__builtin_expect(g_driver_ready.load(std::memory_order_acquire), 1))
+        return 0;
+    return driver_load_slow(fn);
+}
+
+evx_status_t device_out_of_range(const char *fn, int device);
+
+// The driver must be loaded. INVALID_DEVICE with a message when out of range.
+inline evx_status_t check_device(const char *fn, int device) {
+    if (__builtin_expect(static_cast<unsigned>(device) <
+                             static_cast<unsigned>(g_driver.device_count), 1))
+        return 0;
+    return device_out_of_range(fn, device);
+}
+
+// The device's primary context, retained on first use.
+evx_status_t primary_context(const char *fn, int device, CUcontext *ctx);
+
+// The device's stream priority range, read once.
+evx_status_t priority_range(const char *fn, int device, int *least,
+                            int *greatest);
+
+// The ordinal of a driver CUdevice, or -1.
+int device_ordinal(CUdevice dev);
+
+// Makes a device's primary context current for its lifetime, if it is not
+// already; leaves the caller's context stack as it found it.
+class ContextGuard {
+public:
+    ContextGuard() = default;
+    ContextGuard(const ContextGuard &) = delete;
+    ContextGuard &operator=(const ContextGuard &) = delete;
+    ~ContextGuard() {
+        if (pushed_) {
+            CUcontext popped;
+            cu().cuCtxPopCurrent(&popped);
+        }
+    }
+    // fn names the call for the message; nullptr sets no message.
+    evx_status_t enter(const char *fn, int device);
+    // device: for the message, or -1 for a context not known to be primary.
+    evx_status_t enter_context(const char *fn, CUcontext ctx, int device);
+
+private:
+    bool pushed_ = false;
+};
+
+// "<fn>: <call> returned <NAME> (<detail>)": a failing driver status, passed
+// through with a message naming the driver call. fn == nullptr: no message.
+evx_status_t driver_failed(CUresult r, const char *fn, const char *call,
+                           const char *fmt, ...)
+    __attribute__((format(printf, 4, 5), cold, noinline));
+
+}  // namespace evx
+
+#endif  // EVX_SRC_DRIVER_HPP

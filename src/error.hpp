@@ -1,0 +1,28 @@
+// Copyright 2026 The evx Authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// The thread-local last error. See docs/design.md, "Errors".
+#ifndef EVX_SRC_ERROR_HPP
+#define EVX_SRC_ERROR_HPP
+
+#include <cstdarg>
+
+#include "evx/status.h"
+
+namespace evx {
+
+// Formats the message into the calling thread's record and returns status.
+// Never called with EVX_SUCCESS or EVX_ERROR_NOT_READY: those leave the last
+// error alone.
+evx_status_t fail(evx_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), cold, noinline));
+evx_status_t vfail(evx_status_t status, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0), cold, noinline));
+
+// The status of a call that could not get a thread record (out of memory):
+// no message can be kept then.
+evx_status_t no_thread_record();
+
+}  // namespace evx
+
+#endif  // EVX_SRC_ERROR_HPP

@@ -1,0 +1,304 @@
+// Copyright 2026 The evx Authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// The public event calls. The hot ones (record, query, synchronize, elapsed
+// time) validate their handles under hazard slots, call the driver through
+// its entry-point table, and allocate, lock and format nothing on success.
+#include <cinttypes>
+
+#include "cache.hpp"
+#include "driver.hpp"
+#include "error.hpp"
+#include "evx/event.h"
+#include "evx/status.h"
+#include "evx/stream.h"
+#include "handle.hpp"
+#include "objects.hpp"
+
+static_assert(sizeof(void *) == 8, "evx handles need 64-bit pointers");
+
+namespace evx {
+
+namespace {
+
+constexpr unsigned kKnownEventFlags =
+    EVX_EVENT_BLOCKING_SYNC | EVX_EVENT_DISABLE_TIMING | EVX_EVENT_INTERPROCESS;
+
+// The message for an event and a stream of two devices.
+evx_status_t other_device(const char *fn, const void *event, int event_device,
+                          const void *stream, int stream_device)
+    __attribute__((cold, noinline));
+evx_status_t other_device(const char *fn, const void *event, int event_device,
+                          const void *stream, int stream_device) {
+    return fail(EVX_ERROR_INVALID_HANDLE,
+                "%s: event 0x%" PRIx64 " belongs to device %d but stream 0x%" PRIx64
+                " to device %d",
+                fn, handle_value(event), event_device, handle_value(stream),
+                stream_device);
+}
+
+evx_status_t record(const char *fn, evx_event_t event, evx_stream_t stream,
+                    bool with_flags, unsigned flags) {
+    ThreadRecord *r = self();
+    if (__builtin_expect(!r, 0)) return no_thread_record();
+    Slot *se = nullptr, *ss = nullptr;
+    evx_status_t st = lookup2(r, fn, event, kEvent, "event", &se, stream, kStream,
+                              "stream", &ss);
+    if (st) return st;
+    Event *e = &se->event;
+    const Stream *s = static_cast<const Stream *>(ss->obj);
+    if (__builtin_expect(e->device != s->device, 0)) {
+        const int ed = e->device, sd = s->device;
+        clear_hazards(r);
+        return other_device(fn, event, ed, stream, sd);
+    }
+    CUresult res;
+    {
+        ContextGuard guard;
+        st = stream_context(guard, fn, s);
+        if (st) {
+            clear_hazards(r);
+            return st;
+        }
+        res = with_flags ? cu().cuEventRecordWithFlags(e->cu, s->cu, flags)
+                         : cu().cuEventRecord(e->cu, s->cu);
+    }
+    if (__builtin_expect(res == CUDA_SUCCESS, 1)) {
+        if (!e->recorded.load(std::memory_order_relaxed))
+            e->recorded.store(true, std::memory_order_release);
+        clear_hazards(r);
+        return EVX_SUCCESS;
+    }
+    clear_hazards(r);
+    return driver_failed(res, fn, with_flags ? "cuEventRecordWithFlags" : "cuEventRecord",
+                         "event 0x%" PRIx64 ", stream 0x%" PRIx64 ", flags 0x%x",
+                         handle_value(event), handle_value(stream), flags);
+}
+
+}  // namespace
+
+evx_status_t check_event_flags(const char *fn, unsigned flags) {
+    if (flags & ~kKnownEventFlags)
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: event flags 0x%x have unknown bits 0x%x (known: "
+                    "EVX_EVENT_BLOCKING_SYNC 0x1, EVX_EVENT_DISABLE_TIMING 0x2, "
+                    "EVX_EVENT_INTERPROCESS 0x4)",
+                    fn, flags, flags & ~kKnownEventFlags);
+    if ((flags & EVX_EVENT_INTERPROCESS) && !(flags & EVX_EVENT_DISABLE_TIMING))
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: EVX_EVENT_INTERPROCESS needs EVX_EVENT_DISABLE_TIMING too "
+                    "(flags 0x%x)",
+                    fn, flags);
+    return 0;
+}
+
+evx_event_t publish_event(uint32_t index, int device, unsigned flags, CUevent cu,
+                          Pool *pool) {
+    Event &e = slot_ref(index).event;
+    e.cu = cu;
+    e.device = device;
+    e.flags = flags;
+    e.recorded.store(false, std::memory_order_relaxed);
+    e.pool = pool;
+    return reinterpret_cast<evx_event_t>(
+        static_cast<uintptr_t>(publish(index, kEvent, &e)));
+}
+
+evx_status_t event_free(ThreadRecord *r, Event *e) {
+    const bool maybe_pending = e->recorded.load(std::memory_order_acquire);
+    if (e->pool)
+        pool_take_back(e->pool, e->cu, maybe_pending);
+    else
+        cache_give(r, e->device, e->flags, e->cu, maybe_pending);
+    return 0;
+}
+
+}  // namespace evx
+
+using namespace evx;
+
+extern "C" {
+
+EVX_API evx_status_t evx_device_create_event(int device, unsigned flags,
+                                             evx_event_t *event) {
+    static const char fn[] = "evx_device_create_event";
+    if (!event) return fail(EVX_ERROR_INVALID_VALUE, "%s: event (the out-pointer) is NULL", fn);
+    *event = nullptr;
+    evx_status_t st = check_event_flags(fn, flags);
+    if (st) return st;
+    st = ensure_driver(fn);
+    if (st) return st;
+    st = check_device(fn, device);
+    if (st) return st;
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    uint32_t index;
+    st = slot_alloc(r, fn, &index);
+    if (st) return st;
+    CUevent ev;
+    st = cache_take(r, fn, device, flags, &ev);
+    if (st) {
+        slot_free(r, index);
+        return st;
+    }
+    *event = publish_event(index, device, flags, ev, nullptr);
+    return EVX_SUCCESS;
+}
+
+EVX_API evx_status_t evx_event_destroy(evx_event_t event) {
+    static const char fn[] = "evx_event_destroy";
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Slot *s = nullptr;
+    evx_status_t st = unpublish(event, kEvent, fn, "event", &s);
+    if (st) return st;
+    return retire(r, event);
+}
+
+EVX_API evx_status_t evx_event_record(evx_event_t event, evx_stream_t stream) {
+    return record("evx_event_record", event, stream, false, 0);
+}
+
+EVX_API evx_status_t evx_event_record_with_flags(evx_event_t event, evx_stream_t stream,
+                                                 unsigned flags) {
+    static const char fn[] = "evx_event_record_with_flags";
+    if (flags & ~static_cast<unsigned>(EVX_EVENT_RECORD_EXTERNAL))
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: record flags 0x%x have unknown bits 0x%x (known: "
+                    "EVX_EVENT_RECORD_EXTERNAL 0x1)",
+                    fn, flags, flags & ~static_cast<unsigned>(EVX_EVENT_RECORD_EXTERNAL));
+    return record(fn, event, stream, true, flags);
+}
+
+EVX_API evx_status_t evx_event_query(evx_event_t event) {
+    static const char fn[] = "evx_event_query";
+    ThreadRecord *r = self();
+    if (__builtin_expect(!r, 0)) return no_thread_record();
+    Slot *s = nullptr;
+    evx_status_t st = lookup(r, event, kEvent, fn, "event", &s);
+    if (st) return st;
+    const Event *e = &s->event;
+    // A never-recorded event is complete, whatever its driver event did in
+    // a former life.
+    if (!e->recorded.load(std::memory_order_acquire)) {
+        clear_hazards(r);
+        return EVX_SUCCESS;
+    }
+    const CUresult res = cu().cuEventQuery(e->cu);
+    clear_hazards(r);
+    if (__builtin_expect(res == CUDA_SUCCESS || res == CUDA_ERROR_NOT_READY, 1)) return res;
+    return driver_failed(res, fn, "cuEventQuery", "event 0x%" PRIx64, handle_value(event));
+}
+
+EVX_API evx_status_t evx_event_synchronize(evx_event_t event) {
+    static const char fn[] = "evx_event_synchronize";
+    ThreadRecord *r = self();
+    if (__builtin_expect(!r, 0)) return no_thread_record();
+    Slot *s = nullptr;
+    evx_status_t st = lookup(r, event, kEvent, fn, "event", &s);
+    if (st) return st;
+    const Event *e = &s->event;
+    if (!e->recorded.load(std::memory_order_acquire)) {
+        clear_hazards(r);
+        return EVX_SUCCESS;
+    }
+    const CUresult res = cu().cuEventSynchronize(e->cu);
+    clear_hazards(r);
+    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
+    return driver_failed(res, fn, "cuEventSynchronize", "event 0x%" PRIx64,
+                         handle_value(event));
+}
+
+EVX_API evx_status_t evx_event_elapsed_time(float *ms, evx_event_t start, evx_event_t end) {
+    static const char fn[] = "evx_event_elapsed_time";
+    if (!ms) return fail(EVX_ERROR_INVALID_VALUE, "%s: ms (the out-pointer) is NULL", fn);
+    ThreadRecord *r = self();
+    if (__builtin_expect(!r, 0)) return no_thread_record();
+    Slot *s0 = nullptr, *s1 = nullptr;
+    evx_status_t st = lookup2(r, fn, start, kEvent, "start event", &s0, end, kEvent,
+                              "end event", &s1);
+    if (st) return st;
+    if (!s0 || !s1) __builtin_unreachable(); // lookup2 sets both on success
+    const Event *a = &s0->event, *b = &s1->event;
+    const bool ar = a->recorded.load(std::memory_order_acquire);
+    const bool br = b->recorded.load(std::memory_order_acquire);
+    if (__builtin_expect(a->device != b->device || !ar || !br ||
+                             ((a->flags | b->flags) & EVX_EVENT_DISABLE_TIMING),
+                         0)) {
+        const int ad = a->device, bd = b->device;
+        const unsigned af = a->flags, bf = b->flags;
+        clear_hazards(r);
+        const uint64_t av = handle_value(start), bv = handle_value(end);
+        if (ad != bd)
+            return fail(EVX_ERROR_INVALID_HANDLE,
+                        "%s: start event 0x%" PRIx64 " belongs to device %d but end event 0x%" PRIx64
+                        " to device %d",
+                        fn, av, ad, bv, bd);
+        if (af & EVX_EVENT_DISABLE_TIMING)
+            return fail(EVX_ERROR_INVALID_HANDLE,
+                        "%s: start event 0x%" PRIx64 " was created with EVX_EVENT_DISABLE_TIMING",
+                        fn, av);
+        if (bf & EVX_EVENT_DISABLE_TIMING)
+            return fail(EVX_ERROR_INVALID_HANDLE,
+                        "%s: end event 0x%" PRIx64 " was created with EVX_EVENT_DISABLE_TIMING",
+                        fn, bv);
+        if (!ar)
+            return fail(EVX_ERROR_INVALID_HANDLE,
+                        "%s: start event 0x%" PRIx64 " was never recorded", fn, av);
+        return fail(EVX_ERROR_INVALID_HANDLE, "%s: end event 0x%" PRIx64 " was never recorded",
+                    fn, bv);
+    }
+    float out = 0.0f;
+    const CUresult res = cu().cuEventElapsedTime(&out, a->cu, b->cu);
+    clear_hazards(r);
+    if (__builtin_expect(res == CUDA_SUCCESS, 1)) {
+        *ms = out;
+        return EVX_SUCCESS;
+    }
+    if (res == CUDA_ERROR_NOT_READY) return res;
+    return driver_failed(res, fn, "cuEventElapsedTime",
+                         "start event 0x%" PRIx64 ", end event 0x%" PRIx64,
+                         handle_value(start), handle_value(end));
+}
+
+EVX_API evx_status_t evx_event_get_flags(evx_event_t event, unsigned *flags) {
+    static const char fn[] = "evx_event_get_flags";
+    if (!flags) return fail(EVX_ERROR_INVALID_VALUE, "%s: flags (the out-pointer) is NULL", fn);
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Slot *s = nullptr;
+    evx_status_t st = lookup(r, event, kEvent, fn, "event", &s);
+    if (st) return st;
+    *flags = s->event.flags;
+    clear_hazards(r);
+    return EVX_SUCCESS;
+}
+
+EVX_API evx_status_t evx_event_get_device(evx_event_t event, int *device) {
+    static const char fn[] = "evx_event_get_device";
+    if (!device) return fail(EVX_ERROR_INVALID_VALUE, "%s: device (the out-pointer) is NULL", fn);
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Slot *s = nullptr;
+    evx_status_t st = lookup(r, event, kEvent, fn, "event", &s);
+    if (st) return st;
+    *device = s->event.device;
+    clear_hazards(r);
+    return EVX_SUCCESS;
+}
+
+EVX_API evx_status_t evx_event_get_native(evx_event_t event, void **cu_event) {
+    static const char fn[] = "evx_event_get_native";
+    if (!cu_event)
+        return fail(EVX_ERROR_INVALID_VALUE, "%s: cu_event (the out-pointer) is NULL", fn);
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Slot *s = nullptr;
+    evx_status_t st = lookup(r, event, kEvent, fn, "event", &s);
+    if (st) return st;
+    *cu_event = s->event.cu;
+    clear_hazards(r);
+    return EVX_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,228 @@
+// Copyright 2026 The evx Authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// The handle table: slots, generations, kinds, lookup under a hazard, and
+// retirement. See docs/design.md, "Handles" and "Safe use against a racing
+// destroy".
+//
+// A handle is (generation << 32) | (index << 4) | kind. A slot's generation
+// word is odd while live; destroy makes it even, reuse makes it odd again.
+#ifndef EVX_SRC_HANDLE_HPP
+#define EVX_SRC_HANDLE_HPP
+
+#include <cuda.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "evx/common.h"
+#include "thread.hpp"
+
+namespace evx {
+
+enum Kind : uint32_t {
+    kEvent = 1,
+    kStream = 2,
+    kPool = 3,
+    kTimer = 4,
+    kTimeline = 5,
+};
+
+// "event", "stream", ...; nullptr for a tag that is no kind.
+const char *kind_name(uint32_t kind);
+
+struct Pool;
+
+// An evx event. Events live in their slots, so making one allocates nothing.
+struct Event {
+    CUevent cu = nullptr;
+    int device = 0;
+    unsigned flags = 0;
+    std::atomic<bool> recorded{false};  // recorded in this evx life
+    Pool *pool = nullptr;               // the pool it came from, or nullptr
+};
+
+struct Slot {
+    std::atomic<uint32_t> gen{0};   // odd = live
+    std::atomic<uint32_t> kind{0};  // set before the generation goes live
+    void *obj = nullptr;            // the object (&event for events)
+    Event event;
+};
+
+constexpr uint32_t kChunkBits = 10;
+constexpr uint32_t kChunkSize = 1u << kChunkBits;
+constexpr uint32_t kMaxChunks = 1u << 14;
+constexpr uint32_t kMaxSlots = kChunkSize * kMaxChunks;  // 16 M live handles
+
+extern std::atomic<Slot *> g_chunks[kMaxChunks];
+
+inline Slot *slot_at(uint32_t index) {
+    if (index >= kMaxSlots) return nullptr;
+    Slot *chunk = g_chunks[index >> kChunkBits].load(std::memory_order_acquire);
+    return chunk ? chunk + (index & (kChunkSize - 1)) : nullptr;
+}
+
+// The slot of an index known to be in the table (allocated by slot_alloc).
+inline Slot &slot_ref(uint32_t index) {
+    return g_chunks[index >> kChunkBits].load(std::memory_order_acquire)[index & (kChunkSize - 1)];
+}
+
+inline uint64_t handle_value(const void *h) {
+    return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(h));
+}
+inline uint32_t handle_index(uint64_t v) {
+    return static_cast<uint32_t>(v >> 4) & 0x0FFFFFFFu;
+}
+inline uint32_t handle_gen(uint64_t v) { return static_cast<uint32_t>(v >> 32); }
+
+// The message and status for a handle that is not a live `want`: null,
+// another kind, forged, stale or destroyed. `role` names the argument
+// ("event", "start event", "stream").
+evx_status_t bad_handle(const char *fn, const char *role, uint64_t v,
+                        uint32_t want) __attribute__((cold, noinline));
+
+inline bool slot_is(const Slot *s, uint32_t gen, uint32_t want) {
+    return s->gen.load(std::memory_order_acquire) == gen && (gen & 1u) &&
+           s->kind.load(std::memory_order_relaxed) == want;
+}
+
+inline Slot *decode(uint64_t v, uint32_t want) {
+    return (v & 15u) == want ? slot_at(handle_index(v)) : nullptr;
+}
+
+inline void clear_hazards(ThreadRecord *r) {
+    r->hazards.store(0, std::memory_order_release);
+}
+
+// Publishes the hazard slots. The seq_cst exchange is the call's one full
+// fence: paired with the seq_cst exchange of the generation in unpublish()
+// and the seq_cst hazard loads of retire(), either this thread sees the
+// flipped generation or the destroyer sees its hazard. (An exchange rather
+// than a store and a fence: ThreadSanitizer understands it.)
+inline void set_hazards(ThreadRecord *r, uint32_t index0, uint32_t index1_plus_1) {
+    r->hazards.exchange((static_cast<uint64_t>(index1_plus_1) << 32) | (index0 + 1u),
+                        std::memory_order_seq_cst);
+}
+
+// Validates a handle and protects its object with a hazard slot until
+// clear_hazards(). No shared write; one fence.
+inline evx_status_t lookup(ThreadRecord *r, const void *h, uint32_t want,
+                           const char *fn, const char *role, Slot **out) {
+    const uint64_t v = handle_value(h);
+    Slot *s = decode(v, want);
+    if (__builtin_expect(s == nullptr, 0)) return bad_handle(fn, role, v, want);
+    set_hazards(r, handle_index(v), 0);
+    if (__builtin_expect(!slot_is(s, handle_gen(v), want), 0)) {
+        clear_hazards(r);
+        return bad_handle(fn, role, v, want);
+    }
+    *out = s;
+    return 0;
+}
+
+// Two handles under both hazard slots, one fence for both.
+inline evx_status_t lookup2(ThreadRecord *r, const char *fn, const void *h0,
+                            uint32_t want0, const char *role0, Slot **out0,
+                            const void *h1, uint32_t want1, const char *role1,
+                            Slot **out1) {
+    const uint64_t v0 = handle_value(h0), v1 = handle_value(h1);
+    Slot *s0 = decode(v0, want0);
+    if (__builtin_expect(s0 == nullptr, 0)) return bad_handle(fn, role0, v0, want0);
+    Slot *s1 = decode(v1, want1);
+    if (__builtin_expect(s1 == nullptr, 0)) return bad_handle(fn, role1, v1, want1);
+    set_hazards(r, handle_index(v0), handle_index(v1) + 1);
+    if (__builtin_expect(!slot_is(s0, handle_gen(v0), want0), 0)) {
+        clear_hazards(r);
+        return bad_handle(fn, role0, v0, want0);
+    }
+    if (__builtin_expect(!slot_is(s1, handle_gen(v1), want1), 0)) {
+        clear_hazards(r);
+        return bad_handle(fn, role1, v1, want1);
+    }
+    *out0 = s0;
+    *out1 = s1;
+    return 0;
+}
+
+// --- making and ending handles -------------------------------------------
+
+evx_status_t slot_alloc_slow(ThreadRecord *r, const char *fn, uint32_t *index);
+
+// A free slot for a new handle (not live yet).
+inline evx_status_t slot_alloc(ThreadRecord *r, const char *fn,
+                               uint32_t *index) {
+    if (__builtin_expect(r->ring_count > kQuarantine, 1)) {
+        *index = r->ring[r->ring_head];
+        r->ring_head = (r->ring_head + 1) & (kRingSize - 1);
+        --r->ring_count;
+        return 0;
+    }
+    if (r->ready_n > 0) {
+        *index = r->ready[--r->ready_n];
+        return 0;
+    }
+    return slot_alloc_slow(r, fn, index);
+}
+
+void slot_spill(ThreadRecord *r);
+
+// Gives back a slot that is not live (never published, or retired).
+inline void slot_free(ThreadRecord *r, uint32_t index) {
+    if (__builtin_expect(r->ring_count == kRingSize, 0)) slot_spill(r);
+    r->ring[(r->ring_head + r->ring_count) & (kRingSize - 1)] = index;
+    ++r->ring_count;
+}
+
+// Makes the slot live with a new generation and returns the handle value.
+inline uint64_t publish(uint32_t index, uint32_t kind, void *obj) {
+    Slot &s = slot_ref(index);
+    const uint32_t gen = s.gen.load(std::memory_order_relaxed) + 1u;
+    s.kind.store(kind, std::memory_order_relaxed);
+    s.obj = obj;
+    s.gen.store(gen, std::memory_order_release);
+    return (static_cast<uint64_t>(gen) << 32) |
+           (static_cast<uint64_t>(index) << 4) | kind;
+}
+
+// Ends a live handle: of racing calls exactly one wins. The winner owns the
+// slot's object until it calls retire(); the others get INVALID_HANDLE.
+inline evx_status_t unpublish(const void *h, uint32_t want, const char *fn,
+                              const char *role, Slot **out) {
+    const uint64_t v = handle_value(h);
+    Slot *s = decode(v, want);
+    if (__builtin_expect(s == nullptr, 0)) return bad_handle(fn, role, v, want);
+    uint32_t gen = handle_gen(v);
+    // The acquire load orders the kind read after this generation's
+    // publication; a later generation makes the exchange fail.
+    if (__builtin_expect(!slot_is(s, gen, want), 0) ||
+        !s->gen.compare_exchange_strong(gen, gen + 1u,
+                                        std::memory_order_seq_cst))
+        return bad_handle(fn, role, v, want);
+    *out = s;
+    return 0;
+}
+
+// Frees the object of an unpublished slot once no thread holds it: at once
+// if none does, else at a later scan. Plain events (not from a pool) always
+// wait for the next scan, which runs once per kRetireBatch of them. Returns
+// the status of freeing it now (a deferred free returns EVX_SUCCESS).
+evx_status_t retire(ThreadRecord *r, const void *h);
+
+// Frees what this thread retired earlier and no thread holds any more (one
+// pass over the hazard slots).
+void retire_rescan(ThreadRecord *r);
+
+// At thread exit: frees what it can, hands the rest to later scans of other
+// threads, and gives the thread's free slots to the shared list.
+void handles_detach(ThreadRecord *r);
+
+// Implemented by each module: frees the object of a retired slot.
+evx_status_t event_free(ThreadRecord *r, Event *e);
+evx_status_t stream_free(ThreadRecord *r, void *obj);
+evx_status_t pool_free(ThreadRecord *r, void *obj);
+evx_status_t timer_free(ThreadRecord *r, void *obj);
+evx_status_t timeline_free(ThreadRecord *r, void *obj);
+
+}  // namespace evx
+
+#endif  // EVX_SRC_HANDLE_HPP

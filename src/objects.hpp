@@ -1,0 +1,46 @@
+// Copyright 2026 The evx Authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// The objects behind stream and pool handles, as other modules see them.
+// (Events are in handle.hpp: they live in their slots.)
+#ifndef EVX_SRC_OBJECTS_HPP
+#define EVX_SRC_OBJECTS_HPP
+
+#include <cuda.h>
+
+#include "driver.hpp"
+#include "handle.hpp"
+#include "evx/common.h"
+
+namespace evx {
+
+struct Stream {
+    CUstream cu = nullptr;
+    int device = 0;
+    bool owned = false;           // evx_device_create_stream()
+    bool default_stream = false;  // borrowed NULL, legacy or per-thread
+    unsigned flags = 0;           // cached at creation or wrap time
+    int priority = 0;
+};
+
+// Calls on a borrowed default stream need its device's primary context
+// current to name the right stream; other streams carry their context.
+inline evx_status_t stream_context(ContextGuard &guard, const char *fn,
+                                   const Stream *s) {
+    return s->default_stream ? guard.enter(fn, s->device) : 0;
+}
+
+// INVALID_VALUE with a message for flags no event may have: unknown bits,
+// or EVX_EVENT_INTERPROCESS without EVX_EVENT_DISABLE_TIMING.
+evx_status_t check_event_flags(const char *fn, unsigned flags);
+
+// Makes the free slot `index` a live event handle for a driver event.
+evx_event_t publish_event(uint32_t index, int device, unsigned flags, CUevent cu,
+                          Pool *pool);
+
+// Takes back a driver event of a pool event that was destroyed or released.
+void pool_take_back(Pool *pool, CUevent ev, bool maybe_pending);
+
+}  // namespace evx
+
+#endif  // EVX_SRC_OBJECTS_HPP

@@ -1,0 +1,321 @@
+// Copyright 2026 The evx Authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Bounded event pools. A pool owns its driver events: idle ones, pending ones
+// (released while their recorded work ran) and the ones handed out as evx
+// events. The pool object lives while its handle or any event from it does.
+#include <cinttypes>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#include "cache.hpp"
+#include "driver.hpp"
+#include "error.hpp"
+#include "evx/event.h"
+#include "evx/pool.h"
+#include "handle.hpp"
+#include "objects.hpp"
+
+namespace evx {
+
+struct Pool {
+    std::mutex mu;
+    std::atomic<uint32_t> refs{1};  // the handle, and one per event handed out
+    int device = 0;
+    unsigned flags = 0;
+    uint32_t capacity = 0;
+    bool closed = false;  // the handle was destroyed
+    std::vector<CUevent> idle;
+    std::vector<CUevent> pending;
+    uint32_t in_use = 0;
+    uint64_t created_total = 0;
+    uint64_t acquired_total = 0;
+    uint64_t exhausted_total = 0;
+
+    uint32_t held() const {
+        return static_cast<uint32_t>(idle.size() + pending.size()) + in_use;
+    }
+};
+
+namespace {
+
+void unref(Pool *p) {
+    if (p->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p;
+}
+
+// Moves pending events whose work has completed to the idle list. Locked.
+void reap(Pool *p) {
+    size_t keep = 0;
+    for (CUevent ev : p->pending) {
+        const CUresult q = cu().cuEventQuery(ev);
+        if (q == CUDA_ERROR_NOT_READY) {
+            p->pending[keep++] = ev;
+        } else if (q == CUDA_SUCCESS) {
+            try {
+                p->idle.push_back(ev);
+            } catch (const std::bad_alloc &) {
+                p->pending[keep++] = ev;
+            }
+        } else {
+            destroy_driver_event(p->device, ev);  // broken: never handed out
+        }
+    }
+    p->pending.resize(keep);
+}
+
+// Makes driver events until `want` are idle or the pool is full. Locked.
+evx_status_t fill(Pool *p, const char *fn, uint32_t want) {
+    while (p->idle.size() < want && p->held() < p->capacity) {
+        CUevent ev;
+        evx_status_t st = create_driver_event(fn, p->device, p->flags, &ev);
+        if (st) return st;
+        try {
+            p->idle.push_back(ev);
+        } catch (const std::bad_alloc &) {
+            destroy_driver_event(p->device, ev);
+            return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+        }
+        ++p->created_total;
+    }
+    return 0;
+}
+
+void destroy_list(Pool *p, std::vector<CUevent> &list) {
+    for (CUevent ev : list) destroy_driver_event(p->device, ev);
+    list.clear();
+}
+
+}  // namespace
+
+void pool_take_back(Pool *p, CUevent ev, bool maybe_pending) {
+    {
+        std::lock_guard<std::mutex> lock(p->mu);
+        --p->in_use;
+        bool kept = false;
+        if (!p->closed) {
+            const CUresult q = maybe_pending ? cu().cuEventQuery(ev) : CUDA_SUCCESS;
+            try {
+                if (q == CUDA_SUCCESS) {
+                    p->idle.push_back(ev);
+                    kept = true;
+                } else if (q == CUDA_ERROR_NOT_READY) {
+                    p->pending.push_back(ev);
+                    kept = true;
+                }
+            } catch (const std::bad_alloc &) {
+            }
+        }
+        // A closed pool, a broken event, or no memory: the driver frees it
+        // (once its work completes, if any is pending).
+        if (!kept) destroy_driver_event(p->device, ev);
+    }
+    unref(p);
+}
+
+evx_status_t pool_free(ThreadRecord *, void *obj) {
+    Pool *p = static_cast<Pool *>(obj);
+    {
+        std::lock_guard<std::mutex> lock(p->mu);
+        p->closed = true;
+        destroy_list(p, p->idle);
+        destroy_list(p, p->pending);
+    }
+    unref(p);
+    return 0;
+}
+
+}  // namespace evx
+
+using namespace evx;
+
+extern "C" {
+
+EVX_API evx_status_t evx_event_pool_create(const evx_event_pool_options_t *options,
+                                           evx_event_pool_t *pool) {
+    static const char fn[] = "evx_event_pool_create";
+    if (!pool) return fail(EVX_ERROR_INVALID_VALUE, "%s: pool (the out-pointer) is NULL", fn);
+    *pool = nullptr;
+    if (!options) return fail(EVX_ERROR_INVALID_VALUE, "%s: options is NULL", fn);
+    if (options->struct_size < sizeof(evx_event_pool_options_t))
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: options->struct_size is %u, less than the %zu bytes of "
+                    "evx_event_pool_options_t (set it to sizeof(evx_event_pool_options_t))",
+                    fn, options->struct_size, sizeof(evx_event_pool_options_t));
+    const int device = options->device;
+    const unsigned flags = options->event_flags;
+    const uint32_t capacity = options->capacity, prewarm = options->prewarm;
+    evx_status_t st = check_event_flags(fn, flags);
+    if (st) return st;
+    if (flags & EVX_EVENT_INTERPROCESS)
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: pools refuse EVX_EVENT_INTERPROCESS (event_flags 0x%x)", fn, flags);
+    if (capacity == 0) return fail(EVX_ERROR_INVALID_VALUE, "%s: capacity is 0", fn);
+    if (prewarm > capacity)
+        return fail(EVX_ERROR_INVALID_VALUE, "%s: prewarm %u exceeds the capacity %u", fn,
+                    prewarm, capacity);
+    st = ensure_driver(fn);
+    if (st) return st;
+    st = check_device(fn, device);
+    if (st) return st;
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Pool *p = new (std::nothrow) Pool;
+    if (!p) return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    p->device = device;
+    p->flags = flags;
+    p->capacity = capacity;
+    uint32_t index;
+    st = slot_alloc(r, fn, &index);
+    if (!st) {
+        std::lock_guard<std::mutex> lock(p->mu);
+        st = fill(p, fn, prewarm);
+        if (st) slot_free(r, index);
+    }
+    if (st) {
+        pool_free(r, p);  // nothing is kept
+        return st;
+    }
+    *pool = reinterpret_cast<evx_event_pool_t>(static_cast<uintptr_t>(publish(index, kPool, p)));
+    return EVX_SUCCESS;
+}
+
+EVX_API evx_status_t evx_event_pool_destroy(evx_event_pool_t pool) {
+    static const char fn[] = "evx_event_pool_destroy";
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Slot *s = nullptr;
+    evx_status_t st = unpublish(pool, kPool, fn, "event pool", &s);
+    if (st) return st;
+    return retire(r, pool);
+}
+
+EVX_API evx_status_t evx_event_pool_prewarm(evx_event_pool_t pool, uint32_t count) {
+    static const char fn[] = "evx_event_pool_prewarm";
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Slot *s = nullptr;
+    evx_status_t st = lookup(r, pool, kPool, fn, "event pool", &s);
+    if (st) return st;
+    Pool *p = static_cast<Pool *>(s->obj);
+    if (count > p->capacity) {
+        const uint32_t capacity = p->capacity;
+        clear_hazards(r);
+        return fail(EVX_ERROR_INVALID_VALUE, "%s: count %u exceeds the capacity %u of pool 0x%" PRIx64,
+                    fn, count, capacity, handle_value(pool));
+    }
+    {
+        std::lock_guard<std::mutex> lock(p->mu);
+        reap(p);
+        st = fill(p, fn, count);
+    }
+    clear_hazards(r);
+    return st;
+}
+
+EVX_API evx_status_t evx_event_pool_acquire(evx_event_pool_t pool, evx_event_t *event) {
+    static const char fn[] = "evx_event_pool_acquire";
+    if (!event) return fail(EVX_ERROR_INVALID_VALUE, "%s: event (the out-pointer) is NULL", fn);
+    *event = nullptr;
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Slot *s = nullptr;
+    evx_status_t st = lookup(r, pool, kPool, fn, "event pool", &s);
+    if (st) return st;
+    Pool *p = static_cast<Pool *>(s->obj);
+    uint32_t index;
+    st = slot_alloc(r, fn, &index);
+    if (st) {
+        clear_hazards(r);
+        return st;
+    }
+    CUevent ev = nullptr;
+    {
+        std::lock_guard<std::mutex> lock(p->mu);
+        if (p->idle.empty() && !p->pending.empty()) reap(p);
+        if (p->idle.empty() && p->held() < p->capacity) st = fill(p, fn, 1);
+        if (!st && p->idle.empty()) {
+            ++p->exhausted_total;
+            st = fail(EVX_ERROR_OUT_OF_MEMORY,
+                      "%s: pool 0x%" PRIx64 " is exhausted: capacity %u, %u in use, %u pending "
+                      "(released with work still running), 0 idle",
+                      fn, handle_value(pool), p->capacity, p->in_use,
+                      static_cast<unsigned>(p->pending.size()));
+        }
+        if (!st) {
+            ev = p->idle.back();
+            p->idle.pop_back();
+            ++p->in_use;
+            ++p->acquired_total;
+            p->refs.fetch_add(1, std::memory_order_relaxed);
+        }
+    }
+    if (st) {
+        slot_free(r, index);
+        clear_hazards(r);
+        return st;
+    }
+    *event = publish_event(index, p->device, p->flags, ev, p);
+    clear_hazards(r);
+    return EVX_SUCCESS;
+}
+
+EVX_API evx_status_t evx_event_pool_release(evx_event_pool_t pool, evx_event_t event) {
+    static const char fn[] = "evx_event_pool_release";
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Slot *sp = nullptr, *se = nullptr;
+    evx_status_t st = lookup2(r, fn, pool, kPool, "event pool", &sp, event, kEvent, "event", &se);
+    if (st) return st;
+    const Pool *from = se->event.pool;
+    const bool ours = from == sp->obj;
+    clear_hazards(r);
+    if (!ours)
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: event 0x%" PRIx64 " did not come from pool 0x%" PRIx64 " (%s); it stays live",
+                    fn, handle_value(event), handle_value(pool),
+                    from ? "it came from another pool" : "it was made by evx_device_create_event");
+    Slot *s = nullptr;
+    st = unpublish(event, kEvent, fn, "event", &s);
+    if (st) return st;
+    return retire(r, event);
+}
+
+EVX_API evx_status_t evx_event_pool_get_stats(evx_event_pool_t pool,
+                                              evx_event_pool_stats_t *stats) {
+    static const char fn[] = "evx_event_pool_get_stats";
+    if (!stats) return fail(EVX_ERROR_INVALID_VALUE, "%s: stats is NULL", fn);
+    const uint32_t size = stats->struct_size;
+    if (size < sizeof(evx_event_pool_stats_t))
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: stats->struct_size is %u, less than the %zu bytes of "
+                    "evx_event_pool_stats_t (set it to sizeof(evx_event_pool_stats_t))",
+                    fn, size, sizeof(evx_event_pool_stats_t));
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Slot *s = nullptr;
+    evx_status_t st = lookup(r, pool, kPool, fn, "event pool", &s);
+    if (st) return st;
+    Pool *p = static_cast<Pool *>(s->obj);
+    evx_event_pool_stats_t out;
+    std::memset(&out, 0, sizeof out);
+    {
+        std::lock_guard<std::mutex> lock(p->mu);
+        reap(p);
+        out.struct_size = size;
+        out.capacity = p->capacity;
+        out.idle = static_cast<uint32_t>(p->idle.size());
+        out.in_use = p->in_use;
+        out.pending = static_cast<uint32_t>(p->pending.size());
+        out.created_total = p->created_total;
+        out.acquired_total = p->acquired_total;
+        out.exhausted_total = p->exhausted_total;
+    }
+    clear_hazards(r);
+    // Fields a later version adds past this struct are left alone.
+    std::memcpy(stats, &out, sizeof out);
+    return EVX_SUCCESS;
+}
+
+}  // extern "C"

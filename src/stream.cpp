@@ -1,0 +1,351 @@
+// Copyright 2026 The evx Authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// The public stream calls: owned streams (made by evx under the device's
+// context guard) and borrowed ones (never destroyed by evx).
+#include <cinttypes>
+#include <new>
+
+#include "driver.hpp"
+#include "error.hpp"
+#include "evx/device.h"
+#include "evx/event.h"
+#include "evx/stream.h"
+#include "handle.hpp"
+#include "objects.hpp"
+
+namespace evx {
+
+namespace {
+
+inline bool is_default_stream(const void *native) {
+    return native == nullptr || native == EVX_STREAM_LEGACY || native == EVX_STREAM_PER_THREAD;
+}
+
+// The device ordinal of a real (not default) stream.
+evx_status_t native_stream_device(const char *fn, CUstream cs, int *ordinal) {
+    CUdevice dev = 0;
+    if (cu().cuStreamGetDevice) {
+        const CUresult res = cu().cuStreamGetDevice(cs, &dev);
+        if (res != CUDA_SUCCESS)
+            return driver_failed(res, fn, "cuStreamGetDevice", "native stream %p",
+                                 static_cast<void *>(cs));
+    } else if (cu().cuStreamGetCtx && cu().cuCtxGetDevice) {
+        // Drivers before 12.8: ask the stream's context.
+        CUcontext ctx = nullptr;
+        CUresult res = cu().cuStreamGetCtx(cs, &ctx);
+        if (res != CUDA_SUCCESS)
+            return driver_failed(res, fn, "cuStreamGetCtx", "native stream %p",
+                                 static_cast<void *>(cs));
+        ContextGuard guard;
+        evx_status_t st = guard.enter_context(fn, ctx, -1);
+        if (st) return st;
+        res = cu().cuCtxGetDevice(&dev);
+        if (res != CUDA_SUCCESS)
+            return driver_failed(res, fn, "cuCtxGetDevice", "the context of native stream %p",
+                                 static_cast<void *>(cs));
+    } else {
+        return fail(EVX_ERROR_NOT_SUPPORTED,
+                    "%s: the driver has neither cuStreamGetDevice nor cuStreamGetCtx, so the "
+                    "device of native stream %p cannot be read",
+                    fn, static_cast<void *>(cs));
+    }
+    *ordinal = device_ordinal(dev);
+    if (*ordinal < 0)
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: native stream %p belongs to driver device %d, which is not among the "
+                    "%d devices the driver listed",
+                    fn, static_cast<void *>(cs), static_cast<int>(dev), g_driver.device_count);
+    return 0;
+}
+
+// Publishes a stream object under a new handle; frees it on failure.
+evx_status_t publish_stream(ThreadRecord *r, const char *fn, Stream *s, evx_stream_t *out) {
+    uint32_t index;
+    evx_status_t st = slot_alloc(r, fn, &index);
+    if (st) {
+        stream_free(r, s);
+        return st;
+    }
+    *out = reinterpret_cast<evx_stream_t>(
+        static_cast<uintptr_t>(publish(index, kStream, s)));
+    return 0;
+}
+
+// Looks up a stream, runs `call` on its CUstream under the context guard a
+// borrowed default stream needs, and passes NOT_READY through silently.
+template <class Call>
+evx_status_t on_stream(const char *fn, const char *call_name, evx_stream_t stream, Call call) {
+    ThreadRecord *r = self();
+    if (__builtin_expect(!r, 0)) return no_thread_record();
+    Slot *slot = nullptr;
+    evx_status_t st = lookup(r, stream, kStream, fn, "stream", &slot);
+    if (st) return st;
+    const Stream *s = static_cast<const Stream *>(slot->obj);
+    CUresult res;
+    {
+        ContextGuard guard;
+        st = stream_context(guard, fn, s);
+        if (st) {
+            clear_hazards(r);
+            return st;
+        }
+        res = call(s->cu);
+    }
+    clear_hazards(r);
+    if (__builtin_expect(res == CUDA_SUCCESS || res == CUDA_ERROR_NOT_READY, 1)) return res;
+    return driver_failed(res, fn, call_name, "stream 0x%" PRIx64, handle_value(stream));
+}
+
+// Reads one field of a live stream.
+template <class Read>
+evx_status_t read_stream(const char *fn, evx_stream_t stream, Read read) {
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Slot *slot = nullptr;
+    evx_status_t st = lookup(r, stream, kStream, fn, "stream", &slot);
+    if (st) return st;
+    read(*static_cast<const Stream *>(slot->obj));
+    clear_hazards(r);
+    return EVX_SUCCESS;
+}
+
+}  // namespace
+
+evx_status_t stream_free(ThreadRecord *, void *obj) {
+    Stream *s = static_cast<Stream *>(obj);
+    CUresult res = CUDA_SUCCESS;
+    if (s->owned) {
+        ContextGuard guard;
+        guard.enter(nullptr, s->device);  // destroy all the same on failure
+        res = cu().cuStreamDestroy(s->cu);
+    }
+    delete s;
+    return res;
+}
+
+}  // namespace evx
+
+using namespace evx;
+
+extern "C" {
+
+EVX_API evx_status_t evx_device_create_stream(int device, unsigned flags, int priority,
+                                              evx_stream_t *stream) {
+    static const char fn[] = "evx_device_create_stream";
+    if (!stream) return fail(EVX_ERROR_INVALID_VALUE, "%s: stream (the out-pointer) is NULL", fn);
+    *stream = nullptr;
+    if (flags & ~static_cast<unsigned>(EVX_STREAM_NON_BLOCKING))
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: stream flags 0x%x have unknown bits 0x%x (known: "
+                    "EVX_STREAM_NON_BLOCKING 0x1)",
+                    fn, flags, flags & ~static_cast<unsigned>(EVX_STREAM_NON_BLOCKING));
+    evx_status_t st = ensure_driver(fn);
+    if (st) return st;
+    st = check_device(fn, device);
+    if (st) return st;
+    int least, greatest;
+    st = priority_range(fn, device, &least, &greatest);
+    if (st) return st;
+    if (priority < greatest || priority > least)
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: priority %d is outside device %d's range [%d (greatest), %d (least)]",
+                    fn, priority, device, greatest, least);
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Stream *s = new (std::nothrow) Stream;
+    if (!s) return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    {
+        ContextGuard guard;
+        st = guard.enter(fn, device);
+        if (st) {
+            delete s;
+            return st;
+        }
+        const CUresult res = cu().cuStreamCreateWithPriority(&s->cu, flags, priority);
+        if (res != CUDA_SUCCESS) {
+            delete s;
+            return driver_failed(res, fn, "cuStreamCreateWithPriority",
+                                 "device %d, flags 0x%x, priority %d", device, flags, priority);
+        }
+    }
+    s->device = device;
+    s->owned = true;
+    s->flags = flags;
+    s->priority = priority;
+    return publish_stream(r, fn, s, stream);
+}
+
+EVX_API evx_status_t evx_stream_wrap_external(int device, void *native_stream,
+                                              evx_stream_t *stream) {
+    static const char fn[] = "evx_stream_wrap_external";
+    if (!stream) return fail(EVX_ERROR_INVALID_VALUE, "%s: stream (the out-pointer) is NULL", fn);
+    *stream = nullptr;
+    const bool dflt = is_default_stream(native_stream);
+    if (dflt && device == EVX_DEVICE_FROM_STREAM)
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: native stream %p is a default stream (NULL, EVX_STREAM_LEGACY or "
+                    "EVX_STREAM_PER_THREAD): pass the device ordinal whose default stream is "
+                    "meant, not EVX_DEVICE_FROM_STREAM",
+                    fn, native_stream);
+    evx_status_t st = ensure_driver(fn);
+    if (st) return st;
+    if (device != EVX_DEVICE_FROM_STREAM) {
+        st = check_device(fn, device);
+        if (st) return st;
+    }
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    CUstream cs = static_cast<CUstream>(native_stream);
+    if (!dflt) {
+        int actual = -1;
+        st = native_stream_device(fn, cs, &actual);
+        if (st) return st;
+        if (device == EVX_DEVICE_FROM_STREAM) {
+            device = actual;
+        } else if (device != actual) {
+            return fail(EVX_ERROR_INVALID_VALUE,
+                        "%s: native stream %p belongs to device %d, not to device %d as given",
+                        fn, native_stream, actual, device);
+        }
+    }
+    Stream *s = new (std::nothrow) Stream;
+    if (!s) return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    s->cu = cs;
+    s->device = device;
+    s->owned = false;
+    s->default_stream = dflt;
+    {
+        ContextGuard guard;
+        st = stream_context(guard, fn, s);
+        CUresult res = CUDA_SUCCESS;
+        const char *call = "cuStreamGetFlags";
+        if (!st) {
+            res = cu().cuStreamGetFlags(cs, &s->flags);
+            if (res == CUDA_SUCCESS) {
+                call = "cuStreamGetPriority";
+                res = cu().cuStreamGetPriority(cs, &s->priority);
+            }
+        }
+        if (!st && res != CUDA_SUCCESS)
+            st = driver_failed(res, fn, call, "native stream %p of device %d", native_stream,
+                               device);
+        if (st) {
+            delete s;
+            return st;
+        }
+    }
+    return publish_stream(r, fn, s, stream);
+}
+
+EVX_API evx_status_t evx_stream_destroy(evx_stream_t stream) {
+    static const char fn[] = "evx_stream_destroy";
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Slot *s = nullptr;
+    evx_status_t st = unpublish(stream, kStream, fn, "stream", &s);
+    if (st) return st;
+    st = retire(r, stream);
+    if (st)
+        return driver_failed(static_cast<CUresult>(st), fn, "cuStreamDestroy",
+                             "stream 0x%" PRIx64 "; the handle is dead all the same",
+                             handle_value(stream));
+    return EVX_SUCCESS;
+}
+
+EVX_API evx_status_t evx_stream_wait_event(evx_stream_t stream, evx_event_t event,
+                                           unsigned flags) {
+    static const char fn[] = "evx_stream_wait_event";
+    if (flags & ~static_cast<unsigned>(EVX_EVENT_WAIT_EXTERNAL))
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: wait flags 0x%x have unknown bits 0x%x (known: "
+                    "EVX_EVENT_WAIT_EXTERNAL 0x1)",
+                    fn, flags, flags & ~static_cast<unsigned>(EVX_EVENT_WAIT_EXTERNAL));
+    ThreadRecord *r = self();
+    if (__builtin_expect(!r, 0)) return no_thread_record();
+    Slot *ss = nullptr, *se = nullptr;
+    evx_status_t st = lookup2(r, fn, stream, kStream, "stream", &ss, event, kEvent, "event", &se);
+    if (st) return st;
+    const Stream *s = static_cast<const Stream *>(ss->obj);
+    const Event *e = &se->event;
+    if (__builtin_expect(e->device != s->device, 0)) {
+        const int sd = s->device, ed = e->device;
+        clear_hazards(r);
+        return fail(EVX_ERROR_INVALID_HANDLE,
+                    "%s: stream 0x%" PRIx64 " belongs to device %d but event 0x%" PRIx64
+                    " to device %d",
+                    fn, handle_value(stream), sd, handle_value(event), ed);
+    }
+    // A never-recorded event needs no special case: its driver event is new
+    // or its former record has completed, so the wait is for nothing.
+    CUresult res;
+    {
+        ContextGuard guard;
+        st = stream_context(guard, fn, s);
+        if (st) {
+            clear_hazards(r);
+            return st;
+        }
+        res = cu().cuStreamWaitEvent(s->cu, e->cu, flags);
+    }
+    clear_hazards(r);
+    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
+    return driver_failed(res, fn, "cuStreamWaitEvent",
+                         "stream 0x%" PRIx64 ", event 0x%" PRIx64 ", flags 0x%x",
+                         handle_value(stream), handle_value(event), flags);
+}
+
+EVX_API evx_status_t evx_stream_query(evx_stream_t stream) {
+    return on_stream("evx_stream_query", "cuStreamQuery", stream,
+                     [](CUstream cs) { return cu().cuStreamQuery(cs); });
+}
+
+EVX_API evx_status_t evx_stream_synchronize(evx_stream_t stream) {
+    return on_stream("evx_stream_synchronize", "cuStreamSynchronize", stream,
+                     [](CUstream cs) { return cu().cuStreamSynchronize(cs); });
+}
+
+EVX_API evx_status_t evx_stream_launch_host_func(evx_stream_t stream, evx_host_fn_t fn,
+                                                 void *user_data) {
+    if (!fn)
+        return fail(EVX_ERROR_INVALID_VALUE, "evx_stream_launch_host_func: fn is NULL");
+    return on_stream("evx_stream_launch_host_func", "cuLaunchHostFunc", stream,
+                     [fn, user_data](CUstream cs) {
+                         return cu().cuLaunchHostFunc(cs, fn, user_data);
+                     });
+}
+
+EVX_API evx_status_t evx_stream_get_priority(evx_stream_t stream, int *priority) {
+    static const char fn[] = "evx_stream_get_priority";
+    if (!priority)
+        return fail(EVX_ERROR_INVALID_VALUE, "%s: priority (the out-pointer) is NULL", fn);
+    return read_stream(fn, stream, [priority](const Stream &s) { *priority = s.priority; });
+}
+
+EVX_API evx_status_t evx_stream_get_flags(evx_stream_t stream, unsigned *flags) {
+    static const char fn[] = "evx_stream_get_flags";
+    if (!flags) return fail(EVX_ERROR_INVALID_VALUE, "%s: flags (the out-pointer) is NULL", fn);
+    return read_stream(fn, stream, [flags](const Stream &s) { *flags = s.flags; });
+}
+
+EVX_API evx_status_t evx_stream_get_device(evx_stream_t stream, int *device) {
+    static const char fn[] = "evx_stream_get_device";
+    if (!device)
+        return fail(EVX_ERROR_INVALID_VALUE, "%s: device (the out-pointer) is NULL", fn);
+    return read_stream(fn, stream, [device](const Stream &s) { *device = s.device; });
+}
+
+EVX_API evx_status_t evx_stream_get_native(evx_stream_t stream, void **cu_stream) {
+    static const char fn[] = "evx_stream_get_native";
+    if (!cu_stream)
+        return fail(EVX_ERROR_INVALID_VALUE, "%s: cu_stream (the out-pointer) is NULL", fn);
+    return read_stream(fn, stream, [cu_stream](const Stream &s) { *cu_stream = s.cu; });
+}
+
+EVX_API evx_status_t evx_stream_is_owned(evx_stream_t stream, int *owned) {
+    static const char fn[] = "evx_stream_is_owned";
+    if (!owned) return fail(EVX_ERROR_INVALID_VALUE, "%s: owned (the out-pointer) is NULL", fn);
+    return read_stream(fn, stream, [owned](const Stream &s) { *owned = s.owned ? 1 : 0; });
+}
+
+}  // extern "C"

@@ -1,0 +1,93 @@
+// Copyright 2026 The evx Authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Per-thread records: hazard slots, free handle slots, retired handles,
+// event caches and the last error. See docs/design.md, "Safe use against a
+// racing destroy".
+#ifndef EVX_SRC_THREAD_HPP
+#define EVX_SRC_THREAD_HPP
+
+#include <cuda.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "evx/common.h"
+
+namespace evx {
+
+constexpr uint32_t kMessageSize = 512;
+// Free handle slots a thread keeps: an index comes back only after
+// kQuarantine others were freed by the same thread.
+constexpr uint32_t kRingSize = 4096;
+constexpr uint32_t kQuarantine = 1024;
+constexpr uint32_t kReadyMax = 256;
+// Driver events a thread keeps per (device, flags): up to kBucketSize known
+// to be complete, and up to kPendingRing that were recorded in their former
+// life and are queried before reuse, oldest first.
+constexpr uint32_t kBucketSize = 64;
+constexpr uint32_t kPendingRing = 64;
+// Destroyed events a thread collects before it scans the hazard slots.
+constexpr uint32_t kRetireBatch = 32;
+
+struct CacheBucket {
+    uint32_t n;                 // ready[0, n): complete, a stack
+    uint32_t pend_head;         // pend: a FIFO ring of maybe-pending events
+    uint32_t pend_n;
+    uint32_t skip;              // takes left before pending events are asked
+    uint32_t backoff;           // again (doubles while work stays pending)
+    CUevent ready[kBucketSize];
+    CUevent pend[kPendingRing];
+};
+
+struct ThreadRecord {
+    // The two hazard slots, one word: low half for the first handle of a
+    // call, high half for the second; each holds a slot index + 1, 0 = none.
+    // Published with one seq_cst exchange (a full fence) per call. Read by
+    // every destroying thread, so kept on a cache line of its own.
+    alignas(64) std::atomic<uint64_t> hazards{0};
+
+    alignas(64) ThreadRecord *next = nullptr;  // registry link, immutable
+    std::atomic<bool> in_use{false};
+
+    evx_status_t last_status = 0;
+    char message[kMessageSize] = {};
+
+    // Free handle slots: a FIFO ring (quarantine) and a stack of slots
+    // ready for use at once (fresh ones, or old ones from other threads).
+    uint32_t ring_head = 0;
+    uint32_t ring_count = 0;
+    uint32_t ready_n = 0;
+    uint32_t ring[kRingSize];
+    uint32_t ready[kReadyMax];
+
+    // Destroyed handles whose objects are not freed yet: events waiting for
+    // the next batch scan, and objects another thread held at destroy.
+    uint32_t *retired = nullptr;
+    uint32_t retired_n = 0;
+    uint32_t retired_cap = 0;
+    uint32_t retire_limit = kRetireBatch;  // scan when retired_n reaches it
+
+    // Event caches, device * 4 + (flags & 3); allocated on first use.
+    CacheBucket **buckets = nullptr;
+    uint32_t nbuckets = 0;
+};
+
+extern __thread ThreadRecord *t_record __attribute__((tls_model("initial-exec")));
+
+// Takes a free record (or makes one) for the calling thread; nullptr when
+// out of memory.
+ThreadRecord *attach_thread();
+
+inline ThreadRecord *self() {
+    ThreadRecord *r = t_record;
+    if (__builtin_expect(r != nullptr, 1)) return r;
+    return attach_thread();
+}
+
+// The registry of every record ever made (records are never freed).
+ThreadRecord *thread_list();
+
+}  // namespace evx
+
+#endif  // EVX_SRC_THREAD_HPP

@@ -1,0 +1,431 @@
+// Copyright 2026 The evx Authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Timers (a start and a stop mark) and timelines (many marks read back in one
+// call). Their driver events come from the reuse cache and go back to it.
+// Each object has its own mutex: marks are ordered by the calls that make
+// them, and no lock is shared between objects.
+#include <cinttypes>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#include "cache.hpp"
+#include "driver.hpp"
+#include "error.hpp"
+#include "evx/event.h"
+#include "evx/timing.h"
+#include "handle.hpp"
+#include "objects.hpp"
+
+namespace evx {
+
+namespace {
+
+struct Timer {
+    std::mutex mu;
+    int device = 0;
+    CUevent start = nullptr;
+    CUevent stop = nullptr;
+    bool started = false;  // since the last start, no stop yet or a stop
+    bool stopped = false;
+    bool ever_recorded = false;
+};
+
+struct Timeline {
+    std::mutex mu;
+    int device = 0;
+    uint32_t capacity = 0;
+    std::vector<CUevent> events;  // kept across resets
+    uint32_t count = 0;           // marks since creation or the last reset
+};
+
+// Records a driver event on a stream, under the guard a default stream needs.
+evx_status_t record_mark(const char *fn, CUevent ev, const Stream *s, uint64_t owner,
+                         const char *owner_kind) {
+    ContextGuard guard;
+    evx_status_t st = stream_context(guard, fn, s);
+    if (st) return st;
+    const CUresult res = cu().cuEventRecord(ev, s->cu);
+    if (res != CUDA_SUCCESS)
+        return driver_failed(res, fn, "cuEventRecord", "%s 0x%" PRIx64, owner_kind, owner);
+    return 0;
+}
+
+// Looks up an object and a stream of its device; INVALID_HANDLE naming both
+// devices otherwise. On success both hazards are held.
+template <class T>
+evx_status_t object_and_stream(ThreadRecord *r, const char *fn, const void *h, uint32_t kind,
+                               evx_stream_t stream, T **obj, const Stream **s) {
+    Slot *so = nullptr, *ss = nullptr;
+    evx_status_t st = lookup2(r, fn, h, kind, kind_name(kind), &so, stream, kStream, "stream", &ss);
+    if (st) return st;
+    *obj = static_cast<T *>(so->obj);
+    *s = static_cast<const Stream *>(ss->obj);
+    if ((*obj)->device != (*s)->device) {
+        const int od = (*obj)->device, sd = (*s)->device;
+        clear_hazards(r);
+        return fail(EVX_ERROR_INVALID_HANDLE,
+                    "%s: %s 0x%" PRIx64 " belongs to device %d but stream 0x%" PRIx64
+                    " to device %d",
+                    fn, kind_name(kind), handle_value(h), od, handle_value(stream), sd);
+    }
+    return 0;
+}
+
+evx_status_t timer_state(const char *fn, const Timer *t, evx_timer_t timer) {
+    if (!t->started)
+        return fail(EVX_ERROR_ILLEGAL_STATE, "%s: timer 0x%" PRIx64 " was not started", fn,
+                    handle_value(timer));
+    if (!t->stopped)
+        return fail(EVX_ERROR_ILLEGAL_STATE,
+                    "%s: timer 0x%" PRIx64 " was started but not stopped", fn,
+                    handle_value(timer));
+    return 0;
+}
+
+evx_status_t timer_ms(const char *fn, evx_timer_t timer, CUevent start, CUevent stop,
+                      float *ms) {
+    float out = 0.0f;
+    const CUresult res = cu().cuEventElapsedTime(&out, start, stop);
+    if (res == CUDA_SUCCESS) {
+        *ms = out;
+        return 0;
+    }
+    if (res == CUDA_ERROR_NOT_READY) return res;
+    return driver_failed(res, fn, "cuEventElapsedTime", "timer 0x%" PRIx64, handle_value(timer));
+}
+
+}  // namespace
+
+evx_status_t timer_free(ThreadRecord *r, void *obj) {
+    Timer *t = static_cast<Timer *>(obj);
+    if (t->start) cache_give(r, t->device, EVX_EVENT_DEFAULT, t->start, t->ever_recorded);
+    if (t->stop) cache_give(r, t->device, EVX_EVENT_DEFAULT, t->stop, t->ever_recorded);
+    delete t;
+    return 0;
+}
+
+evx_status_t timeline_free(ThreadRecord *r, void *obj) {
+    Timeline *t = static_cast<Timeline *>(obj);
+    for (CUevent ev : t->events) cache_give(r, t->device, EVX_EVENT_DEFAULT, ev, true);
+    delete t;
+    return 0;
+}
+
+}  // namespace evx
+
+using namespace evx;
+
+extern "C" {
+
+EVX_API evx_status_t evx_timer_create(int device, evx_timer_t *timer) {
+    static const char fn[] = "evx_timer_create";
+    if (!timer) return fail(EVX_ERROR_INVALID_VALUE, "%s: timer (the out-pointer) is NULL", fn);
+    *timer = nullptr;
+    evx_status_t st = ensure_driver(fn);
+    if (st) return st;
+    st = check_device(fn, device);
+    if (st) return st;
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Timer *t = new (std::nothrow) Timer;
+    if (!t) return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    t->device = device;
+    uint32_t index = 0;
+    st = cache_take(r, fn, device, EVX_EVENT_DEFAULT, &t->start);
+    if (!st) st = cache_take(r, fn, device, EVX_EVENT_DEFAULT, &t->stop);
+    if (!st) st = slot_alloc(r, fn, &index);
+    if (st) {
+        timer_free(r, t);
+        return st;
+    }
+    *timer = reinterpret_cast<evx_timer_t>(static_cast<uintptr_t>(publish(index, kTimer, t)));
+    return EVX_SUCCESS;
+}
+
+EVX_API evx_status_t evx_timer_destroy(evx_timer_t timer) {
+    static const char fn[] = "evx_timer_destroy";
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Slot *s = nullptr;
+    evx_status_t st = unpublish(timer, kTimer, fn, "timer", &s);
+    if (st) return st;
+    return retire(r, timer);
+}
+
+EVX_API evx_status_t evx_timer_start(evx_timer_t timer, evx_stream_t stream) {
+    static const char fn[] = "evx_timer_start";
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Timer *t = nullptr;
+    const Stream *s = nullptr;
+    evx_status_t st = object_and_stream(r, fn, timer, kTimer, stream, &t, &s);
+    if (st) return st;
+    {
+        std::lock_guard<std::mutex> lock(t->mu);
+        st = record_mark(fn, t->start, s, handle_value(timer), "timer");
+        if (!st) {
+            t->started = true;
+            t->stopped = false;
+            t->ever_recorded = true;
+        }
+    }
+    clear_hazards(r);
+    return st;
+}
+
+EVX_API evx_status_t evx_timer_stop(evx_timer_t timer, evx_stream_t stream) {
+    static const char fn[] = "evx_timer_stop";
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Timer *t = nullptr;
+    const Stream *s = nullptr;
+    evx_status_t st = object_and_stream(r, fn, timer, kTimer, stream, &t, &s);
+    if (st) return st;
+    {
+        std::lock_guard<std::mutex> lock(t->mu);
+        if (!t->started)
+            st = fail(EVX_ERROR_ILLEGAL_STATE, "%s: timer 0x%" PRIx64 " was not started", fn,
+                      handle_value(timer));
+        else
+            st = record_mark(fn, t->stop, s, handle_value(timer), "timer");
+        if (!st) t->stopped = true;
+    }
+    clear_hazards(r);
+    return st;
+}
+
+EVX_API evx_status_t evx_timer_elapsed(evx_timer_t timer, float *ms) {
+    static const char fn[] = "evx_timer_elapsed";
+    if (!ms) return fail(EVX_ERROR_INVALID_VALUE, "%s: ms (the out-pointer) is NULL", fn);
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Slot *slot = nullptr;
+    evx_status_t st = lookup(r, timer, kTimer, fn, "timer", &slot);
+    if (st) return st;
+    Timer *t = static_cast<Timer *>(slot->obj);
+    {
+        std::lock_guard<std::mutex> lock(t->mu);
+        st = timer_state(fn, t, timer);
+        if (!st) st = timer_ms(fn, timer, t->start, t->stop, ms);
+    }
+    clear_hazards(r);
+    return st;
+}
+
+EVX_API evx_status_t evx_timer_synchronize(evx_timer_t timer, float *ms) {
+    static const char fn[] = "evx_timer_synchronize";
+    if (!ms) return fail(EVX_ERROR_INVALID_VALUE, "%s: ms (the out-pointer) is NULL", fn);
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Slot *slot = nullptr;
+    evx_status_t st = lookup(r, timer, kTimer, fn, "timer", &slot);
+    if (st) return st;
+    Timer *t = static_cast<Timer *>(slot->obj);
+    CUevent start, stop;
+    {
+        std::lock_guard<std::mutex> lock(t->mu);
+        st = timer_state(fn, t, timer);
+        start = t->start;
+        stop = t->stop;
+    }
+    if (!st) {
+        // Wait without the timer's lock; the hazard keeps its events alive.
+        // Both marks: the stop may be on another stream than the start.
+        CUresult res = cu().cuEventSynchronize(stop);
+        if (res == CUDA_SUCCESS) res = cu().cuEventSynchronize(start);
+        if (res != CUDA_SUCCESS)
+            st = driver_failed(res, fn, "cuEventSynchronize", "timer 0x%" PRIx64,
+                               handle_value(timer));
+        else
+            st = timer_ms(fn, timer, start, stop, ms);
+    }
+    clear_hazards(r);
+    return st;
+}
+
+EVX_API evx_status_t evx_timeline_create(int device, uint32_t capacity, evx_timeline_t *timeline) {
+    static const char fn[] = "evx_timeline_create";
+    if (!timeline)
+        return fail(EVX_ERROR_INVALID_VALUE, "%s: timeline (the out-pointer) is NULL", fn);
+    *timeline = nullptr;
+    if (capacity < 2)
+        return fail(EVX_ERROR_INVALID_VALUE, "%s: capacity %u is less than 2", fn, capacity);
+    evx_status_t st = ensure_driver(fn);
+    if (st) return st;
+    st = check_device(fn, device);
+    if (st) return st;
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Timeline *t = new (std::nothrow) Timeline;
+    if (!t) return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    t->device = device;
+    t->capacity = capacity;
+    try {
+        t->events.reserve(capacity < 64 ? capacity : 64);
+    } catch (const std::bad_alloc &) {
+        delete t;
+        return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    }
+    uint32_t index;
+    st = slot_alloc(r, fn, &index);
+    if (st) {
+        delete t;
+        return st;
+    }
+    *timeline =
+        reinterpret_cast<evx_timeline_t>(static_cast<uintptr_t>(publish(index, kTimeline, t)));
+    return EVX_SUCCESS;
+}
+
+EVX_API evx_status_t evx_timeline_destroy(evx_timeline_t timeline) {
+    static const char fn[] = "evx_timeline_destroy";
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Slot *s = nullptr;
+    evx_status_t st = unpublish(timeline, kTimeline, fn, "timeline", &s);
+    if (st) return st;
+    return retire(r, timeline);
+}
+
+EVX_API evx_status_t evx_timeline_mark(evx_timeline_t timeline, evx_stream_t stream,
+                                       uint32_t *index) {
+    static const char fn[] = "evx_timeline_mark";
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Timeline *t = nullptr;
+    const Stream *s = nullptr;
+    evx_status_t st = object_and_stream(r, fn, timeline, kTimeline, stream, &t, &s);
+    if (st) return st;
+    uint32_t mark = 0;
+    {
+        std::lock_guard<std::mutex> lock(t->mu);
+        if (t->count == t->capacity) {
+            st = fail(EVX_ERROR_OUT_OF_MEMORY,
+                      "%s: timeline 0x%" PRIx64 " holds its capacity of %u marks; "
+                      "evx_timeline_reset() forgets them",
+                      fn, handle_value(timeline), t->capacity);
+        } else if (t->count == t->events.size()) {
+            CUevent ev;
+            st = cache_take(r, fn, t->device, EVX_EVENT_DEFAULT, &ev);
+            if (!st) {
+                try {
+                    t->events.push_back(ev);
+                } catch (const std::bad_alloc &) {
+                    cache_give(r, t->device, EVX_EVENT_DEFAULT, ev, false);
+                    st = fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+                }
+            }
+        }
+        if (!st) st = record_mark(fn, t->events[t->count], s, handle_value(timeline), "timeline");
+        if (!st) mark = t->count++;
+    }
+    clear_hazards(r);
+    if (!st && index) *index = mark;
+    return st;
+}
+
+EVX_API evx_status_t evx_timeline_count(evx_timeline_t timeline, uint32_t *count) {
+    static const char fn[] = "evx_timeline_count";
+    if (!count) return fail(EVX_ERROR_INVALID_VALUE, "%s: count (the out-pointer) is NULL", fn);
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Slot *slot = nullptr;
+    evx_status_t st = lookup(r, timeline, kTimeline, fn, "timeline", &slot);
+    if (st) return st;
+    Timeline *t = static_cast<Timeline *>(slot->obj);
+    {
+        std::lock_guard<std::mutex> lock(t->mu);
+        *count = t->count;
+    }
+    clear_hazards(r);
+    return EVX_SUCCESS;
+}
+
+EVX_API evx_status_t evx_timeline_intervals(evx_timeline_t timeline, float *ms, uint32_t max,
+                                            uint32_t *written) {
+    static const char fn[] = "evx_timeline_intervals";
+    if (!ms && max != 0)
+        return fail(EVX_ERROR_INVALID_VALUE, "%s: ms is NULL but max is %u", fn, max);
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Slot *slot = nullptr;
+    evx_status_t st = lookup(r, timeline, kTimeline, fn, "timeline", &slot);
+    if (st) return st;
+    Timeline *t = static_cast<Timeline *>(slot->obj);
+    uint32_t n = 0;
+    {
+        std::lock_guard<std::mutex> lock(t->mu);
+        const uint32_t intervals = t->count >= 2 ? t->count - 1 : 0;
+        if (!ms) {
+            n = intervals;
+        } else {
+            // Every mark must be complete before anything is written.
+            for (uint32_t i = 0; i < t->count && !st; ++i) {
+                const CUresult q = cu().cuEventQuery(t->events[i]);
+                if (q == CUDA_ERROR_NOT_READY)
+                    st = q;
+                else if (q != CUDA_SUCCESS)
+                    st = driver_failed(q, fn, "cuEventQuery", "mark %u of timeline 0x%" PRIx64,
+                                       i, handle_value(timeline));
+            }
+            n = intervals < max ? intervals : max;
+            for (uint32_t i = 0; i < n && !st; ++i) {
+                const CUresult res =
+                    cu().cuEventElapsedTime(&ms[i], t->events[i], t->events[i + 1]);
+                if (res == CUDA_ERROR_NOT_READY)
+                    st = res;
+                else if (res != CUDA_SUCCESS)
+                    st = driver_failed(res, fn, "cuEventElapsedTime",
+                                       "marks %u and %u of timeline 0x%" PRIx64, i, i + 1,
+                                       handle_value(timeline));
+            }
+        }
+    }
+    clear_hazards(r);
+    if (written) *written = st ? 0 : n;
+    return st;
+}
+
+EVX_API evx_status_t evx_timeline_synchronize(evx_timeline_t timeline) {
+    static const char fn[] = "evx_timeline_synchronize";
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Slot *slot = nullptr;
+    evx_status_t st = lookup(r, timeline, kTimeline, fn, "timeline", &slot);
+    if (st) return st;
+    Timeline *t = static_cast<Timeline *>(slot->obj);
+    CUevent last = nullptr;
+    {
+        std::lock_guard<std::mutex> lock(t->mu);
+        if (t->count > 0) last = t->events[t->count - 1];
+    }
+    if (last) {
+        // Without the lock; the hazard keeps the timeline's events alive.
+        const CUresult res = cu().cuEventSynchronize(last);
+        if (res != CUDA_SUCCESS)
+            st = driver_failed(res, fn, "cuEventSynchronize", "the last mark of timeline 0x%" PRIx64,
+                               handle_value(timeline));
+    }
+    clear_hazards(r);
+    return st;
+}
+
+EVX_API evx_status_t evx_timeline_reset(evx_timeline_t timeline) {
+    static const char fn[] = "evx_timeline_reset";
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Slot *slot = nullptr;
+    evx_status_t st = lookup(r, timeline, kTimeline, fn, "timeline", &slot);
+    if (st) return st;
+    Timeline *t = static_cast<Timeline *>(slot->obj);
+    {
+        std::lock_guard<std::mutex> lock(t->mu);
+        t->count = 0;
+    }
+    clear_hazards(r);
+    return EVX_SUCCESS;
+}
+
+}  // extern "C"
