@@ -64,6 +64,7 @@ evx_status_t record(const char *fn, evx_event_t event, evx_stream_t stream,
                          : cu().cuEventRecord(e->cu, s->cu);
     }
     if (__builtin_expect(res == CUDA_SUCCESS, 1)) {
+        e->records.fetch_add(1, std::memory_order_relaxed);
         if (!e->recorded.load(std::memory_order_relaxed))
             e->recorded.store(true, std::memory_order_release);
         clear_hazards(r);
@@ -99,13 +100,17 @@ evx_event_t publish_event(uint32_t index, int device, unsigned flags, CUevent cu
     e.device = device;
     e.flags = flags;
     e.recorded.store(false, std::memory_order_relaxed);
+    e.records.store(0, std::memory_order_relaxed);
+    e.done.store(0, std::memory_order_relaxed);
     e.pool = pool;
     return reinterpret_cast<evx_event_t>(
         static_cast<uintptr_t>(publish(index, kEvent, &e)));
 }
 
 evx_status_t event_free(ThreadRecord *r, Event *e) {
-    const bool maybe_pending = e->recorded.load(std::memory_order_acquire);
+    const bool maybe_pending =
+        e->recorded.load(std::memory_order_acquire) &&
+        e->done.load(std::memory_order_relaxed) != e->records.load(std::memory_order_relaxed);
     if (e->pool)
         pool_take_back(e->pool, e->cu, maybe_pending);
     else
@@ -177,14 +182,16 @@ EVX_API evx_status_t evx_event_query(evx_event_t event) {
     Slot *s = nullptr;
     evx_status_t st = lookup(r, event, kEvent, fn, "event", &s);
     if (st) return st;
-    const Event *e = &s->event;
+    Event *e = &s->event;
     // A never-recorded event is complete, whatever its driver event did in
     // a former life.
     if (!e->recorded.load(std::memory_order_acquire)) {
         clear_hazards(r);
         return EVX_SUCCESS;
     }
+    const uint32_t seen = e->records.load(std::memory_order_relaxed);
     const CUresult res = cu().cuEventQuery(e->cu);
+    if (res == CUDA_SUCCESS) e->done.store(seen, std::memory_order_relaxed);  // under the hazard
     clear_hazards(r);
     if (__builtin_expect(res == CUDA_SUCCESS || res == CUDA_ERROR_NOT_READY, 1)) return res;
     return driver_failed(res, fn, "cuEventQuery", "event 0x%" PRIx64, handle_value(event));
@@ -197,12 +204,14 @@ EVX_API evx_status_t evx_event_synchronize(evx_event_t event) {
     Slot *s = nullptr;
     evx_status_t st = lookup(r, event, kEvent, fn, "event", &s);
     if (st) return st;
-    const Event *e = &s->event;
+    Event *e = &s->event;
     if (!e->recorded.load(std::memory_order_acquire)) {
         clear_hazards(r);
         return EVX_SUCCESS;
     }
+    const uint32_t seen = e->records.load(std::memory_order_relaxed);
     const CUresult res = cu().cuEventSynchronize(e->cu);
+    if (res == CUDA_SUCCESS) e->done.store(seen, std::memory_order_relaxed);  // under the hazard
     clear_hazards(r);
     if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
     return driver_failed(res, fn, "cuEventSynchronize", "event 0x%" PRIx64,
@@ -219,7 +228,7 @@ EVX_API evx_status_t evx_event_elapsed_time(float *ms, evx_event_t start, evx_ev
                               "end event", &s1);
     if (st) return st;
     if (!s0 || !s1) __builtin_unreachable(); // lookup2 sets both on success
-    const Event *a = &s0->event, *b = &s1->event;
+    Event *a = &s0->event, *b = &s1->event;
     const bool ar = a->recorded.load(std::memory_order_acquire);
     const bool br = b->recorded.load(std::memory_order_acquire);
     if (__builtin_expect(a->device != b->device || !ar || !br ||
@@ -249,7 +258,13 @@ EVX_API evx_status_t evx_event_elapsed_time(float *ms, evx_event_t start, evx_ev
                     fn, bv);
     }
     float out = 0.0f;
+    const uint32_t seen_a = a->records.load(std::memory_order_relaxed);
+    const uint32_t seen_b = b->records.load(std::memory_order_relaxed);
     const CUresult res = cu().cuEventElapsedTime(&out, a->cu, b->cu);
+    if (res == CUDA_SUCCESS) {  // both complete; marked under the hazards
+        a->done.store(seen_a, std::memory_order_relaxed);
+        b->done.store(seen_b, std::memory_order_relaxed);
+    }
     clear_hazards(r);
     if (__builtin_expect(res == CUDA_SUCCESS, 1)) {
         *ms = out;

@@ -39,6 +39,12 @@ struct Event {
     int device = 0;
     unsigned flags = 0;
     std::atomic<bool> recorded{false};  // recorded in this evx life
+    // Successful records in this life, and the count as it was before the
+    // last query, synchronize or elapsed time that saw the event complete.
+    // done == records at destroy: no pending work, so the driver event is
+    // reused with no query (see cache.cpp).
+    std::atomic<uint32_t> records{0};
+    std::atomic<uint32_t> done{0};
     Pool *pool = nullptr;               // the pool it came from, or nullptr
 };
 

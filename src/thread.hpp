@@ -36,6 +36,12 @@ struct CacheBucket {
     uint32_t pend_n;
     uint32_t skip;              // takes left before pending events are asked
     uint32_t backoff;           // again (doubles while work stays pending)
+    uint32_t tick;              // takes from an empty stack, for sampling
+    // Sampled costs in clock ticks (moving averages) of the two ways to get
+    // an event when the stack is empty: asking whether the oldest pending
+    // one completed, or a fresh cuEventCreate. See cache_take().
+    uint32_t query_cost;
+    uint32_t create_cost;
     CUevent ready[kBucketSize];
     CUevent pend[kPendingRing];
 };
