@@ -70,38 +70,75 @@ _c_float = _ct.c_float
 _byref = _ct.byref
 _object_new = object.__new__
 
-# The three calls that neither block nor take a lock in evx (a query of an
-# event or a stream, and elapsed time, which answers NOT_READY instead of
-# waiting) are bound a second time through ctypes.PyDLL, which keeps the GIL
-# across the call: releasing and retaking it costs more than the call itself.
-# Every other call releases the GIL (ctypes.CDLL), so that synchronize,
-# record and host functions (which need the GIL to run their Python code)
-# never wait on a thread that holds it. EVX_PYTHON_RELEASE_GIL=1 makes the
-# three release it too.
+# Hot-path bindings. ``capi`` has every prototype's argtypes set, and
+# ctypes then converts each argument through its type's from_param: about
+# 100-150 ns per int argument, more than the C call itself. The calls below
+# are bound a second time, as fresh function objects (``lib[name]`` does not
+# share the cached attribute that ``capi`` configured), with only the result
+# type set. Without argtypes ctypes passes a c_void_p by value, None as NULL,
+# a byref() as a pointer and a Python int as a C int, so these functions are
+# only ever called with handles (c_void_p objects or None: evx never
+# dereferences a handle, so a wrong one is an INVALID_HANDLE status, never a
+# crash), byref() of our own ctypes objects, and ints that the layer itself
+# computed and that fit an int (a device ordinal, event flags, 0).
+#
+# The GIL: every call that can wait (synchronize, record: the driver may
+# block a full queue, and anything behind a host function, which needs the
+# GIL to run its Python code) is bound through ctypes.CDLL, which releases
+# the GIL for the call. The calls that never wait, neither on the GPU nor on
+# a lock that a thread waiting for the GIL could hold, keep it (ctypes.PyDLL):
+# releasing and retaking it costs more than the call. They are the queries
+# (evx_event_query, evx_stream_query) and elapsed time, which answers
+# NOT_READY instead of waiting, and the creation and destruction of events:
+# evx takes an event from its reuse cache or calls cuEventCreate, and gives it
+# back or calls cuEventDestroy, none of which waits for GPU work or for a
+# host function (evx's own locks are held only by C code that never needs the
+# GIL). The one slow step is the first use of a device, which retains its
+# primary context (hundreds of milliseconds on a GPU); so a Device makes its
+# events through the GIL-releasing binding until one has been made
+# (Device._mk), and only then through the GIL-holding one.
+# EVX_PYTHON_RELEASE_GIL=1 makes all of these release it too.
+#
+# Out-parameters are per call (a fresh c_void_p or c_float): a module-level
+# buffer is not safe even under the GIL, because a thread switch, a signal
+# handler or a __del__ run by the garbage collector can come between the
+# call that fills it and the read that empties it.
 if _os.environ.get("EVX_PYTHON_RELEASE_GIL", "") not in ("", "0"):
     _gil_lib = _lib
 else:
     _gil_lib = _ct.PyDLL(library_path)
-_ev_query = _capi.evx_event_query.bind(_gil_lib)
-_ev_elapsed = _capi.evx_event_elapsed_time.bind(_gil_lib)
-_st_query = _capi.evx_stream_query.bind(_gil_lib)
 
-_ev_create = capi.evx_device_create_event
-_ev_destroy = capi.evx_event_destroy
-_ev_record = capi.evx_event_record
-_ev_sync = capi.evx_event_synchronize
+
+def _bare(lib, name):
+    fn = lib[name]
+    fn.restype = _capi.evx_status_t
+    return fn
+
+
+_ev_query = _bare(_gil_lib, "evx_event_query")
+_ev_elapsed = _bare(_gil_lib, "evx_event_elapsed_time")
+_st_query = _bare(_gil_lib, "evx_stream_query")
+
+_ev_create_gil = _bare(_gil_lib, "evx_device_create_event")
+_ev_destroy = _bare(_gil_lib, "evx_event_destroy")
+_ev_create = _bare(_lib, "evx_device_create_event")      # a device's first
+_ev_record = _bare(_lib, "evx_event_record")
+_ev_sync = _bare(_lib, "evx_event_synchronize")
+_st_wait = _bare(_lib, "evx_stream_wait_event")
+_st_sync = _bare(_lib, "evx_stream_synchronize")
+_st_destroy = _bare(_lib, "evx_stream_destroy")
+_st_native = _bare(_lib, "evx_stream_get_native")
+_tm_create = _bare(_lib, "evx_timer_create")
+_tm_destroy = _bare(_lib, "evx_timer_destroy")
+_tm_start = _bare(_lib, "evx_timer_start")
+_tm_stop = _bare(_lib, "evx_timer_stop")
+_tm_sync = _bare(_lib, "evx_timer_synchronize")
+_pool_acquire = _bare(_lib, "evx_event_pool_acquire")
+_pool_release = _bare(_lib, "evx_event_pool_release")
+# Not hot, or taking arguments the layer does not make itself: fully typed.
 _st_create = capi.evx_device_create_stream
 _st_wrap = capi.evx_stream_wrap_external
-_st_destroy = capi.evx_stream_destroy
-_st_wait = capi.evx_stream_wait_event
-_st_sync = capi.evx_stream_synchronize
 _st_launch = capi.evx_stream_launch_host_func
-_st_native = capi.evx_stream_get_native
-_tm_create = capi.evx_timer_create
-_tm_destroy = capi.evx_timer_destroy
-_tm_start = capi.evx_timer_start
-_tm_stop = capi.evx_timer_stop
-_tm_sync = capi.evx_timer_synchronize
 _tl_destroy = capi.evx_timeline_destroy
 _pool_destroy = capi.evx_event_pool_destroy
 _last_message = capi.evx_last_error_message
@@ -110,6 +147,8 @@ _status_string = capi.evx_status_string
 
 _NOT_READY = _capi.EVX_ERROR_NOT_READY
 _DISABLE_TIMING = _capi.EVX_EVENT_DISABLE_TIMING
+_BLOCKING_SYNC = _capi.EVX_EVENT_BLOCKING_SYNC
+_INTERPROCESS = _capi.EVX_EVENT_INTERPROCESS
 _FROM_STREAM = _capi.EVX_DEVICE_FROM_STREAM
 
 
@@ -212,6 +251,7 @@ def _device(ordinal):
     if d is None:
         d = object.__new__(Device)
         d._id = ordinal
+        d._mk = _ev_create
         d = _devices.setdefault(ordinal, d)
     return d
 
@@ -220,7 +260,10 @@ class Device:
     """A device, by ordinal. ``Device(n)`` checks that the driver sees it;
     two Device objects of one ordinal are the same object."""
 
-    __slots__ = ("_id",)
+    # _mk: the evx_device_create_event binding this device's events are made
+    # through: the GIL-releasing one until the first succeeds (it retains the
+    # device's primary context), the GIL-holding one after.
+    __slots__ = ("_id", "_mk")
 
     def __new__(cls, device_id=0):
         if isinstance(device_id, Device):
@@ -275,14 +318,15 @@ class Device:
         """
         flags = 0 if timing else _DISABLE_TIMING
         if blocking_sync:
-            flags |= _capi.EVX_EVENT_BLOCKING_SYNC
+            flags |= _BLOCKING_SYNC
         if ipc:
-            flags |= _capi.EVX_EVENT_INTERPROCESS
+            flags |= _INTERPROCESS
         # _new_event, inlined: this is a hot path
         h = _c_void_p()
-        st = _ev_create(self._id, flags, h)
+        st = self._mk(self._id, flags, _byref(h))
         if st:
             raise _error(st)
+        self._mk = _ev_create_gil
         ev = _object_new(Event)
         ev._h = h
         ev._dev = self._id
@@ -323,12 +367,14 @@ class Device:
 
 
 def _new_event(ordinal, flags):
-    # Out-parameters are passed as the c_void_p itself: ctypes takes its
-    # address for a POINTER argtype, cheaper than byref().
+    d = _devices.get(ordinal)
+    if d is None:
+        d = _device(ordinal)
     h = _c_void_p()
-    st = _ev_create(ordinal, flags, h)
+    st = d._mk(ordinal, flags, _byref(h))
     if st:
         raise _error(st)
+    d._mk = _ev_create_gil
     ev = _object_new(Event)
     ev._h = h
     ev._dev = ordinal
@@ -388,7 +434,7 @@ class Event:
         except AttributeError:
             return NotImplemented
         ms = _c_float()
-        st = _ev_elapsed(ms, oh, self._h)
+        st = _ev_elapsed(_byref(ms), oh, self._h)
         if st:
             raise _error(st)
         return ms.value
@@ -777,118 +823,133 @@ class Stream:
 # Timing: timed (the C timer), Timeline
 
 
-_timer_cache = {}       # device ordinal -> [timer handles ready for reuse]
+# Timers ready for reuse, per device ordinal: lists of (handle, c_float,
+# byref(c_float)), the float being the timer's own out-parameter for
+# evx_timer_synchronize. A timed object takes one in __enter__ and owns it
+# until it is garbage (so reading elapsed_ms from several threads at once is
+# safe); its __del__ puts it back. So a with-block makes no driver object in
+# the steady state, and costs one C call on entry, one on exit and one on the
+# first read of elapsed_ms.
+_timer_cache = {}
 _TIMER_CACHE_MAX = 16
 
 
 def _timer_new(ordinal):
     h = _c_void_p()
-    st = _tm_create(ordinal, h)
+    st = _tm_create(ordinal, _byref(h))
     if st:
         raise _error(st)
-    return h
+    ms = _c_float()
+    return (h, ms, _byref(ms))
 
 
-def _timer_put(ordinal, h, _destroy=_tm_destroy):
-    lst = _timer_cache.setdefault(ordinal, [])
-    if len(lst) < _TIMER_CACHE_MAX:
-        lst.append(h)
+def _timer_put(ordinal, t, _cache=_timer_cache, _max=_TIMER_CACHE_MAX,
+               _destroy=_tm_destroy):
+    lst = _cache.get(ordinal)
+    if lst is None:
+        lst = _cache.setdefault(ordinal, [])
+    if len(lst) < _max:
+        lst.append(t)
     else:
-        _destroy(h)
+        _destroy(t[0])
 
 
 class timed:
     """``with evx.timed(stream) as t: ...`` marks a start and a stop on the
     stream around the block (evx_timer_start / evx_timer_stop); the first read
-    of ``t.elapsed_ms`` waits for the stop mark and gives the milliseconds.
+    of ``t.elapsed_ms`` waits for the stop mark and gives the milliseconds
+    (later reads give the same number without a call).
 
     ``stream`` is an evx :class:`Stream` or anything :meth:`Stream.wrap`
-    accepts (borrowed for the block). Timers are reused, so a timed block
-    costs no driver object creation.
+    accepts (borrowed for the block). A timed object times one block. The C
+    timers are reused: one is taken when the block starts and given back when
+    the timed object is garbage, so a block costs no driver object creation.
     """
 
-    # _state: 0 new, 1 running, 2 stopped, 3 read (or the stop failed)
-    __slots__ = ("_sh", "_borrowed", "_timer", "_dev", "_ms", "_state")
+    # _state: 0 new, 1 running, 2 stopped, 3 the stop failed, 4 read (_ms set)
+    # _s: the evx Stream (kept referenced: the timer's marks are on it)
+    # _own: whether _s was wrapped here, to be closed when the block ends
+    # _t: the timer, a _timer_cache entry, set from __enter__ on
+    __slots__ = ("_s", "_own", "_state", "_t", "_ms")
 
     def __init__(self, stream):
-        if type(stream) is not Stream and not isinstance(stream, Stream):
-            stream = Stream.wrap(stream)
-            self._borrowed = stream
+        if type(stream) is Stream or isinstance(stream, Stream):
+            self._s = stream
+            self._own = False
         else:
-            self._borrowed = None
-        self._sh = stream._h
-        self._dev = stream._dev
-        self._timer = None
+            self._s = Stream.wrap(stream)
+            self._own = True
         self._state = 0
 
     def __enter__(self):
         if self._state:
             raise RuntimeError("an evx.timed object times one block; make a "
                                "new one")
-        lst = _timer_cache.get(self._dev)
-        t = lst.pop() if lst else _timer_new(self._dev)
-        st = _tm_start(t, self._sh)
+        s = self._s
+        try:
+            t = _timer_cache[s._dev].pop()
+        except IndexError:
+            t = _timer_new(s._dev)
+        except KeyError:
+            _timer_cache.setdefault(s._dev, [])
+            t = _timer_new(s._dev)
+        st = _tm_start(t[0], s._h)
         if st:
             err = _error(st)
-            _timer_put(self._dev, t)
+            _timer_put(s._dev, t)
             raise err
-        self._timer = t
+        self._t = t
         self._state = 1
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        st = _tm_stop(self._timer, self._sh)
-        self._state = 2
-        if self._borrowed is not None:
-            self._borrowed.close()
+        s = self._s
+        st = _tm_stop(self._t[0], s._h)
         if st:
-            err = _error(st)
-            _timer_put(self._dev, self._timer)
-            self._timer = None
-            self._ms = None
             self._state = 3
+            err = _error(st)
+            if self._own:
+                s.close()
             if exc_type is None:
                 raise err
+            return False
+        self._state = 2
+        if self._own:
+            s.close()
         return False
 
     @property
     def elapsed_ms(self):
         """Milliseconds from the start of the block to its end (on the GPU
         timeline); synchronizes with the stop mark on first read."""
-        if self._state == 2:
-            ms = _c_float()
-            t = self._timer
-            st = _tm_sync(t, ms)
+        state = self._state
+        if state == 4:
+            return self._ms
+        if state == 2:
+            t = self._t
+            st = _tm_sync(t[0], t[2])
             if st:
                 raise _error(st)
-            self._timer = None
-            self._state = 3
-            lst = _timer_cache.get(self._dev)
-            if lst is not None and len(lst) < _TIMER_CACHE_MAX:
-                lst.append(t)
-            else:
-                _timer_put(self._dev, t)
-            self._ms = ms = ms.value
+            ms = self._ms = t[1].value
+            self._state = 4
             return ms
-        if self._state == 3:
-            ms = self._ms
-            if ms is None:
-                raise RuntimeError("evx.timed: the stop mark failed; no time")
-            return ms
+        if state == 3:
+            raise RuntimeError("evx.timed: the stop mark failed; no time")
         raise RuntimeError("evx.timed: elapsed_ms is known once the "
                            "with-block has ended")
 
-    def __del__(self, _put=_timer_put):
+    def __del__(self, _cache=_timer_cache, _max=_TIMER_CACHE_MAX,
+                _destroy=_tm_destroy):
+        # _timer_put, inlined
         try:
-            t = self._timer
-        except AttributeError:
-            return
-        if t is not None:
-            self._timer = None
-            try:
-                _put(self._dev, t)
-            except Exception:
-                pass
+            t = self._t
+            lst = _cache[self._s._dev]     # made by __enter__
+            if len(lst) < _max:
+                lst.append(t)
+            else:
+                _destroy(t[0])
+        except Exception:          # never entered (no _t), or at teardown
+            pass
 
 
 class Timeline:
@@ -1010,7 +1071,7 @@ class EventPool:
     def acquire(self):
         """An event from the pool, never recorded."""
         h = _c_void_p()
-        st = capi.evx_event_pool_acquire(self._h, h)
+        st = _pool_acquire(self._h, _byref(h))
         if st:
             raise _error(st)
         ev = _object_new(Event)
@@ -1023,7 +1084,7 @@ class EventPool:
         An event of another pool is refused and stays open."""
         if not isinstance(event, Event):
             raise TypeError("EventPool.release() needs an evx.Event")
-        st = capi.evx_event_pool_release(self._h, event._h)
+        st = _pool_release(self._h, event._h)
         if st:
             raise _error(st)
         event._h = None
@@ -1089,7 +1150,7 @@ def _at_exit(_pending=_host_pending, _sleep=_time.sleep, _now=_time.monotonic,
             _sleep(0.001)
         for lst in list(_cache.values()):
             while lst:
-                _destroy(lst.pop())
+                _destroy(lst.pop()[0])
     except Exception:
         pass
 
