@@ -40,7 +40,7 @@ for stage in $stages; do
   interop)
     echo "=== Python bindings on the real driver (unit tests + framework interop)"
     EVX_LIBRARY="$build/src/libevx.so" PYTHONPATH="$PWD/bindings/python" \
-      python3 -m pytest -q -p no:cacheprovider bindings/python/tests/gpu bindings/python/tests \
+      python3 -m pytest -q -rs -p no:cacheprovider bindings/python/tests/gpu bindings/python/tests \
       >"$out/interop.txt" 2>&1 || status=1
     tail -25 "$out/interop.txt"
     ;;
