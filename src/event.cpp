@@ -151,13 +151,7 @@ EVX_API evx_status_t evx_device_create_event(int device, unsigned flags,
 }
 
 EVX_API evx_status_t evx_event_destroy(evx_event_t event) {
-    static const char fn[] = "evx_event_destroy";
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Slot *s = nullptr;
-    evx_status_t st = unpublish(event, kEvent, fn, "event", &s);
-    if (st) return st;
-    return retire(r, event);
+    return destroy_handle(event, kEvent, "evx_event_destroy", "event");
 }
 
 EVX_API evx_status_t evx_event_record(evx_event_t event, evx_stream_t stream) {

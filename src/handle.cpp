@@ -300,4 +300,12 @@ void handles_detach(ThreadRecord *r) {
     if (push(g_free, tmp, n)) g_free_count.store(g_free.n, std::memory_order_relaxed);
 }
 
+evx_status_t destroy_handle(const void *h, uint32_t kind, const char *fn, const char *role) {
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Slot *s = nullptr;
+    const evx_status_t st = unpublish(h, kind, fn, role, &s);
+    return st ? st : retire(r, h);
+}
+
 }  // namespace evx

@@ -214,6 +214,10 @@ inline evx_status_t unpublish(const void *h, uint32_t want, const char *fn,
 // the status of freeing it now (a deferred free returns EVX_SUCCESS).
 evx_status_t retire(ThreadRecord *r, const void *h);
 
+// A public *_destroy call whose object needs nothing more than retire():
+// ends the handle (of racing destroys exactly one wins) and retires it.
+evx_status_t destroy_handle(const void *h, uint32_t kind, const char *fn, const char *role);
+
 // Frees what this thread retired earlier and no thread holds any more (one
 // pass over the hazard slots).
 void retire_rescan(ThreadRecord *r);

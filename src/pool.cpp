@@ -182,13 +182,7 @@ EVX_API evx_status_t evx_event_pool_create(const evx_event_pool_options_t *optio
 }
 
 EVX_API evx_status_t evx_event_pool_destroy(evx_event_pool_t pool) {
-    static const char fn[] = "evx_event_pool_destroy";
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Slot *s = nullptr;
-    evx_status_t st = unpublish(pool, kPool, fn, "event pool", &s);
-    if (st) return st;
-    return retire(r, pool);
+    return destroy_handle(pool, kPool, "evx_event_pool_destroy", "event pool");
 }
 
 EVX_API evx_status_t evx_event_pool_prewarm(evx_event_pool_t pool, uint32_t count) {

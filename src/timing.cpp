@@ -145,13 +145,7 @@ EVX_API evx_status_t evx_timer_create(int device, evx_timer_t *timer) {
 }
 
 EVX_API evx_status_t evx_timer_destroy(evx_timer_t timer) {
-    static const char fn[] = "evx_timer_destroy";
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Slot *s = nullptr;
-    evx_status_t st = unpublish(timer, kTimer, fn, "timer", &s);
-    if (st) return st;
-    return retire(r, timer);
+    return destroy_handle(timer, kTimer, "evx_timer_destroy", "timer");
 }
 
 EVX_API evx_status_t evx_timer_start(evx_timer_t timer, evx_stream_t stream) {
@@ -280,13 +274,7 @@ EVX_API evx_status_t evx_timeline_create(int device, uint32_t capacity, evx_time
 }
 
 EVX_API evx_status_t evx_timeline_destroy(evx_timeline_t timeline) {
-    static const char fn[] = "evx_timeline_destroy";
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Slot *s = nullptr;
-    evx_status_t st = unpublish(timeline, kTimeline, fn, "timeline", &s);
-    if (st) return st;
-    return retire(r, timeline);
+    return destroy_handle(timeline, kTimeline, "evx_timeline_destroy", "timeline");
 }
 
 EVX_API evx_status_t evx_timeline_mark(evx_timeline_t timeline, evx_stream_t stream,

@@ -381,7 +381,51 @@ def _new_event(ordinal, flags):
     return ev
 
 
-class Event:
+class _Owned:
+    """What every object that owns one evx handle shares: ``close()`` (a
+    second close does nothing), ``closed``, the context manager, and a
+    ``__del__`` that never raises, also at interpreter exit. A subclass sets
+    ``_destroy`` to the prebound C destroy function and keeps the handle in
+    ``_h``."""
+
+    __slots__ = ()
+    _destroy = None
+
+    @property
+    def closed(self):
+        return self._h is None
+
+    def close(self):
+        """Destroys the handle. A second close does nothing."""
+        h = self._h
+        if h is not None:
+            self._h = None
+            st = self._destroy(h)
+            if st:
+                raise _error(st)
+
+    def __del__(self):
+        try:
+            h = self._h
+            destroy = self._destroy
+        except AttributeError:     # never initialized, or torn down at exit
+            return
+        if h is not None:
+            self._h = None
+            try:
+                destroy(h)
+            except Exception:
+                pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+class Event(_Owned):
     """An evx event: made by :meth:`Device.create_event`,
     :meth:`Stream.record` or :meth:`EventPool.acquire`; recorded on any
     stream of its device, again and again.
@@ -393,6 +437,7 @@ class Event:
     """
 
     __slots__ = ("_h", "_dev", "__weakref__")
+    _destroy = _ev_destroy
 
     def __new__(cls, *args, **kwargs):
         raise TypeError("evx.Event is made by Device.create_event(), "
@@ -473,10 +518,6 @@ class Event:
         _check(capi.evx_event_get_native(self._h, _byref(p)))
         return p.value or 0
 
-    @property
-    def closed(self):
-        return self._h is None
-
     def close(self):
         """Destroys the evx event (an event from a pool goes back to the
         pool). Pending work is not waited for. A second close does nothing."""
@@ -486,25 +527,6 @@ class Event:
             st = _ev_destroy(h)
             if st:
                 raise _error(st)
-
-    def __del__(self, _destroy=_ev_destroy):
-        try:
-            h = self._h
-        except AttributeError:     # never initialized
-            return
-        if h is not None:
-            self._h = None
-            try:
-                _destroy(h)
-            except Exception:
-                pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
 
     def __repr__(self):
         if self._h is None:
@@ -600,7 +622,7 @@ def _make_stream(h, ordinal, owner, owned):
     return s
 
 
-class Stream:
+class Stream(_Owned):
     """An evx stream: owned (made by :meth:`Device.create_stream`) or
     borrowed (:meth:`Stream.wrap`). Closing an owned stream destroys the
     driver stream (queued work still completes); closing a borrowed one ends
@@ -611,6 +633,7 @@ class Stream:
     """
 
     __slots__ = ("_h", "_dev", "_owner", "_owned", "_native", "__weakref__")
+    _destroy = _st_destroy
 
     def __new__(cls, *args, **kwargs):
         raise TypeError("evx.Stream is made by Device.create_stream() or "
@@ -777,40 +800,12 @@ class Stream:
         """The object a borrowed stream was made from (None when owned)."""
         return self._owner
 
-    @property
-    def closed(self):
-        return self._h is None
-
     def close(self):
         """Ends the evx stream (destroying the driver stream only if evx owns
         it) and drops the reference to a wrapped object. A second close does
         nothing."""
-        h = self._h
-        if h is not None:
-            self._h = None
-            self._owner = None
-            st = _st_destroy(h)
-            if st:
-                raise _error(st)
-
-    def __del__(self, _destroy=_st_destroy):
-        try:
-            h = self._h
-        except AttributeError:
-            return
-        if h is not None:
-            self._h = None
-            try:
-                _destroy(h)
-            except Exception:
-                pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
+        self._owner = None
+        _Owned.close(self)
 
     def __repr__(self):
         if self._h is None:
@@ -952,11 +947,12 @@ class timed:
             pass
 
 
-class Timeline:
+class Timeline(_Owned):
     """Marks recorded in order on streams of one device, read back in one
     call (evx_timeline_*): interval i is from mark i to mark i + 1."""
 
     __slots__ = ("_h", "_dev", "__weakref__")
+    _destroy = _tl_destroy
 
     def __init__(self, device, capacity):
         self._h = None
@@ -1009,31 +1005,6 @@ class Timeline:
     def device(self):
         return _device(self._dev)
 
-    def close(self):
-        h = self._h
-        if h is not None:
-            self._h = None
-            _check(_tl_destroy(h))
-
-    def __del__(self, _destroy=_tl_destroy):
-        try:
-            h = self._h
-        except AttributeError:
-            return
-        if h is not None:
-            self._h = None
-            try:
-                _destroy(h)
-            except Exception:
-                pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
-
 
 # --------------------------------------------------------------------------
 # Event pools
@@ -1044,7 +1015,7 @@ PoolStats = _collections.namedtuple(
                  "exhausted_total")
 
 
-class EventPool:
+class EventPool(_Owned):
     """A bounded pool of pre-made events of one device and flag set.
 
     :meth:`acquire` hands out an :class:`Event` (CudaError with
@@ -1053,6 +1024,7 @@ class EventPool:
     """
 
     __slots__ = ("_h", "_dev", "__weakref__")
+    _destroy = _pool_destroy
 
     def __init__(self, device, capacity, prewarm=0, timing=True, blocking_sync=False):
         self._h = None
@@ -1105,33 +1077,6 @@ class EventPool:
     @property
     def device(self):
         return _device(self._dev)
-
-    def close(self):
-        """Destroys the pool and its idle events; events handed out stay
-        valid."""
-        h = self._h
-        if h is not None:
-            self._h = None
-            _check(_pool_destroy(h))
-
-    def __del__(self, _destroy=_pool_destroy):
-        try:
-            h = self._h
-        except AttributeError:
-            return
-        if h is not None:
-            self._h = None
-            try:
-                _destroy(h)
-            except Exception:
-                pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
 
 
 # --------------------------------------------------------------------------
