@@ -226,14 +226,23 @@ EVX_API evx_status_t evx_timer_synchronize(evx_timer_t timer, float *ms) {
     }
     if (!st) {
         // Wait without the timer's lock; the hazard keeps its events alive.
-        // Both marks: the stop may be on another stream than the start.
+        // The stop mark first. The start may be on another stream and still
+        // pending; cuEventElapsedTime then answers NOT_READY (probe section
+        // 3: "elapsed(pending, recorded)"), and only then is the start waited
+        // for. So the usual case, both marks on one stream, costs one wait.
+        CUevent waited = stop;
         CUresult res = cu().cuEventSynchronize(stop);
-        if (res == CUDA_SUCCESS) res = cu().cuEventSynchronize(start);
-        if (res != CUDA_SUCCESS)
-            st = driver_failed(res, fn, "cuEventSynchronize", "timer 0x%" PRIx64,
-                               handle_value(timer));
-        else
+        if (res == CUDA_SUCCESS) {
             st = timer_ms(fn, timer, start, stop, ms);
+            if (st == EVX_ERROR_NOT_READY) {
+                waited = start;
+                res = cu().cuEventSynchronize(start);
+                if (res == CUDA_SUCCESS) st = timer_ms(fn, timer, start, stop, ms);
+            }
+        }
+        if (res != CUDA_SUCCESS)
+            st = driver_failed(res, fn, "cuEventSynchronize", "timer 0x%" PRIx64 " (its %s mark)",
+                               handle_value(timer), waited == stop ? "stop" : "start");
     }
     clear_hazards(r);
     return st;

@@ -91,9 +91,15 @@ EVX_API evx_status_t evx_timer_elapsed(evx_timer_t timer, float *ms);
  * @brief Waits for the stop mark, then gives the milliseconds from start to
  * stop.
  *
+ * Waits for the stop mark and, if the start mark (which may be on another
+ * stream) is still pending then, for the start mark too.
+ *
  * @param timer the timer.
  * @param[out] ms receives the milliseconds.
- * @return as evx_timer_elapsed(), never ::EVX_ERROR_NOT_READY.
+ * @return as evx_timer_elapsed(), never ::EVX_ERROR_NOT_READY unless another
+ *         thread starts the timer again while this call waits (the marks it
+ *         waited for are then replaced by pending ones; a timer that several
+ *         threads start needs the caller's own ordering).
  *
  * Thread-safe.
  */

@@ -101,6 +101,42 @@ out:
     drop_stream(&s2);
 }
 
+/* The stop mark completes first: the start waits behind a gate on one
+ * stream, the stop is on an idle one. evx_timer_synchronize waits for the
+ * stop, then (the driver answering NOT_READY for the pending start) for the
+ * start; it never returns NOT_READY. The interval's sign is the driver's
+ * business (the stop's timestamp is the earlier one) and is not checked. */
+static void t_timer_start_completes_last(void)
+{
+    evx_timer_t t = NULL;
+    evx_stream_t s1 = NULL, s2 = NULL;
+    conf_gate *g = gate_new();
+    float ms = -1;
+
+    REQUIRE((s1 = make_stream(0)) != NULL);
+    REQUIRE((s2 = make_stream(0)) != NULL);
+    REQUIRE_OK(evx_timer_create(0, &t));
+    REQUIRE_OK(gate_launch(s1, g));
+    REQUIRE_OK(evx_timer_start(t, s1));
+    REQUIRE_OK(evx_timer_stop(t, s2));
+    REQUIRE_OK(evx_stream_synchronize(s2));
+    EXPECT_STATUS(evx_timer_elapsed(t, &ms), EVX_ERROR_NOT_READY);
+    gate_open_later(g, 20);
+    EXPECT_OK(evx_timer_synchronize(t, &ms));
+    EXPECT(gate_passed(g) == 1);
+    EXPECTF(isfinite(ms), "%f ms", (double)ms);
+    conf_note("stop before start: %.3f ms", (double)ms);
+    gate_join_opener(g);
+out:
+    gate_open(g);
+    gate_join_opener(g);
+    if (s1 != NULL)
+        EXPECT_OK(evx_stream_synchronize(s1));
+    drop_timer(&t);
+    drop_stream(&s1);
+    drop_stream(&s2);
+}
+
 static void t_timer_restart(void)
 {
     evx_timer_t t = NULL;
@@ -357,6 +393,7 @@ const conf_case conf_timing_cases[] = {
     {"timing.timer_basic", t_timer_basic},
     {"timing.timer_not_ready", t_timer_not_ready},
     {"timing.timer_stop_on_other_stream", t_timer_two_streams},
+    {"timing.timer_start_completes_last", t_timer_start_completes_last},
     {"timing.timer_restart_forgets", t_timer_restart},
     {"timing.timer_destroy_pending", t_timer_destroy_pending},
     {"timing.timeline_one_stream", t_timeline_one_stream},

@@ -1678,11 +1678,17 @@ evx_timer_synchronize = Prototype(
 
     Waits for the stop mark, then gives the milliseconds from start to stop.
 
+    Waits for the stop mark and, if the start mark (which may be on another
+    stream) is still pending then, for the start mark too.
+
     timer: the timer.
 
     ms [out]: receives the milliseconds.
 
-    Returns: as evx_timer_elapsed(), never EVX_ERROR_NOT_READY.
+    Returns: as evx_timer_elapsed(), never EVX_ERROR_NOT_READY unless another
+    thread starts the timer again while this call waits (the marks it waited
+    for are then replaced by pending ones; a timer that several threads start
+    needs the caller's own ordering).
 
     Thread-safe.
     """)
