@@ -10,8 +10,12 @@ For each call the figure is the median over REPS repetitions of N calls
 py_frameworks.py measures them. The table gives each figure's ratio to
 ctypes straight into the driver (the bare cost of reaching it from Python).
 
-    EVX_LIBRARY=build/src/libevx.so.0 python3 bench/py_bench.py
+    EVX_LIBRARY=build/src/libevx.so.0 EVX_SPEEDUPS=build/bindings/python \
+        python3 bench/py_bench.py
     EVX_DRIVER=host ... python3 bench/py_bench.py --n 2000 --reps 3
+
+The "evx" and "evx.timed" columns use the core the package loaded (printed
+at the top: the compiled evx._speedups, or ctypes with EVX_SPEEDUPS=0).
 
 The ctypes column calls the driver evx itself opened (evx.driver_path():
 libcuda.so.1 on a GPU, the host emulation with EVX_DRIVER=host), so the
@@ -391,6 +395,8 @@ def main():
     print("# evx Python per-call benchmark")
     print("python %s, %s; evx %s (%s)" % (platform.python_version(), platform.machine(),
                                         evx.library_version(), evx.library_path))
+    print("evx's Python core: %s%s" % (evx.implementation,
+          "" if evx.speedups_error is None else " (%s)" % evx.speedups_error))
     print("driver: %s%s, version %d; %d device(s)" % (
         drv, " (host emulation)" if evx.is_emulation() else "", evx.driver_version(),
         evx.device_count()))

@@ -7,7 +7,8 @@
 #      temporary folder, so it works before and after they are committed);
 #   2. the layout check (C program vs ctypes, inside pytest; vs Rust, inside
 #      cargo test);
-#   3. pytest on bindings/python/tests (not gpu/);
+#   3. pytest on bindings/python/tests (not gpu/), once on the compiled core
+#      (BUILD/bindings/python/_speedups*.so) and once on the ctypes core;
 #   4. cargo test --offline in bindings/rust.
 #
 # Usage: bindings/run_tests.sh [BUILD_DIR]   (default: build; the library must
@@ -70,13 +71,24 @@ else
     failed+=("bindings/generate")
 fi
 
-# 2 + 3. Layout check and the Python tests.
-step "pytest bindings/python/tests (layout check included; gpu/ excluded)"
-if "$PY" -m pytest --version >/dev/null 2>&1; then
-    if ! (cd "$ROOT/bindings/python" &&
+# 2 + 3. Layout check and the Python tests, once on each core: the compiled
+# one (evx._speedups from BUILD/bindings/python) and ctypes (EVX_SPEEDUPS=0).
+SPEEDUPS_DIR="$BUILD/bindings/python"
+pytest_on() { # pytest_on LABEL EVX_SPEEDUPS-value
+    step "pytest bindings/python/tests on the $1 core (layout check included; gpu/ excluded)"
+    if ! (cd "$ROOT/bindings/python" && EVX_SPEEDUPS="$2" \
           "$PY" -m pytest -p no:cacheprovider tests --ignore=tests/gpu -q -rs); then
-        failed+=("pytest")
+        failed+=("pytest ($1 core)")
     fi
+}
+if "$PY" -m pytest --version >/dev/null 2>&1; then
+    if ls "$SPEEDUPS_DIR"/_speedups*.so >/dev/null 2>&1; then
+        pytest_on compiled "$SPEEDUPS_DIR"
+    else
+        echo "evx._speedups was not built in $SPEEDUPS_DIR (meson found no Python headers?)"
+        failed+=("evx._speedups not built")
+    fi
+    pytest_on ctypes 0
 else
     echo "pytest is not installed (pip install pytest)"
     failed+=("pytest missing")

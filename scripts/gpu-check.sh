@@ -16,7 +16,8 @@ status=0
 
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader || true
 if [ ! -f "$build/build.ninja" ]; then
-  meson setup "$build" --buildtype=release -Ddocs=disabled >"$out/setup.log" 2>&1 \
+  meson setup "$build" --buildtype=release -Ddocs=disabled -Dspeedups=enabled \
+    -Dpython="$(command -v python3)" >"$out/setup.log" 2>&1 \
     || { tail -40 "$out/setup.log"; exit 1; }
 fi
 meson compile -C "$build" >"$out/compile.log" 2>&1 || { tail -60 "$out/compile.log"; exit 1; }
@@ -38,11 +39,15 @@ for stage in $stages; do
     grep -E "^(FAIL|SKIP)|conformance:" "$out/conformance-host.txt" | tail -40
     ;;
   interop)
-    echo "=== Python bindings on the real driver (unit tests + framework interop)"
-    EVX_LIBRARY="$build/src/libevx.so" PYTHONPATH="$PWD/bindings/python" \
-      python3 -m pytest -q -rs -p no:cacheprovider bindings/python/tests/gpu bindings/python/tests \
-      >"$out/interop.txt" 2>&1 || status=1
-    tail -25 "$out/interop.txt"
+    # once on each core of the Python layer: compiled, then ctypes
+    for core in "$build/bindings/python" 0; do
+      name=$([ "$core" = 0 ] && echo ctypes || echo compiled)
+      echo "=== Python bindings on the real driver, $name core (unit tests + framework interop)"
+      EVX_SPEEDUPS="$core" EVX_LIBRARY="$build/src/libevx.so" PYTHONPATH="$PWD/bindings/python" \
+        python3 -m pytest -q -rs -p no:cacheprovider bindings/python/tests/gpu bindings/python/tests \
+        >"$out/interop-$name.txt" 2>&1 || status=1
+      tail -12 "$out/interop-$name.txt"
+    done
     ;;
   bench)
     echo "=== C benchmarks, real driver"
@@ -52,10 +57,13 @@ for stage in $stages; do
     cat "$out/bench-threads.txt"
     ;;
   pybench)
-    echo "=== Python benchmark, real driver"
-    EVX_LIBRARY="$build/src/libevx.so" PYTHONPATH="$PWD/bindings/python" PYTHONUNBUFFERED=1 \
-      python3 bench/py_bench.py >"$out/pybench.txt" 2>&1 || status=1
-    tail -30 "$out/pybench.txt"
+    for core in "$build/bindings/python" 0; do
+      name=$([ "$core" = 0 ] && echo ctypes || echo compiled)
+      echo "=== Python benchmark, real driver, $name core"
+      EVX_SPEEDUPS="$core" EVX_LIBRARY="$build/src/libevx.so" PYTHONPATH="$PWD/bindings/python" \
+        PYTHONUNBUFFERED=1 python3 bench/py_bench.py >"$out/pybench-$name.txt" 2>&1 || status=1
+      tail -22 "$out/pybench-$name.txt"
+    done
     ;;
   *) echo "unknown stage $stage"; status=1 ;;
   esac

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing evx needs, by package name only:
-# Debian packages (meson, ninja, doxygen, bindgen, ...) and, into a virtual
+# Debian packages (meson, ninja, doxygen, bindgen, python3-dev, ...) and, into a virtual
 # environment at .venv, PyPI packages (pytest, libclang). Safe to run again:
 # it installs only what is missing. The CUDA toolkit (for cuda.h) is expected
 # at /usr/local/cuda, or wherever CUDA_INCLUDE points.
@@ -25,6 +25,12 @@ for pair in meson:meson ninja:ninja-build doxygen:doxygen pkg-config:pkg-config 
   command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then missing+=(python3-venv); fi
+# Python's headers, for the compiled core of the Python bindings (evx._speedups)
+if ! python3 -c 'import os, sysconfig, sys
+sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+     >/dev/null 2>&1; then
+  missing+=(python3-dev)
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${missing[*]}"
   $SUDO apt-get update -qq

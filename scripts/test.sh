@@ -5,7 +5,8 @@
 #      tests, the ABI checks, the install test, the emulation's self-test and
 #      the benchmark smoke runs (meson test);
 #   2. the Doxygen reference (zero warnings);
-#   3. the conformance suite again under AddressSanitizer + UBSan;
+#   3. the conformance suite again under AddressSanitizer + UBSan, and the
+#      Python tests on the compiled core built with them;
 #   4. the conformance suite again under ThreadSanitizer;
 #   5. the bindings: generated files up to date, layout check, pytest, cargo.
 # Each step runs even if an earlier one failed; the exit code is nonzero if
@@ -54,7 +55,22 @@ asan() {
   configure build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug \
     && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
        UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-       meson test -C build-asan --print-errorlogs --num-processes 1 --suite conformance
+       meson test -C build-asan --print-errorlogs --num-processes 1 --suite conformance \
+    && asan_python
+}
+
+# The Python tests on the compiled core, with the extension and libevx built
+# with ASan + UBSan (the runtimes preloaded into an uninstrumented python;
+# leak detection off, as CPython keeps its own objects until exit).
+asan_python() {
+  local rt
+  rt="$(cc -print-file-name=libasan.so) $(cc -print-file-name=libubsan.so)"
+  (cd bindings/python &&
+   LD_PRELOAD="$rt" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+   EVX_DRIVER=host EVX_LIBRARY="$PWD/../../build-asan/src/libevx.so.0" \
+   EVX_SPEEDUPS="$PWD/../../build-asan/bindings/python" \
+   python -m pytest -p no:cacheprovider tests --ignore=tests/gpu -q)
 }
 
 tsan() {
@@ -69,7 +85,7 @@ bindings() {
 
 step "build + meson test (conformance on the host emulation, ABI, headers, install)" build_and_test
 step "docs (Doxygen, zero warnings)" docs
-step "conformance under ASan + UBSan" asan
+step "conformance and the compiled Python core under ASan + UBSan" asan
 step "conformance under TSan" tsan
 step "bindings (generated files, layout, pytest, cargo test)" bindings
 

@@ -5,15 +5,18 @@
 # Installs the build into a temporary folder (meson install --destdir),
 # builds tests/install_client.c against it with pkg-config alone, runs it
 # on the host emulation with only the installed libdir on the library path,
-# and checks that the installed emulation is the one evx found.
+# and checks that the installed emulation is the one evx found. With PYTHON
+# (the build made evx._speedups for it), also imports the installed Python
+# package and checks that it runs on the installed compiled core.
 #
-# usage: install_test.sh BUILD_DIR CLIENT_SOURCE [MESON] [CC]
+# usage: install_test.sh BUILD_DIR CLIENT_SOURCE [MESON] [CC] [PYTHON]
 set -eu
 
 build=$1
 client=$2
 meson=${3:-meson}
 cc=${4:-${CC:-cc}}
+python=${5:-}
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/evx-install-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -72,4 +75,22 @@ case "$driver" in
     "$root"/*) ;;
     *) fail "evx found the emulation at $driver, not in the install ($root)" ;;
 esac
+if [ -n "$python" ]; then
+    ext=$(find "$root" -path '*/evx/_speedups*.so' | head -n 1)
+    [ -n "$ext" ] || fail "evx._speedups was built but not installed"
+    site=$(dirname "$(dirname "$ext")")
+    [ -f "$site/evx/__init__.py" ] || fail "the Python package was not installed next to $ext"
+    out=$(cd "$tmp" && env -u EVX_SPEEDUPS EVX_DRIVER=host EVX_LIBRARY="$lib" PYTHONPATH="$site" \
+          "$python" -c '
+import evx
+assert evx.__file__.startswith("'"$site"'"), evx.__file__
+assert evx.implementation == "speedups", evx.speedups_error
+d = evx.Device(0); s = d.create_stream()
+with evx.timed(s) as t:
+    e = s.record()
+e.sync(); assert t.elapsed_ms >= 0.0
+print("python=%s core=%s" % (evx.__file__, evx.implementation))') ||
+        { echo "$out"; fail "the installed Python package failed"; }
+    echo "install_test: $out"
+fi
 echo "install_test: ok"

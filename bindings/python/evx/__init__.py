@@ -40,7 +40,7 @@ import sys as _sys
 import time as _time
 import traceback as _traceback
 
-from . import _capi
+from . import _capi, _pycore
 from ._capi import (DeviceSpecial, EventFlags, EventRecordFlags,  # noqa: F401
                     EventWaitFlags, Status, StreamFlags)
 from ._loader import LibraryNotFoundError, load_library
@@ -49,7 +49,7 @@ __all__ = [
     "CudaError", "Device", "Event", "EventPool", "LibraryNotFoundError",
     "PoolStats", "Status", "EventFlags", "StreamFlags", "Stream", "Timeline",
     "timed", "device_count", "driver_version", "driver_path", "is_emulation",
-    "library_version", "library_path", "capi",
+    "library_version", "library_path", "capi", "implementation",
 ]
 
 #: The version of the headers these bindings were generated from.
@@ -60,87 +60,29 @@ _lib, library_path = load_library()
 #: Every C function of the loaded library (argtypes and restype set).
 capi = _capi.Functions(_lib)
 
-# Prebound functions and types: the hot paths below use these module globals
-# (and default arguments, which survive module teardown, in __del__).
 _c_void_p = _ct.c_void_p
 _c_int = _ct.c_int
 _c_uint = _ct.c_uint
 _c_uint32 = _ct.c_uint32
 _c_float = _ct.c_float
 _byref = _ct.byref
-_object_new = object.__new__
 
-# Hot-path bindings. ``capi`` has every prototype's argtypes set, and
-# ctypes then converts each argument through its type's from_param: about
-# 100-150 ns per int argument, more than the C call itself. The calls below
-# are bound a second time, as fresh function objects (``lib[name]`` does not
-# share the cached attribute that ``capi`` configured), with only the result
-# type set. Without argtypes ctypes passes a c_void_p by value, None as NULL,
-# a byref() as a pointer and a Python int as a C int, so these functions are
-# only ever called with handles (c_void_p objects or None: evx never
-# dereferences a handle, so a wrong one is an INVALID_HANDLE status, never a
-# crash), byref() of our own ctypes objects, and ints that the layer itself
-# computed and that fit an int (a device ordinal, event flags, 0).
-#
-# The GIL: every call that can wait (synchronize, record: the driver may
-# block a full queue, and anything behind a host function, which needs the
-# GIL to run its Python code) is bound through ctypes.CDLL, which releases
-# the GIL for the call. The calls that never wait, neither on the GPU nor on
-# a lock that a thread waiting for the GIL could hold, keep it (ctypes.PyDLL):
-# releasing and retaking it costs more than the call. They are the queries
-# (evx_event_query, evx_stream_query) and elapsed time, which answers
-# NOT_READY instead of waiting, and the creation and destruction of events:
-# evx takes an event from its reuse cache or calls cuEventCreate, and gives it
-# back or calls cuEventDestroy, none of which waits for GPU work or for a
-# host function (evx's own locks are held only by C code that never needs the
-# GIL). The one slow step is the first use of a device, which retains its
-# primary context (hundreds of milliseconds on a GPU); so a Device makes its
-# events through the GIL-releasing binding until one has been made
-# (Device._mk), and only then through the GIL-holding one.
-# EVX_PYTHON_RELEASE_GIL=1 makes all of these release it too.
-#
-# Out-parameters are per call (a fresh c_void_p or c_float): a module-level
-# buffer is not safe even under the GIL, because a thread switch, a signal
-# handler or a __del__ run by the garbage collector can come between the
-# call that fills it and the read that empties it.
+# The calls that never wait (queries, elapsed time, event creation and
+# destruction) are made holding the GIL, through this library object;
+# _pycore.py says why. EVX_PYTHON_RELEASE_GIL=1 makes them release it too.
 if _os.environ.get("EVX_PYTHON_RELEASE_GIL", "") not in ("", "0"):
     _gil_lib = _lib
 else:
     _gil_lib = _ct.PyDLL(library_path)
 
-
-def _bare(lib, name):
-    fn = lib[name]
-    fn.restype = _capi.evx_status_t
-    return fn
-
-
-_ev_query = _bare(_gil_lib, "evx_event_query")
-_ev_elapsed = _bare(_gil_lib, "evx_event_elapsed_time")
-_st_query = _bare(_gil_lib, "evx_stream_query")
-
-_ev_create_gil = _bare(_gil_lib, "evx_device_create_event")
-_ev_destroy = _bare(_gil_lib, "evx_event_destroy")
-_ev_create = _bare(_lib, "evx_device_create_event")      # a device's first
-_ev_record = _bare(_lib, "evx_event_record")
-_ev_sync = _bare(_lib, "evx_event_synchronize")
-_st_wait = _bare(_lib, "evx_stream_wait_event")
-_st_sync = _bare(_lib, "evx_stream_synchronize")
-_st_destroy = _bare(_lib, "evx_stream_destroy")
-_st_native = _bare(_lib, "evx_stream_get_native")
-_tm_create = _bare(_lib, "evx_timer_create")
-_tm_destroy = _bare(_lib, "evx_timer_destroy")
-_tm_start = _bare(_lib, "evx_timer_start")
-_tm_stop = _bare(_lib, "evx_timer_stop")
-_tm_sync = _bare(_lib, "evx_timer_synchronize")
-_pool_acquire = _bare(_lib, "evx_event_pool_acquire")
-_pool_release = _bare(_lib, "evx_event_pool_release")
 # Not hot, or taking arguments the layer does not make itself: fully typed.
 _st_create = capi.evx_device_create_stream
 _st_wrap = capi.evx_stream_wrap_external
 _st_launch = capi.evx_stream_launch_host_func
 _tl_destroy = capi.evx_timeline_destroy
 _pool_destroy = capi.evx_event_pool_destroy
+_pool_acquire = capi.evx_event_pool_acquire
+_pool_release = capi.evx_event_pool_release
 _last_message = capi.evx_last_error_message
 _status_name = capi.evx_status_name
 _status_string = capi.evx_status_string
@@ -150,6 +92,75 @@ _DISABLE_TIMING = _capi.EVX_EVENT_DISABLE_TIMING
 _BLOCKING_SYNC = _capi.EVX_EVENT_BLOCKING_SYNC
 _INTERPROCESS = _capi.EVX_EVENT_INTERPROCESS
 _FROM_STREAM = _capi.EVX_DEVICE_FROM_STREAM
+
+
+# --------------------------------------------------------------------------
+# The hot core: compiled (evx._speedups) or ctypes (evx._pycore)
+
+
+def _load_speedups(setting):
+    """The _speedups module: from EVX_SPEEDUPS (a file, or a folder holding
+    _speedups with this interpreter's extension suffix) or next to this
+    package."""
+    if not setting:
+        from . import _speedups
+        return _speedups
+    import importlib.machinery
+    import importlib.util
+    path = setting
+    if _os.path.isdir(path):
+        names = [_os.path.join(path, "_speedups" + suffix)
+                 for suffix in importlib.machinery.EXTENSION_SUFFIXES]
+        found = [n for n in names if _os.path.exists(n)]
+        if not found:
+            raise ImportError("EVX_SPEEDUPS=%s: no %s in that folder" % (
+                setting, " or ".join(_os.path.basename(n) for n in names)))
+        path = found[0]
+    spec = importlib.util.spec_from_file_location("evx._speedups", path)
+    if spec is None:
+        raise ImportError("EVX_SPEEDUPS=%s: not an extension module" % setting)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    _sys.modules["evx._speedups"] = mod
+    return mod
+
+
+def _choose_core():
+    """(the core module, why the compiled one is not used or None).
+
+    EVX_SPEEDUPS unset: the compiled core next to this package when it loads
+    and accepts the library, ctypes otherwise. EVX_SPEEDUPS=0: ctypes.
+    EVX_SPEEDUPS=PATH: that compiled core, and an ImportError when it cannot
+    be used (no silent fallback from an explicit choice)."""
+    setting = _os.environ.get("EVX_SPEEDUPS", "")
+    if setting == "0":
+        _pycore.bind_library(_lib, _gil_lib)
+        return _pycore, "EVX_SPEEDUPS=0"
+    try:
+        mod = _load_speedups(setting)
+        mod.bind_library(_lib, _gil_lib)
+        return mod, None
+    except ImportError as e:
+        if setting:
+            raise
+        _pycore.bind_library(_lib, _gil_lib)
+        return _pycore, "%s: %s" % (type(e).__name__, e)
+
+
+#: speedups_error: why the compiled core is not in use (None when it is).
+_core, speedups_error = _choose_core()
+#: Which core the hot paths run on: "speedups" (the compiled extension
+#: evx._speedups) or "ctypes" (evx._pycore).
+implementation = _core.IMPLEMENTATION
+
+
+def _handle_int(h):
+    """A handle (an int, a c_void_p or None) as an int, 0 for None."""
+    if h is None:
+        return 0
+    if isinstance(h, int):
+        return h
+    return h.value or 0
 
 
 # --------------------------------------------------------------------------
@@ -251,7 +262,6 @@ def _device(ordinal):
     if d is None:
         d = object.__new__(Device)
         d._id = ordinal
-        d._mk = _ev_create
         d = _devices.setdefault(ordinal, d)
     return d
 
@@ -260,10 +270,7 @@ class Device:
     """A device, by ordinal. ``Device(n)`` checks that the driver sees it;
     two Device objects of one ordinal are the same object."""
 
-    # _mk: the evx_device_create_event binding this device's events are made
-    # through: the GIL-releasing one until the first succeeds (it retains the
-    # device's primary context), the GIL-holding one after.
-    __slots__ = ("_id", "_mk")
+    __slots__ = ("_id",)
 
     def __new__(cls, device_id=0):
         if isinstance(device_id, Device):
@@ -321,16 +328,7 @@ class Device:
             flags |= _BLOCKING_SYNC
         if ipc:
             flags |= _INTERPROCESS
-        # _new_event, inlined: this is a hot path
-        h = _c_void_p()
-        st = self._mk(self._id, flags, _byref(h))
-        if st:
-            raise _error(st)
-        self._mk = _ev_create_gil
-        ev = _object_new(Event)
-        ev._h = h
-        ev._dev = self._id
-        return ev
+        return _create_event(self._id, flags)
 
     def create_stream(self, priority=None, non_blocking=True):
         """A new :class:`Stream` that evx owns.
@@ -366,66 +364,12 @@ class Device:
 # Events
 
 
-def _new_event(ordinal, flags):
-    d = _devices.get(ordinal)
-    if d is None:
-        d = _device(ordinal)
-    h = _c_void_p()
-    st = d._mk(ordinal, flags, _byref(h))
-    if st:
-        raise _error(st)
-    d._mk = _ev_create_gil
-    ev = _object_new(Event)
-    ev._h = h
-    ev._dev = ordinal
-    return ev
+_Owned = _pycore.Owned
+_pycore.set_error(_error)
+_create_event = _core.create_event
 
 
-class _Owned:
-    """What every object that owns one evx handle shares: ``close()`` (a
-    second close does nothing), ``closed``, the context manager, and a
-    ``__del__`` that never raises, also at interpreter exit. A subclass sets
-    ``_destroy`` to the prebound C destroy function and keeps the handle in
-    ``_h``."""
-
-    __slots__ = ()
-    _destroy = None
-
-    @property
-    def closed(self):
-        return self._h is None
-
-    def close(self):
-        """Destroys the handle. A second close does nothing."""
-        h = self._h
-        if h is not None:
-            self._h = None
-            st = self._destroy(h)
-            if st:
-                raise _error(st)
-
-    def __del__(self):
-        try:
-            h = self._h
-            destroy = self._destroy
-        except AttributeError:     # never initialized, or torn down at exit
-            return
-        if h is not None:
-            self._h = None
-            try:
-                destroy(h)
-            except Exception:
-                pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
-
-
-class Event(_Owned):
+class Event(_core.EventCore):
     """An evx event: made by :meth:`Device.create_event`,
     :meth:`Stream.record` or :meth:`EventPool.acquire`; recorded on any
     stream of its device, again and again.
@@ -434,59 +378,16 @@ class Event(_Owned):
     milliseconds (it raises CudaError with EVX_ERROR_NOT_READY while either
     is pending). Closing (or the garbage collector) destroys the evx event;
     an event from a pool goes back to its pool.
+
+    The hot methods (``record``, ``sync``, ``is_done``, ``-``, ``close``)
+    come from the core (:data:`implementation`).
     """
 
-    __slots__ = ("_h", "_dev", "__weakref__")
-    _destroy = _ev_destroy
+    __slots__ = ()
 
     def __new__(cls, *args, **kwargs):
         raise TypeError("evx.Event is made by Device.create_event(), "
                         "Stream.record() or EventPool.acquire()")
-
-    def record(self, stream):
-        """Records the event on ``stream`` (an evx :class:`Stream` of the
-        event's device)."""
-        try:
-            sh = stream._h
-        except AttributeError:
-            raise TypeError("Event.record() needs an evx.Stream (wrap others "
-                            "with evx.Stream.wrap)") from None
-        st = _ev_record(self._h, sh)
-        if st:
-            raise _error(st)
-
-    @property
-    def is_done(self):
-        """True when the recorded work has completed (or the event was never
-        recorded), False while it is pending. Errors raise CudaError."""
-        st = _ev_query(self._h)
-        if st:
-            if st == _NOT_READY:
-                return False
-            raise _error(st)
-        return True
-
-    def sync(self):
-        """Waits until the recorded work has completed."""
-        st = _ev_sync(self._h)
-        if st:
-            raise _error(st)
-
-    def __sub__(self, other):
-        """``end - start``: milliseconds from ``start`` to ``end``."""
-        try:
-            oh = other._h
-        except AttributeError:
-            return NotImplemented
-        ms = _c_float()
-        st = _ev_elapsed(_byref(ms), oh, self._h)
-        if st:
-            raise _error(st)
-        return ms.value
-
-    def elapsed_since(self, start):
-        """The same as ``self - start``."""
-        return self.__sub__(start)
 
     @property
     def flags(self):
@@ -507,8 +408,7 @@ class Event(_Owned):
     @property
     def handle(self):
         """The evx handle as an int (0 once closed)."""
-        h = self._h
-        return (h.value or 0) if h is not None else 0
+        return _handle_int(self._h)
 
     @property
     def native(self):
@@ -517,16 +417,6 @@ class Event(_Owned):
         p = _c_void_p()
         _check(capi.evx_event_get_native(self._h, _byref(p)))
         return p.value or 0
-
-    def close(self):
-        """Destroys the evx event (an event from a pool goes back to the
-        pool). Pending work is not waited for. A second close does nothing."""
-        h = self._h
-        if h is not None:
-            self._h = None
-            st = _ev_destroy(h)
-            if st:
-                raise _error(st)
 
     def __repr__(self):
         if self._h is None:
@@ -558,7 +448,6 @@ def _host_entry(user_data):
 
 
 _host_trampoline = _capi.evx_host_fn_t(_host_entry)
-
 
 def _stream_address(obj):
     """The CUstream address behind an object Stream.wrap accepts."""
@@ -613,16 +502,14 @@ def _device_hint(obj):
 
 
 def _make_stream(h, ordinal, owner, owned):
-    s = object.__new__(Stream)
-    s._h = h
-    s._dev = ordinal
+    s = _core.new_stream(h, ordinal)
     s._owner = owner
     s._owned = owned
     s._native = None
     return s
 
 
-class Stream(_Owned):
+class Stream(_core.StreamCore):
     """An evx stream: owned (made by :meth:`Device.create_stream`) or
     borrowed (:meth:`Stream.wrap`). Closing an owned stream destroys the
     driver stream (queued work still completes); closing a borrowed one ends
@@ -630,10 +517,12 @@ class Stream(_Owned):
 
     ``__cuda_stream__()`` returns ``(0, address)``, so frameworks that speak
     that protocol (cuda.core, CuPy, recent PyTorch) accept an evx stream.
+
+    The hot methods (``record``, ``wait``, ``sync``, ``is_done``) come from
+    the core (:data:`implementation`).
     """
 
-    __slots__ = ("_h", "_dev", "_owner", "_owned", "_native", "__weakref__")
-    _destroy = _st_destroy
+    __slots__ = ("_owner", "_owned", "_native")
 
     def __new__(cls, *args, **kwargs):
         raise TypeError("evx.Stream is made by Device.create_stream() or "
@@ -667,69 +556,12 @@ class Stream(_Owned):
             st = capi.evx_stream_get_device(h, _byref(d))
             if st:
                 err = _error(st)
-                _st_destroy(h)
+                capi.evx_stream_destroy(h)
                 raise err
             dev = d.value
         s = _make_stream(h, dev, obj, False)
         s._native = addr
         return s
-
-    def record(self, event=None):
-        """Records ``event`` (a new timing event when None) on this stream;
-        returns the event."""
-        if event is None:
-            event = _new_event(self._dev, 0)
-        try:
-            eh = event._h
-        except AttributeError:
-            raise TypeError("Stream.record() needs an evx.Event or None") from None
-        st = _ev_record(eh, self._h)
-        if st:
-            raise _error(st)
-        return event
-
-    def wait(self, event_or_stream):
-        """Makes future work on this stream wait for an :class:`Event`, or
-        for all work queued so far on another :class:`Stream` (through a
-        temporary event recorded there). Does not block the thread."""
-        if isinstance(event_or_stream, Event):
-            st = _st_wait(self._h, event_or_stream._h, 0)
-            if st:
-                raise _error(st)
-            return
-        if isinstance(event_or_stream, Stream):
-            if event_or_stream is self:
-                return
-            tmp = _new_event(event_or_stream._dev, _DISABLE_TIMING)
-            try:
-                st = _ev_record(tmp._h, event_or_stream._h)
-                if st:
-                    raise _error(st)
-                st = _st_wait(self._h, tmp._h, 0)
-                if st:
-                    raise _error(st)
-            finally:
-                tmp.close()
-            return
-        raise TypeError("Stream.wait() needs an evx.Event or an evx.Stream, "
-                        "not %s" % type(event_or_stream).__name__)
-
-    def sync(self):
-        """Waits until all work queued on the stream has completed."""
-        st = _st_sync(self._h)
-        if st:
-            raise _error(st)
-
-    @property
-    def is_done(self):
-        """True when all queued work has completed, False while busy. Errors
-        raise CudaError."""
-        st = _st_query(self._h)
-        if st:
-            if st == _NOT_READY:
-                return False
-            raise _error(st)
-        return True
 
     def launch_host_func(self, fn):
         """Queues ``fn()`` to run on a driver thread once the work queued
@@ -775,8 +607,7 @@ class Stream(_Owned):
     @property
     def handle(self):
         """The evx handle as an int (0 once closed)."""
-        h = self._h
-        return (h.value or 0) if h is not None else 0
+        return _handle_int(self._h)
 
     @property
     def native(self):
@@ -785,10 +616,10 @@ class Stream(_Owned):
         n = self._native
         if n is None:
             p = _c_void_p()
-            _check(_st_native(self._h, _byref(p)))
+            _check(capi.evx_stream_get_native(self._h, _byref(p)))
             n = self._native = p.value or 0
         elif self._h is None:
-            _check(_st_native(None, _byref(_c_void_p())))
+            _check(capi.evx_stream_get_native(None, _byref(_c_void_p())))
         return n
 
     def __cuda_stream__(self):
@@ -805,7 +636,7 @@ class Stream(_Owned):
         it) and drops the reference to a wrapped object. A second close does
         nothing."""
         self._owner = None
-        _Owned.close(self)
+        _core.StreamCore.close(self)
 
     def __repr__(self):
         if self._h is None:
@@ -814,137 +645,15 @@ class Stream(_Owned):
             self.handle, self._dev, "owned" if self._owned else "borrowed")
 
 
+_core.bind_types(_error, Event, Stream, Stream.wrap)
+
+
 # --------------------------------------------------------------------------
 # Timing: timed (the C timer), Timeline
 
-
-# Timers ready for reuse, per device ordinal: lists of (handle, c_float,
-# byref(c_float)), the float being the timer's own out-parameter for
-# evx_timer_synchronize. A timed object takes one in __enter__ and owns it
-# until it is garbage (so reading elapsed_ms from several threads at once is
-# safe); its __del__ puts it back. So a with-block makes no driver object in
-# the steady state, and costs one C call on entry, one on exit and one on the
-# first read of elapsed_ms.
-_timer_cache = {}
-_TIMER_CACHE_MAX = 16
-
-
-def _timer_new(ordinal):
-    h = _c_void_p()
-    st = _tm_create(ordinal, _byref(h))
-    if st:
-        raise _error(st)
-    ms = _c_float()
-    return (h, ms, _byref(ms))
-
-
-def _timer_put(ordinal, t, _cache=_timer_cache, _max=_TIMER_CACHE_MAX,
-               _destroy=_tm_destroy):
-    lst = _cache.get(ordinal)
-    if lst is None:
-        lst = _cache.setdefault(ordinal, [])
-    if len(lst) < _max:
-        lst.append(t)
-    else:
-        _destroy(t[0])
-
-
-class timed:
-    """``with evx.timed(stream) as t: ...`` marks a start and a stop on the
-    stream around the block (evx_timer_start / evx_timer_stop); the first read
-    of ``t.elapsed_ms`` waits for the stop mark and gives the milliseconds
-    (later reads give the same number without a call).
-
-    ``stream`` is an evx :class:`Stream` or anything :meth:`Stream.wrap`
-    accepts (borrowed for the block). A timed object times one block. The C
-    timers are reused: one is taken when the block starts and given back when
-    the timed object is garbage, so a block costs no driver object creation.
-    """
-
-    # _state: 0 new, 1 running, 2 stopped, 3 the stop failed, 4 read (_ms set)
-    # _s: the evx Stream (kept referenced: the timer's marks are on it)
-    # _own: whether _s was wrapped here, to be closed when the block ends
-    # _t: the timer, a _timer_cache entry, set from __enter__ on
-    __slots__ = ("_s", "_own", "_state", "_t", "_ms")
-
-    def __init__(self, stream):
-        if type(stream) is Stream or isinstance(stream, Stream):
-            self._s = stream
-            self._own = False
-        else:
-            self._s = Stream.wrap(stream)
-            self._own = True
-        self._state = 0
-
-    def __enter__(self):
-        if self._state:
-            raise RuntimeError("an evx.timed object times one block; make a "
-                               "new one")
-        s = self._s
-        try:
-            t = _timer_cache[s._dev].pop()
-        except IndexError:
-            t = _timer_new(s._dev)
-        except KeyError:
-            _timer_cache.setdefault(s._dev, [])
-            t = _timer_new(s._dev)
-        st = _tm_start(t[0], s._h)
-        if st:
-            err = _error(st)
-            _timer_put(s._dev, t)
-            raise err
-        self._t = t
-        self._state = 1
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        s = self._s
-        st = _tm_stop(self._t[0], s._h)
-        if st:
-            self._state = 3
-            err = _error(st)
-            if self._own:
-                s.close()
-            if exc_type is None:
-                raise err
-            return False
-        self._state = 2
-        if self._own:
-            s.close()
-        return False
-
-    @property
-    def elapsed_ms(self):
-        """Milliseconds from the start of the block to its end (on the GPU
-        timeline); synchronizes with the stop mark on first read."""
-        state = self._state
-        if state == 4:
-            return self._ms
-        if state == 2:
-            t = self._t
-            st = _tm_sync(t[0], t[2])
-            if st:
-                raise _error(st)
-            ms = self._ms = t[1].value
-            self._state = 4
-            return ms
-        if state == 3:
-            raise RuntimeError("evx.timed: the stop mark failed; no time")
-        raise RuntimeError("evx.timed: elapsed_ms is known once the "
-                           "with-block has ended")
-
-    def __del__(self, _cache=_timer_cache, _max=_TIMER_CACHE_MAX,
-                _destroy=_tm_destroy):
-        # _timer_put, inlined
-        try:
-            t = self._t
-            lst = _cache[self._s._dev]     # made by __enter__
-            if len(lst) < _max:
-                lst.append(t)
-            else:
-                _destroy(t[0])
-        except Exception:          # never entered (no _t), or at teardown
-            pass
+#: ``with evx.timed(stream) as t: ...`` then ``t.elapsed_ms``: see its
+#: docstring. The timers are reused: a block makes no driver object.
+timed = _core.timed
 
 
 class Timeline(_Owned):
@@ -1046,10 +755,7 @@ class EventPool(_Owned):
         st = _pool_acquire(self._h, _byref(h))
         if st:
             raise _error(st)
-        ev = _object_new(Event)
-        ev._h = h
-        ev._dev = self._dev
-        return ev
+        return _core.new_event(h, self._dev)
 
     def release(self, event):
         """Gives an event acquired from this pool back; the Event is closed.
@@ -1088,14 +794,12 @@ HOST_FUNC_EXIT_WAIT_S = 10.0
 
 
 def _at_exit(_pending=_host_pending, _sleep=_time.sleep, _now=_time.monotonic,
-             _cache=_timer_cache, _destroy=_tm_destroy):
+             _clear=_core.clear_timers):
     try:
         deadline = _now() + HOST_FUNC_EXIT_WAIT_S
         while _pending and _now() < deadline:
             _sleep(0.001)
-        for lst in list(_cache.values()):
-            while lst:
-                _destroy(lst.pop()[0])
+        _clear()
     except Exception:
         pass
 
