@@ -7,7 +7,10 @@ cuda.bindings, cuda.core, CuPy and PyTorch, all in one process.
 
 For each call the figure is the median over REPS repetitions of N calls
 (N/4 for the timed region) in ns per call, as /work/shared/anchors'
-py_frameworks.py measures them. The table gives each figure's ratio to
+py_frameworks.py measures them, except that the repetitions are interleaved:
+each repetition runs every column's case once, so that the machine's drift
+over the run does not favour one column (the timed region moved by 200 ns
+between columns run one after the other). The table gives each figure's ratio to
 ctypes straight into the driver (the bare cost of reaching it from Python).
 
     EVX_LIBRARY=build/src/libevx.so.0 EVX_SPEEDUPS=build/bindings/python \
@@ -39,24 +42,18 @@ REGION_DIV = 4
 
 
 class Bench:
+    """Cases are registered per column, then measured round-robin: each
+    repetition runs every case once, in column order, so that a drift of the
+    machine over the run (clocks, other load) spreads over all columns
+    instead of landing on whichever ran last."""
+
     def __init__(self, n, reps):
         self.n = n
         self.reps = reps
         self.results = {}      # (column, call) -> ns
         self.notes = []        # (column, text)
         self.columns = []
-
-    def measure(self, column, call, fn, n=None):
-        n = n or self.n
-        fn(max(1, n // 10))    # warm-up
-        ts = []
-        for _ in range(self.reps):
-            t0 = time.perf_counter_ns()
-            fn(n)
-            ts.append((time.perf_counter_ns() - t0) / n)
-        ns = statistics.median(ts)
-        self.results[(column, call)] = ns
-        print("  %-24s %-16s %10.1f ns/call" % (column, call, ns), flush=True)
+        self.cases = []        # (column, call, fn, n)
 
     def run(self, column, setup):
         self.columns.append(column)
@@ -70,11 +67,37 @@ class Bench:
             fn = cases.get(call)
             if fn is None:
                 continue
+            n = self.n // REGION_DIV if call == "timed region" else self.n
             try:
-                self.measure(column, call, fn, self.n // REGION_DIV if call == "timed region" else None)
+                fn(max(1, n // 10))    # warm-up, and a first check that it runs
             except Exception as e:
                 self.notes.append((column, "%s failed: %s: %s" % (call, type(e).__name__, e)))
                 print("  %-24s %-16s failed: %s" % (column, call, e), flush=True)
+                continue
+            self.cases.append((column, call, fn, n))
+
+    def measure_all(self):
+        times = {(col, call): [] for col, call, _, _ in self.cases}
+        failed = set()
+        for _ in range(self.reps):
+            for col, call, fn, n in self.cases:
+                if (col, call) in failed:
+                    continue
+                try:
+                    t0 = time.perf_counter_ns()
+                    fn(n)
+                    times[(col, call)].append((time.perf_counter_ns() - t0) / n)
+                except Exception as e:
+                    failed.add((col, call))
+                    self.notes.append((col, "%s failed: %s: %s" % (call, type(e).__name__, e)))
+        for col, call, _, _ in self.cases:
+            ts = times[(col, call)]
+            if (col, call) in failed or not ts:
+                continue
+            ns = statistics.median(ts)
+            self.results[(col, call)] = ns
+            print("  %-24s %-16s %10.1f ns/call (min %.1f, max %.1f)"
+                  % (col, call, ns, min(ts), max(ts)), flush=True)
 
     def table(self, base):
         lines = ["| call | " + " | ".join(self.columns) + " |",
@@ -387,7 +410,7 @@ def version_of(mod):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=20000, help="calls per repetition (default 20000)")
-    ap.add_argument("--reps", type=int, default=7, help="repetitions (default 7)")
+    ap.add_argument("--reps", type=int, default=9, help="repetitions (default 9)")
     args = ap.parse_args()
 
     import evx
@@ -403,7 +426,7 @@ def main():
     for m in ("cuda.bindings", "cuda.core", "cupy", "torch"):
         v = version_of(m)
         print("%s: %s" % (m, v if v is not None else "not installed"))
-    print("median of %d reps of %d calls (%d for the timed region), ns per call\n"
+    print("median of %d interleaved reps of %d calls (%d for the timed region), ns per call\n"
           % (args.reps, args.n, args.n // REGION_DIV), flush=True)
 
     b = Bench(args.n, args.reps)
@@ -416,6 +439,7 @@ def main():
     b.run("cuda.core", cuda_core)
     b.run("CuPy", cupy_)
     b.run("PyTorch", torch_)
+    b.measure_all()
 
     print()
     print(b.table(base))
