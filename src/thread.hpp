@@ -37,6 +37,7 @@ struct CacheBucket {
     uint32_t skip;              // takes left before pending events are asked
     uint32_t backoff;           // again (doubles while work stays pending)
     uint32_t tick;              // takes from an empty stack, for sampling
+    uint32_t gives;             // maybe-pending gives, for keeping a few
     // Sampled costs in clock ticks (moving averages) of the two ways to get
     // an event when the stack is empty: asking whether the oldest pending
     // one completed, or a fresh cuEventCreate. See cache_take().
