@@ -122,6 +122,35 @@ evx_status_t event_free(ThreadRecord *r, Event *e) {
 
 using namespace evx;
 
+namespace {
+
+// Query and synchronize: a never-recorded event is complete, whatever its
+// driver event did in a former life; otherwise `call` asks the driver, and a
+// completion it reports is remembered for the reuse cache. NOT_READY passes
+// through silently.
+template <class Call>
+inline evx_status_t observe(const char *fn, const char *call_name, evx_event_t event,
+                            Call call) {
+    ThreadRecord *r = self();
+    if (__builtin_expect(!r, 0)) return no_thread_record();
+    Slot *s = nullptr;
+    evx_status_t st = lookup(r, event, kEvent, fn, "event", &s);
+    if (st) return st;
+    Event *e = &s->event;
+    if (!e->recorded.load(std::memory_order_acquire)) {
+        clear_hazards(r);
+        return EVX_SUCCESS;
+    }
+    const uint32_t seen = e->records.load(std::memory_order_relaxed);
+    const CUresult res = call(e->cu);
+    if (res == CUDA_SUCCESS) e->done.store(seen, std::memory_order_relaxed);  // under the hazard
+    clear_hazards(r);
+    if (__builtin_expect(res == CUDA_SUCCESS || res == CUDA_ERROR_NOT_READY, 1)) return res;
+    return driver_failed(res, fn, call_name, "event 0x%" PRIx64, handle_value(event));
+}
+
+}  // namespace
+
 extern "C" {
 
 EVX_API evx_status_t evx_device_create_event(int device, unsigned flags,
@@ -170,46 +199,14 @@ EVX_API evx_status_t evx_event_record_with_flags(evx_event_t event, evx_stream_t
 }
 
 EVX_API evx_status_t evx_event_query(evx_event_t event) {
-    static const char fn[] = "evx_event_query";
-    ThreadRecord *r = self();
-    if (__builtin_expect(!r, 0)) return no_thread_record();
-    Slot *s = nullptr;
-    evx_status_t st = lookup(r, event, kEvent, fn, "event", &s);
-    if (st) return st;
-    Event *e = &s->event;
-    // A never-recorded event is complete, whatever its driver event did in
-    // a former life.
-    if (!e->recorded.load(std::memory_order_acquire)) {
-        clear_hazards(r);
-        return EVX_SUCCESS;
-    }
-    const uint32_t seen = e->records.load(std::memory_order_relaxed);
-    const CUresult res = cu().cuEventQuery(e->cu);
-    if (res == CUDA_SUCCESS) e->done.store(seen, std::memory_order_relaxed);  // under the hazard
-    clear_hazards(r);
-    if (__builtin_expect(res == CUDA_SUCCESS || res == CUDA_ERROR_NOT_READY, 1)) return res;
-    return driver_failed(res, fn, "cuEventQuery", "event 0x%" PRIx64, handle_value(event));
+    return observe("evx_event_query", "cuEventQuery", event,
+                   [](CUevent ev) { return cu().cuEventQuery(ev); });
 }
 
 EVX_API evx_status_t evx_event_synchronize(evx_event_t event) {
-    static const char fn[] = "evx_event_synchronize";
-    ThreadRecord *r = self();
-    if (__builtin_expect(!r, 0)) return no_thread_record();
-    Slot *s = nullptr;
-    evx_status_t st = lookup(r, event, kEvent, fn, "event", &s);
-    if (st) return st;
-    Event *e = &s->event;
-    if (!e->recorded.load(std::memory_order_acquire)) {
-        clear_hazards(r);
-        return EVX_SUCCESS;
-    }
-    const uint32_t seen = e->records.load(std::memory_order_relaxed);
-    const CUresult res = cu().cuEventSynchronize(e->cu);
-    if (res == CUDA_SUCCESS) e->done.store(seen, std::memory_order_relaxed);  // under the hazard
-    clear_hazards(r);
-    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
-    return driver_failed(res, fn, "cuEventSynchronize", "event 0x%" PRIx64,
-                         handle_value(event));
+    // cuEventSynchronize never answers NOT_READY: it waits.
+    return observe("evx_event_synchronize", "cuEventSynchronize", event,
+                   [](CUevent ev) { return cu().cuEventSynchronize(ev); });
 }
 
 EVX_API evx_status_t evx_event_elapsed_time(float *ms, evx_event_t start, evx_event_t end) {

@@ -159,6 +159,15 @@ def new_stream(handle, ordinal):
     return s
 
 
+def _done(st):
+    """A query's answer as is_done gives it."""
+    if st:
+        if st == _NOT_READY:
+            return False
+        raise _error(st)
+    return True
+
+
 class Owned:
     """What every object that owns one evx handle in ``_h`` shares, here and
     in the package's Timeline and EventPool: ``close()`` (a second close
@@ -215,12 +224,7 @@ class EventCore(Owned):
 
     @property
     def is_done(self):
-        st = _ev_query(self._h)
-        if st:
-            if st == _NOT_READY:
-                return False
-            raise _error(st)
-        return True
+        return _done(_ev_query(self._h))
 
     def sync(self):
         st = _ev_sync(self._h)
@@ -285,12 +289,7 @@ class StreamCore(Owned):
 
     @property
     def is_done(self):
-        st = _st_query(self._h)
-        if st:
-            if st == _NOT_READY:
-                return False
-            raise _error(st)
-        return True
+        return _done(_st_query(self._h))
 
 
 # --------------------------------------------------------------------------

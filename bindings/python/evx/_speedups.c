@@ -181,27 +181,38 @@ static PyObject *core_enter(PyObject *self, PyObject *unused)
     return self;
 }
 
-/* Destroys the handle, if any, without raising (dealloc). */
-static void event_release(CoreObject *self)
+/* Destroys the handle, if any, and forgets it: close() raises the status,
+ * dealloc ignores it. */
+static evx_status_t event_release(CoreObject *self)
 {
     void *h = self->h;
-    evx_status_t st;
+    evx_status_t st = EVX_SUCCESS;
     if (h != NULL && g_bound) {
         self->h = NULL;
         CALL_HOLDING(st, p_evx_event_destroy((evx_event_t)h));
-        (void)st;
     }
+    return st;
 }
 
-static void stream_release(CoreObject *self)
+static evx_status_t stream_release(CoreObject *self)
 {
     void *h = self->h;
-    evx_status_t st;
+    evx_status_t st = EVX_SUCCESS;
     if (h != NULL && g_bound) {
         self->h = NULL;
         CALL_RELEASING(st, p_evx_stream_destroy((evx_stream_t)h));
-        (void)st;
     }
+    return st;
+}
+
+/* A query's answer as is_done gives it. */
+static PyObject *done_or_raise(evx_status_t st)
+{
+    if (st == EVX_SUCCESS)
+        Py_RETURN_TRUE;
+    if (st == EVX_ERROR_NOT_READY)
+        Py_RETURN_FALSE;
+    return raise_status(st);
 }
 
 /* Dealloc destroys the handle after a subclass's slots are cleared; that
@@ -209,7 +220,7 @@ static void stream_release(CoreObject *self)
  * the driver stream (evx only forgets it), and an owned one has no owner. */
 static void event_dealloc(PyObject *self)
 {
-    event_release((CoreObject *)self);
+    (void)event_release((CoreObject *)self);
     if (((CoreObject *)self)->weakrefs != NULL)
         PyObject_ClearWeakRefs(self);
     Py_TYPE(self)->tp_free(self);
@@ -217,7 +228,7 @@ static void event_dealloc(PyObject *self)
 
 static void stream_dealloc(PyObject *self)
 {
-    stream_release((CoreObject *)self);
+    (void)stream_release((CoreObject *)self);
     if (((CoreObject *)self)->weakrefs != NULL)
         PyObject_ClearWeakRefs(self);
     Py_TYPE(self)->tp_free(self);
@@ -288,11 +299,7 @@ static PyObject *event_get_is_done(CoreObject *self, void *closure)
     evx_status_t st;
     (void)closure;
     CALL_HOLDING(st, p_evx_event_query((evx_event_t)self->h));
-    if (st == EVX_SUCCESS)
-        Py_RETURN_TRUE;
-    if (st == EVX_ERROR_NOT_READY)
-        Py_RETURN_FALSE;
-    return raise_status(st);
+    return done_or_raise(st);
 }
 
 static PyObject *elapsed(CoreObject *start, CoreObject *end)
@@ -325,15 +332,10 @@ static PyObject *event_elapsed_since(CoreObject *self, PyObject *start)
 
 static PyObject *event_close(CoreObject *self, PyObject *unused)
 {
-    void *h = self->h;
-    evx_status_t st;
+    evx_status_t st = event_release(self);
     (void)unused;
-    if (h != NULL) {
-        self->h = NULL;
-        CALL_HOLDING(st, p_evx_event_destroy((evx_event_t)h));
-        if (st)
-            return raise_status(st);
-    }
+    if (st)
+        return raise_status(st);
     Py_RETURN_NONE;
 }
 
@@ -414,11 +416,7 @@ static PyObject *stream_wait(CoreObject *self, PyObject *what)
                                                        (evx_event_t)tmp->h, 0));
         if (st)
             raise_status(st);     /* the first failure is the one reported */
-        st2 = EVX_SUCCESS;
-        if (tmp->h != NULL) {
-            CALL_HOLDING(st2, p_evx_event_destroy((evx_event_t)tmp->h));
-            tmp->h = NULL;
-        }
+        st2 = event_release(tmp);
         Py_DECREF(tmp);
         if (st)
             return NULL;
@@ -446,24 +444,15 @@ static PyObject *stream_get_is_done(CoreObject *self, void *closure)
     evx_status_t st;
     (void)closure;
     CALL_HOLDING(st, p_evx_stream_query((evx_stream_t)self->h));
-    if (st == EVX_SUCCESS)
-        Py_RETURN_TRUE;
-    if (st == EVX_ERROR_NOT_READY)
-        Py_RETURN_FALSE;
-    return raise_status(st);
+    return done_or_raise(st);
 }
 
 static PyObject *stream_close(CoreObject *self, PyObject *unused)
 {
-    void *h = self->h;
-    evx_status_t st;
+    evx_status_t st = stream_release(self);
     (void)unused;
-    if (h != NULL) {
-        self->h = NULL;
-        CALL_RELEASING(st, p_evx_stream_destroy((evx_stream_t)h));
-        if (st)
-            return raise_status(st);
-    }
+    if (st)
+        return raise_status(st);
     Py_RETURN_NONE;
 }
 
