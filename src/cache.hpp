@@ -1,8 +1,8 @@
 // Copyright 2026 The evx Authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// Reuse of driver events per (device, flags): per-thread caches, a shared
-// depot, pending events. See docs/design.md, "Driver events are reused".
+// Reuse of driver events per (device, flags): per-thread stacks and a shared
+// depot. See docs/design.md, "Driver events are reused".
 #ifndef EVX_SRC_CACHE_HPP
 #define EVX_SRC_CACHE_HPP
 
@@ -13,26 +13,32 @@
 
 namespace evx {
 
-// A driver event of (device, flags) with no pending work: a kept one, or a
-// new one from cuEventCreate. EVX_EVENT_INTERPROCESS events are always new.
+// A driver event of (device, flags): a kept one, or a new one from
+// cuEventCreate. *former is set for a kept event that was recorded in a
+// former life: its driver state (completion, timestamp) is that record's,
+// and its work may still be pending, until it is recorded again. Its user
+// must record it before the driver reads its state, or renew it (see
+// event.cpp). EVX_EVENT_INTERPROCESS events are always new.
 evx_status_t cache_take(ThreadRecord *r, const char *fn, int device,
-                        unsigned flags, CUevent *out);
+                        unsigned flags, CUevent *out, bool *former);
 
-// Keeps a driver event for reuse (or destroys it: interprocess events, a full
-// depot). maybe_pending: it was recorded since it was last known complete.
+// Keeps a driver event for reuse, or destroys it (interprocess events, a
+// full depot). former: it was ever recorded.
 void cache_give(ThreadRecord *r, int device, unsigned flags, CUevent ev,
-                bool maybe_pending);
+                bool former);
 
 // cuEventCreate under the device's context guard.
 evx_status_t create_driver_event(const char *fn, int device, unsigned flags,
                                  CUevent *out);
-// cuEventDestroy under the device's context guard.
+// cuEventDestroy under the device's context guard. The driver accepts an
+// event with pending work (it frees it once the work completes).
 void destroy_driver_event(int device, CUevent ev);
 
-// At thread exit: moves the thread's cached events to the depot.
+// At thread exit: moves the thread's kept events to the depot.
 void cache_flush_thread(ThreadRecord *r);
 
-// evx_device_trim(): destroys the idle events kept for a device.
+// evx_device_trim(): destroys the events kept for a device by the calling
+// thread and by the depot.
 evx_status_t cache_trim(ThreadRecord *r, const char *fn, int device);
 
 }  // namespace evx

@@ -4,6 +4,8 @@
 // The public event calls. The hot ones (record, query, synchronize, elapsed
 // time) validate their handles under hazard slots, call the driver through
 // its entry-point table, and allocate, lock and format nothing on success.
+#include <sched.h>
+
 #include <cinttypes>
 
 #include "cache.hpp"
@@ -37,6 +39,35 @@ evx_status_t other_device(const char *fn, const void *event, int event_device,
                 stream_device);
 }
 
+// An event from the cache may carry its driver event's record from a former
+// life (cache.hpp): the driver still answers with that record's completion
+// and timestamp. evx answers for it itself until it is recorded again (query
+// and synchronize: complete; elapsed time: never recorded), and the first
+// record overwrites the driver's state, which the driver allows ("will
+// overwrite the previously captured state"). Only calls that give the driver
+// event to other code before that record must not see the former state:
+// they renew it (event_own_state()).
+//
+// claim_former() makes such a first use exclusive: it returns true with the
+// event claimed (kClaimed) if it was kFormer, false once it is kOwn, waiting
+// meanwhile for another thread's claim (one driver record or create) to end.
+// The claimant stores kOwn (or kFormer again, on failure) with release order,
+// so that a caller who then reads kOwn sees the driver event it left.
+bool claim_former(Event *e) {
+    uint8_t s = e->former.load(std::memory_order_acquire);
+    for (;;) {
+        if (s == kOwn) return false;
+        if (s == kFormer) {
+            if (e->former.compare_exchange_weak(s, kClaimed, std::memory_order_acquire,
+                                                std::memory_order_acquire))
+                return true;
+            continue;
+        }
+        sched_yield();
+        s = e->former.load(std::memory_order_acquire);
+    }
+}
+
 evx_status_t record(const char *fn, evx_event_t event, evx_stream_t stream,
                     bool with_flags, unsigned flags) {
     ThreadRecord *r = self();
@@ -60,8 +91,12 @@ evx_status_t record(const char *fn, evx_event_t event, evx_stream_t stream,
             clear_hazards(r);
             return st;
         }
+        const bool claimed = __builtin_expect(
+            e->former.load(std::memory_order_acquire) != kOwn, 0) && claim_former(e);
         res = with_flags ? cu().cuEventRecordWithFlags(e->cu, s->cu, flags)
                          : cu().cuEventRecord(e->cu, s->cu);
+        if (claimed)
+            e->former.store(res == CUDA_SUCCESS ? kOwn : kFormer, std::memory_order_release);
     }
     if (__builtin_expect(res == CUDA_SUCCESS, 1)) {
         e->records.fetch_add(1, std::memory_order_relaxed);
@@ -94,7 +129,7 @@ evx_status_t check_event_flags(const char *fn, unsigned flags) {
 }
 
 evx_event_t publish_event(uint32_t index, int device, unsigned flags, CUevent cu,
-                          Pool *pool) {
+                          Pool *pool, bool former) {
     Event &e = slot_ref(index).event;
     e.cu = cu;
     e.device = device;
@@ -102,19 +137,37 @@ evx_event_t publish_event(uint32_t index, int device, unsigned flags, CUevent cu
     e.recorded.store(false, std::memory_order_relaxed);
     e.records.store(0, std::memory_order_relaxed);
     e.done.store(0, std::memory_order_relaxed);
+    e.former.store(former ? kFormer : kOwn, std::memory_order_relaxed);
     e.pool = pool;
     return reinterpret_cast<evx_event_t>(
         static_cast<uintptr_t>(publish(index, kEvent, &e)));
 }
 
+evx_status_t event_own_state(const char *fn, Event *e) {
+    if (__builtin_expect(e->former.load(std::memory_order_acquire) == kOwn, 1) ||
+        !claim_former(e))
+        return 0;
+    CUevent fresh;
+    const evx_status_t st = create_driver_event(fn, e->device, e->flags, &fresh);
+    if (!st) {
+        destroy_driver_event(e->device, e->cu);  // pending work is allowed
+        e->cu = fresh;
+    }
+    e->former.store(st ? kFormer : kOwn, std::memory_order_release);
+    return st;
+}
+
 evx_status_t event_free(ThreadRecord *r, Event *e) {
-    const bool maybe_pending =
-        e->recorded.load(std::memory_order_acquire) &&
-        e->done.load(std::memory_order_relaxed) != e->records.load(std::memory_order_relaxed);
-    if (e->pool)
-        pool_take_back(e->pool, e->cu, maybe_pending);
-    else
-        cache_give(r, e->device, e->flags, e->cu, maybe_pending);
+    const bool recorded = e->recorded.load(std::memory_order_acquire);
+    const bool former = recorded || e->former.load(std::memory_order_relaxed) != kOwn;
+    if (e->pool) {
+        const bool maybe_pending =
+            recorded &&
+            e->done.load(std::memory_order_relaxed) != e->records.load(std::memory_order_relaxed);
+        pool_take_back(e->pool, e->cu, maybe_pending, former);
+    } else {
+        cache_give(r, e->device, e->flags, e->cu, former);
+    }
     return 0;
 }
 
@@ -126,8 +179,8 @@ namespace {
 
 // Query and synchronize: a never-recorded event is complete, whatever its
 // driver event did in a former life; otherwise `call` asks the driver, and a
-// completion it reports is remembered for the reuse cache. NOT_READY passes
-// through silently.
+// completion it reports is remembered (a pool reuses an event seen complete
+// without asking the driver). NOT_READY passes through silently.
 template <class Call>
 inline evx_status_t observe(const char *fn, const char *call_name, evx_event_t event,
                             Call call) {
@@ -170,12 +223,13 @@ EVX_API evx_status_t evx_device_create_event(int device, unsigned flags,
     st = slot_alloc(r, fn, &index);
     if (st) return st;
     CUevent ev;
-    st = cache_take(r, fn, device, flags, &ev);
+    bool former;
+    st = cache_take(r, fn, device, flags, &ev, &former);
     if (st) {
         slot_free(r, index);
         return st;
     }
-    *event = publish_event(index, device, flags, ev, nullptr);
+    *event = publish_event(index, device, flags, ev, nullptr, former);
     return EVX_SUCCESS;
 }
 
@@ -302,9 +356,10 @@ EVX_API evx_status_t evx_event_get_native(evx_event_t event, void **cu_event) {
     Slot *s = nullptr;
     evx_status_t st = lookup(r, event, kEvent, fn, "event", &s);
     if (st) return st;
-    *cu_event = s->event.cu;
+    st = event_own_state(fn, &s->event);
+    if (!st) *cu_event = s->event.cu;
     clear_hazards(r);
-    return EVX_SUCCESS;
+    return st;
 }
 
 }  // extern "C"

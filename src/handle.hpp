@@ -45,8 +45,15 @@ struct Event {
     // reused with no query (see cache.cpp).
     std::atomic<uint32_t> records{0};
     std::atomic<uint32_t> done{0};
+    // kFormer: the driver event was recorded in a former life and not yet in
+    // this one, so its driver state is the former record's. The first
+    // record, or a call that hands the driver event to other code, claims
+    // it (kClaimed) and leaves it kOwn. See event.cpp, claim_former().
+    std::atomic<uint8_t> former{0};
     Pool *pool = nullptr;               // the pool it came from, or nullptr
 };
+
+enum : uint8_t { kOwn = 0, kFormer = 1, kClaimed = 2 };
 
 struct Slot {
     std::atomic<uint32_t> gen{0};   // odd = live

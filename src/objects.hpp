@@ -34,12 +34,20 @@ inline evx_status_t stream_context(ContextGuard &guard, const char *fn,
 // or EVX_EVENT_INTERPROCESS without EVX_EVENT_DISABLE_TIMING.
 evx_status_t check_event_flags(const char *fn, unsigned flags);
 
-// Makes the free slot `index` a live event handle for a driver event.
+// Makes the free slot `index` a live event handle for a driver event;
+// former: the driver event was recorded in a former life (see cache.hpp).
 evx_event_t publish_event(uint32_t index, int device, unsigned flags, CUevent cu,
-                          Pool *pool);
+                          Pool *pool, bool former);
+
+// For a call that hands an event's driver event to the driver or to other
+// code before the event is recorded in this life (evx_event_get_native(),
+// evx_stream_wait_event()): an event whose driver state is still a former
+// life's gets a new driver event first. The caller holds the event's hazard.
+evx_status_t event_own_state(const char *fn, Event *e);
 
 // Takes back a driver event of a pool event that was destroyed or released.
-void pool_take_back(Pool *pool, CUevent ev, bool maybe_pending);
+// maybe_pending: recorded and not seen complete since; former: ever recorded.
+void pool_take_back(Pool *pool, CUevent ev, bool maybe_pending, bool former);
 
 }  // namespace evx
 

@@ -27,8 +27,8 @@ struct Pool {
     unsigned flags = 0;
     uint32_t capacity = 0;
     bool closed = false;  // the handle was destroyed
-    std::vector<CUevent> idle;
-    std::vector<CUevent> pending;
+    std::vector<CachedEvent> idle;  // former: recorded in an earlier use
+    std::vector<CUevent> pending;   // recorded, maybe not complete
     uint32_t in_use = 0;
     uint64_t created_total = 0;
     uint64_t acquired_total = 0;
@@ -54,7 +54,7 @@ void reap(Pool *p) {
             p->pending[keep++] = ev;
         } else if (q == CUDA_SUCCESS) {
             try {
-                p->idle.push_back(ev);
+                p->idle.push_back(CachedEvent{ev, true});
             } catch (const std::bad_alloc &) {
                 p->pending[keep++] = ev;
             }
@@ -72,7 +72,7 @@ evx_status_t fill(Pool *p, const char *fn, uint32_t want) {
         evx_status_t st = create_driver_event(fn, p->device, p->flags, &ev);
         if (st) return st;
         try {
-            p->idle.push_back(ev);
+            p->idle.push_back(CachedEvent{ev, false});
         } catch (const std::bad_alloc &) {
             destroy_driver_event(p->device, ev);
             return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
@@ -87,9 +87,14 @@ void destroy_list(Pool *p, std::vector<CUevent> &list) {
     list.clear();
 }
 
+void destroy_list(Pool *p, std::vector<CachedEvent> &list) {
+    for (const CachedEvent &c : list) destroy_driver_event(p->device, c.ev);
+    list.clear();
+}
+
 }  // namespace
 
-void pool_take_back(Pool *p, CUevent ev, bool maybe_pending) {
+void pool_take_back(Pool *p, CUevent ev, bool maybe_pending, bool former) {
     {
         std::lock_guard<std::mutex> lock(p->mu);
         --p->in_use;
@@ -98,7 +103,7 @@ void pool_take_back(Pool *p, CUevent ev, bool maybe_pending) {
             const CUresult q = maybe_pending ? cu().cuEventQuery(ev) : CUDA_SUCCESS;
             try {
                 if (q == CUDA_SUCCESS) {
-                    p->idle.push_back(ev);
+                    p->idle.push_back(CachedEvent{ev, former});
                     kept = true;
                 } else if (q == CUDA_ERROR_NOT_READY) {
                     p->pending.push_back(ev);
@@ -224,7 +229,7 @@ EVX_API evx_status_t evx_event_pool_acquire(evx_event_pool_t pool, evx_event_t *
         clear_hazards(r);
         return st;
     }
-    CUevent ev = nullptr;
+    CachedEvent ev{nullptr, false};
     {
         std::lock_guard<std::mutex> lock(p->mu);
         if (p->idle.empty() && !p->pending.empty()) reap(p);
@@ -250,7 +255,7 @@ EVX_API evx_status_t evx_event_pool_acquire(evx_event_pool_t pool, evx_event_t *
         clear_hazards(r);
         return st;
     }
-    *event = publish_event(index, p->device, p->flags, ev, p);
+    *event = publish_event(index, p->device, p->flags, ev.ev, p, ev.former);
     clear_hazards(r);
     return EVX_SUCCESS;
 }

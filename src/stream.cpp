@@ -267,7 +267,7 @@ EVX_API evx_status_t evx_stream_wait_event(evx_stream_t stream, evx_event_t even
     evx_status_t st = lookup2(r, fn, stream, kStream, "stream", &ss, event, kEvent, "event", &se);
     if (st) return st;
     const Stream *s = static_cast<const Stream *>(ss->obj);
-    const Event *e = &se->event;
+    Event *e = &se->event;
     if (__builtin_expect(e->device != s->device, 0)) {
         const int sd = s->device, ed = e->device;
         clear_hazards(r);
@@ -276,8 +276,14 @@ EVX_API evx_status_t evx_stream_wait_event(evx_stream_t stream, evx_event_t even
                     " to device %d",
                     fn, handle_value(stream), sd, handle_value(event), ed);
     }
-    // A never-recorded event needs no special case: its driver event is new
-    // or its former record has completed, so the wait is for nothing.
+    // A never-recorded event whose driver event still holds a former life's
+    // record gets a new one first, so the driver waits for nothing, as it
+    // does for a new event (and treats it as new under stream capture too).
+    st = event_own_state(fn, e);
+    if (st) {
+        clear_hazards(r);
+        return st;
+    }
     CUresult res;
     {
         ContextGuard guard;

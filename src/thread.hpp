@@ -22,29 +22,21 @@ constexpr uint32_t kMessageSize = 512;
 constexpr uint32_t kRingSize = 4096;
 constexpr uint32_t kQuarantine = 1024;
 constexpr uint32_t kReadyMax = 256;
-// Driver events a thread keeps per (device, flags): up to kBucketSize known
-// to be complete, and up to kPendingRing that were recorded in their former
-// life and are queried before reuse, oldest first.
+// Driver events a thread keeps per (device, flags), a stack.
 constexpr uint32_t kBucketSize = 64;
-constexpr uint32_t kPendingRing = 64;
 // Destroyed events a thread collects before it scans the hazard slots.
 constexpr uint32_t kRetireBatch = 32;
 
+// A kept driver event. former: it was recorded in a former life, and that
+// record's work may still be pending (see cache.hpp).
+struct CachedEvent {
+    CUevent ev;
+    bool former;
+};
+
 struct CacheBucket {
-    uint32_t n;                 // ready[0, n): complete, a stack
-    uint32_t pend_head;         // pend: a FIFO ring of maybe-pending events
-    uint32_t pend_n;
-    uint32_t skip;              // takes left before pending events are asked
-    uint32_t backoff;           // again (doubles while work stays pending)
-    uint32_t tick;              // takes from an empty stack, for sampling
-    uint32_t gives;             // maybe-pending gives, for keeping a few
-    // Sampled costs in clock ticks (moving averages) of the two ways to get
-    // an event when the stack is empty: asking whether the oldest pending
-    // one completed, or a fresh cuEventCreate. See cache_take().
-    uint32_t query_cost;
-    uint32_t create_cost;
-    CUevent ready[kBucketSize];
-    CUevent pend[kPendingRing];
+    uint32_t n;  // ev[0, n): a stack, the most recently given on top
+    CachedEvent ev[kBucketSize];
 };
 
 struct ThreadRecord {

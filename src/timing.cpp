@@ -29,7 +29,6 @@ struct Timer {
     CUevent stop = nullptr;
     bool started = false;  // since the last start, no stop yet or a stop
     bool stopped = false;
-    bool ever_recorded = false;
 };
 
 struct Timeline {
@@ -100,8 +99,9 @@ evx_status_t timer_ms(const char *fn, evx_timer_t timer, CUevent start, CUevent 
 
 evx_status_t timer_free(ThreadRecord *r, void *obj) {
     Timer *t = static_cast<Timer *>(obj);
-    if (t->start) cache_give(r, t->device, EVX_EVENT_DEFAULT, t->start, t->ever_recorded);
-    if (t->stop) cache_give(r, t->device, EVX_EVENT_DEFAULT, t->stop, t->ever_recorded);
+    // Given back as former (cache.hpp): recorded now, or in a life before.
+    if (t->start) cache_give(r, t->device, EVX_EVENT_DEFAULT, t->start, true);
+    if (t->stop) cache_give(r, t->device, EVX_EVENT_DEFAULT, t->stop, true);
     delete t;
     return 0;
 }
@@ -133,8 +133,11 @@ EVX_API evx_status_t evx_timer_create(int device, evx_timer_t *timer) {
     if (!t) return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
     t->device = device;
     uint32_t index = 0;
-    st = cache_take(r, fn, device, EVX_EVENT_DEFAULT, &t->start);
-    if (!st) st = cache_take(r, fn, device, EVX_EVENT_DEFAULT, &t->stop);
+    // A timer's events never leave it and are read only after it recorded
+    // them, so a former life's record (cache.hpp) does not matter.
+    bool former;
+    st = cache_take(r, fn, device, EVX_EVENT_DEFAULT, &t->start, &former);
+    if (!st) st = cache_take(r, fn, device, EVX_EVENT_DEFAULT, &t->stop, &former);
     if (!st) st = slot_alloc(r, fn, &index);
     if (st) {
         timer_free(r, t);
@@ -162,7 +165,6 @@ EVX_API evx_status_t evx_timer_start(evx_timer_t timer, evx_stream_t stream) {
         if (!st) {
             t->started = true;
             t->stopped = false;
-            t->ever_recorded = true;
         }
     }
     clear_hazards(r);
@@ -304,13 +306,16 @@ EVX_API evx_status_t evx_timeline_mark(evx_timeline_t timeline, evx_stream_t str
                       "evx_timeline_reset() forgets them",
                       fn, handle_value(timeline), t->capacity);
         } else if (t->count == t->events.size()) {
+            // Like a timer's, a timeline's events are read only after it
+            // recorded them.
             CUevent ev;
-            st = cache_take(r, fn, t->device, EVX_EVENT_DEFAULT, &ev);
+            bool former;
+            st = cache_take(r, fn, t->device, EVX_EVENT_DEFAULT, &ev, &former);
             if (!st) {
                 try {
                     t->events.push_back(ev);
                 } catch (const std::bad_alloc &) {
-                    cache_give(r, t->device, EVX_EVENT_DEFAULT, ev, false);
+                    cache_give(r, t->device, EVX_EVENT_DEFAULT, ev, former);
                     st = fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
                 }
             }

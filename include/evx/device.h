@@ -137,8 +137,11 @@ EVX_API evx_status_t evx_device_stream_priority_range(int device, int *least,
  *
  * evx keeps the driver events of destroyed evx events and reuses them
  * for new ones (see evx_device_create_event()). This call destroys the ones
- * kept for @p device that are idle now; events in use, in pools, or whose
- * work is still pending are left alone. Only needed to give memory back.
+ * kept for @p device by the calling thread and in the cache all threads
+ * share (another thread's own ones move there when that thread exits);
+ * events in use or in pools are left alone. A kept event whose former work
+ * is still pending is destroyed too: the driver frees it once that work
+ * completes. Only needed to give memory back.
  *
  * @param device a device ordinal.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_DEVICE; a driver-loading

@@ -20,8 +20,12 @@ EVX_BEGIN_DECLS
  * it marks and may be recorded on any stream of its device, again and again;
  * each record replaces the last. Events are cheap: evx keeps the driver
  * events of destroyed events and reuses them for new ones of the same
- * device and flags, so that create and destroy rarely reach the driver. A
- * reused event behaves exactly as a new one.
+ * device and flags, so that create and destroy rarely reach the driver,
+ * also when the work of the destroyed event is still pending (a record
+ * overwrites what the driver event held). A reused event behaves exactly
+ * as a new one: until it is recorded it is complete and has no time, and
+ * evx_event_get_native() and evx_stream_wait_event() give the driver a new
+ * driver event instead of one with a former life.
  *
  * Every call checks its handles: a zero, forged, stale, destroyed or
  * wrong-kind handle gets ::EVX_ERROR_INVALID_HANDLE and a message, and a
@@ -205,10 +209,17 @@ EVX_API evx_status_t evx_event_get_device(evx_event_t event, int *device);
  * live, must not be destroyed by the caller, and after evx_event_destroy()
  * may be reused for another evx event.
  *
+ * Other code sees the event's own state: if evx reused the driver event
+ * (see evx_device_create_event()) and the event has not been recorded
+ * since, a new driver event replaces it before it is returned, so that no
+ * record of its former life (pending work, a timestamp) shows through. The
+ * `CUevent` returned does not change after that.
+ *
  * @param event the event.
  * @param[out] cu_event receives the `CUevent`.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p cu_event is NULL;
- *         ::EVX_ERROR_INVALID_HANDLE.
+ *         ::EVX_ERROR_INVALID_HANDLE; a status from `cuEventCreate` when
+ *         the driver event is replaced.
  * Thread-safe.
  */
 EVX_API evx_status_t evx_event_get_native(evx_event_t event, void **cu_event);

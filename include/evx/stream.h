@@ -126,7 +126,10 @@ EVX_API evx_status_t evx_stream_destroy(evx_stream_t stream);
  * @brief Makes all future work on the stream wait until the event
  * completes. Does not block the calling thread.
  *
- * Waiting for a never-recorded event waits for nothing.
+ * Waiting for a never-recorded event waits for nothing. If evx reused the
+ * event's driver event (see evx_device_create_event()) and the event has
+ * not been recorded since, a new driver event replaces it first, so the
+ * driver sees a new event (under stream capture too).
  *
  * @param stream the stream that waits.
  * @param event an event of the stream's device.
@@ -135,7 +138,8 @@ EVX_API evx_status_t evx_stream_destroy(evx_stream_t stream);
  *         live, or the event belongs to another device than the stream
  *         (refused before the driver; the message names both devices);
  *         ::EVX_ERROR_INVALID_VALUE for an unknown flag bit; a status from
- *         the driver.
+ *         the driver (also from `cuEventCreate`, when the driver event is
+ *         replaced).
  *
  * Thread-safe; takes no global lock.
  */

@@ -468,6 +468,8 @@ const conf_cu *conf_cu_get(void)
                  &cu.stream_create_with_priority, 1);
     ok &= lookup(gp, "cuStreamDestroy", &cu.stream_destroy, 1);
     ok &= lookup(gp, "cuStreamQuery", &cu.stream_query, 1);
+    ok &= lookup(gp, "cuEventQuery", &cu.event_query, 1);
+    ok &= lookup(gp, "cuEventElapsedTime", &cu.event_elapsed_time, 1);
     (void)lookup(gp, "cuDeviceGet", &cu.device_get, 0);
     (void)lookup(gp, "cuStreamGetPriority", &cu.stream_get_priority, 0);
     (void)lookup(gp, "cuCtxGetStreamPriorityRange",

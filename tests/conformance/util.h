@@ -119,6 +119,8 @@ typedef struct conf_cu {
     CUresult (*stream_create_with_priority)(CUstream *, unsigned, int);
     CUresult (*stream_destroy)(CUstream);
     CUresult (*stream_query)(CUstream);
+    CUresult (*event_query)(CUevent);
+    CUresult (*event_elapsed_time)(float *, CUevent, CUevent);
     /* Optional (NULL when the driver lacks them). */
     CUresult (*device_get)(CUdevice *, int);
     CUresult (*stream_get_priority)(CUstream, int *);

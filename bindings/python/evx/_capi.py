@@ -677,8 +677,11 @@ evx_device_trim = Prototype(
 
     evx keeps the driver events of destroyed evx events and reuses them for
     new ones (see evx_device_create_event()). This call destroys the ones kept
-    for device that are idle now; events in use, in pools, or whose work is
-    still pending are left alone. Only needed to give memory back.
+    for device by the calling thread and in the cache all threads share
+    (another thread's own ones move there when that thread exits); events in
+    use or in pools are left alone. A kept event whose former work is still
+    pending is destroyed too: the driver frees it once that work completes.
+    Only needed to give memory back.
 
     device: a device ordinal.
 
@@ -886,12 +889,19 @@ evx_event_get_native = Prototype(
     must not be destroyed by the caller, and after evx_event_destroy() may be
     reused for another evx event.
 
+    Other code sees the event's own state: if evx reused the driver event (see
+    evx_device_create_event()) and the event has not been recorded since, a
+    new driver event replaces it before it is returned, so that no record of
+    its former life (pending work, a timestamp) shows through. The `CUevent`
+    returned does not change after that.
+
     event: the event.
 
     cu_event [out]: receives the `CUevent`.
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if cu_event is NULL;
-    EVX_ERROR_INVALID_HANDLE. Thread-safe.
+    EVX_ERROR_INVALID_HANDLE; a status from `cuEventCreate` when the driver
+    event is replaced. Thread-safe.
     """)
 
 # evx_status_t evx_event_query(evx_event_t event)
@@ -1386,7 +1396,10 @@ evx_stream_wait_event = Prototype(
 
     Makes all future work on the stream wait until the event completes. Does not block the calling thread.
 
-    Waiting for a never-recorded event waits for nothing.
+    Waiting for a never-recorded event waits for nothing. If evx reused the
+    event's driver event (see evx_device_create_event()) and the event has not
+    been recorded since, a new driver event replaces it first, so the driver
+    sees a new event (under stream capture too).
 
     stream: the stream that waits.
 
@@ -1397,7 +1410,8 @@ evx_stream_wait_event = Prototype(
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE if either handle is not
     live, or the event belongs to another device than the stream (refused
     before the driver; the message names both devices);
-    EVX_ERROR_INVALID_VALUE for an unknown flag bit; a status from the driver.
+    EVX_ERROR_INVALID_VALUE for an unknown flag bit; a status from the driver
+    (also from `cuEventCreate`, when the driver event is replaced).
 
     Thread-safe; takes no global lock.
     """)

@@ -556,8 +556,11 @@ extern "C" {
     ///
     /// evx keeps the driver events of destroyed evx events and reuses them
     /// for new ones (see evx_device_create_event()). This call destroys the ones
-    /// kept for @p device that are idle now; events in use, in pools, or whose
-    /// work is still pending are left alone. Only needed to give memory back.
+    /// kept for @p device by the calling thread and in the cache all threads
+    /// share (another thread's own ones move there when that thread exits);
+    /// events in use or in pools are left alone. A kept event whose former work
+    /// is still pending is destroyed too: the driver frees it once that work
+    /// completes. Only needed to give memory back.
     ///
     /// @param device a device ordinal.
     /// @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_DEVICE; a driver-loading
@@ -741,10 +744,17 @@ extern "C" {
     /// live, must not be destroyed by the caller, and after evx_event_destroy()
     /// may be reused for another evx event.
     ///
+    /// Other code sees the event's own state: if evx reused the driver event
+    /// (see evx_device_create_event()) and the event has not been recorded
+    /// since, a new driver event replaces it before it is returned, so that no
+    /// record of its former life (pending work, a timestamp) shows through. The
+    /// `CUevent` returned does not change after that.
+    ///
     /// @param event the event.
     /// @param[out] cu_event receives the `CUevent`.
     /// @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p cu_event is NULL;
-    ///         ::EVX_ERROR_INVALID_HANDLE.
+    ///         ::EVX_ERROR_INVALID_HANDLE; a status from `cuEventCreate` when
+    ///         the driver event is replaced.
     /// Thread-safe.
     pub fn evx_event_get_native(event: evx_event_t, cu_event: *mut *mut ::std::os::raw::c_void) -> evx_status_t;
 }
@@ -842,7 +852,10 @@ extern "C" {
     /// @brief Makes all future work on the stream wait until the event
     /// completes. Does not block the calling thread.
     ///
-    /// Waiting for a never-recorded event waits for nothing.
+    /// Waiting for a never-recorded event waits for nothing. If evx reused the
+    /// event's driver event (see evx_device_create_event()) and the event has
+    /// not been recorded since, a new driver event replaces it first, so the
+    /// driver sees a new event (under stream capture too).
     ///
     /// @param stream the stream that waits.
     /// @param event an event of the stream's device.
@@ -851,7 +864,8 @@ extern "C" {
     ///         live, or the event belongs to another device than the stream
     ///         (refused before the driver; the message names both devices);
     ///         ::EVX_ERROR_INVALID_VALUE for an unknown flag bit; a status from
-    ///         the driver.
+    ///         the driver (also from `cuEventCreate`, when the driver event is
+    ///         replaced).
     ///
     /// Thread-safe; takes no global lock.
     pub fn evx_stream_wait_event(stream: evx_stream_t, event: evx_event_t, flags: ::std::os::raw::c_uint) -> evx_status_t;
