@@ -17,13 +17,17 @@
  *
  * Both sides run on the one driver evx opened, with device 0's primary
  * context current in every thread (the raw driver needs it to create
- * events; evx gets the same conditions).
+ * events; evx gets the same conditions). Thread i of either side is pinned
+ * to the i-th CPU the process may use (unless --no-pin), so that neither
+ * side gets a better core by chance: unpinned, the 1-thread figure of one
+ * side moved by up to 30% from one invocation to the next on an H200 host.
  */
 #define _GNU_SOURCE /* pthread_barrier_t, nanosleep */
 
 #include "bench_common.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +52,19 @@ typedef struct worker {
 } worker;
 
 static bench_raw g_raw;
+static int g_pin = 1;
+static int g_cpus[MAX_THREADS]; /* the CPUs the process may use, in order */
+static int g_ncpus;
+
+static void find_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return;
+    for (int c = 0; c < CPU_SETSIZE && g_ncpus < MAX_THREADS; c++)
+        if (CPU_ISSET(c, &set))
+            g_cpus[g_ncpus++] = c;
+}
 static int g_any_failed; /* set by a failing worker: everyone stops */
 
 static int stop_requested(const worker *w)
@@ -211,7 +228,17 @@ static double run_once(int nthreads, int use_evx, long ms)
         ws[i].use_evx = use_evx;
         ws[i].start = &start;
         ws[i].stop = &stop;
-        if (pthread_create(&ws[i].tid, NULL, worker_main, &ws[i]) != 0) {
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        if (g_pin && g_ncpus > 0) {
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(g_cpus[i % g_ncpus], &one);
+            pthread_attr_setaffinity_np(&attr, sizeof one, &one);
+        }
+        int rc = pthread_create(&ws[i].tid, &attr, worker_main, &ws[i]);
+        pthread_attr_destroy(&attr);
+        if (rc != 0) {
             fprintf(stderr, "pthread_create failed for thread %d\n", i);
             break;
         }
@@ -265,12 +292,16 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: evx-bench-threads [--threads LIST] [--runs N] [--ms N] "
-            "[--quick]\n"
+            "[--quick] [--no-pin]\n"
             "  --threads LIST  comma-separated thread counts (default "
             "1,2,4,8,16)\n"
-            "  --runs N        runs per side and thread count (default 5)\n"
+            "  --runs N        runs per side and thread count (default 7)\n"
             "  --ms N          duration of one run in ms (default 200)\n"
             "  --quick         3 runs of 20 ms: a smoke run\n"
+            "  --no-pin        leave the threads' CPUs to the scheduler (by "
+            "default thread i\n"
+            "                  of both sides runs on the i-th CPU the process "
+            "may use)\n"
             "Set EVX_DRIVER=host to run on the host emulation.\n");
 }
 
@@ -305,7 +336,7 @@ int main(int argc, char **argv)
 {
     int counts[32] = {1, 2, 4, 8, 16};
     int ncounts = 5;
-    long runs = 5, ms = 200, runs_opt = -1, ms_opt = -1;
+    long runs = 7, ms = 200, runs_opt = -1, ms_opt = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--threads") == 0) {
@@ -320,6 +351,8 @@ int main(int argc, char **argv)
             if ((ms_opt = bench_parse_long(a, i + 1 < argc ? argv[++i] : NULL,
                                            1, 60000)) < 0)
                 return 2;
+        } else if (strcmp(a, "--no-pin") == 0) {
+            g_pin = 0;
         } else if (strcmp(a, "--quick") == 0) {
             runs = 3;
             ms = 20;
@@ -340,11 +373,15 @@ int main(int argc, char **argv)
     if (bench_raw_open(&g_raw) != 0)
         return 1;
     bench_print_driver(stdout, &g_raw);
+    find_cpus();
     printf("method: each thread loops create, record on its own stream, "
            "query, destroy; %ld runs of %ld ms per side and thread count, "
            "raw and evx runs alternating; medians of iterations per second "
-           "over all threads\n",
-           runs, ms);
+           "over all threads; %s\n",
+           runs, ms,
+           g_pin && g_ncpus > 0 ? "thread i of each side pinned to the i-th "
+                                  "usable CPU"
+                                : "threads not pinned");
     printf("\n%8s %16s %16s %10s\n", "threads", "raw iter/s", "evx iter/s",
            "evx/raw");
     fflush(stdout);
