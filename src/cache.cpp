@@ -170,18 +170,18 @@ evx_status_t cache_trim(ThreadRecord *r, const char *fn, int device) {
     evx_status_t st = guard.enter(fn, device);
     if (st) return st;
     for (unsigned flags = 0; flags < 4; ++flags) {
+        // Pending work is allowed: the driver frees such an event once the
+        // work completes.
         const uint32_t key = key_of(device, flags);
         if (key < r->nbuckets && r->buckets[key]) {
             CacheBucket *b = r->buckets[key];
-            for (uint32_t i = 0; i < b->n; ++i) cu().cuEventDestroy(b->ev[i].ev);
+            destroy_all(device, b->ev, b->n);
             b->n = 0;
         }
         Depot *d = depot(device, flags);
         if (!d) continue;
         std::lock_guard<std::mutex> lock(d->mu);
-        // Pending work is allowed: the driver frees such an event once the
-        // work completes.
-        for (const CachedEvent &c : d->ev) cu().cuEventDestroy(c.ev);
+        destroy_all(device, d->ev.data(), d->ev.size());
         d->ev.clear();
         d->ev.shrink_to_fit();
         d->n.store(0, std::memory_order_relaxed);

@@ -82,13 +82,12 @@ evx_status_t fill(Pool *p, const char *fn, uint32_t want) {
     return 0;
 }
 
-void destroy_list(Pool *p, std::vector<CUevent> &list) {
-    for (CUevent ev : list) destroy_driver_event(p->device, ev);
-    list.clear();
-}
+inline CUevent driver_event(CUevent ev) { return ev; }
+inline CUevent driver_event(const CachedEvent &c) { return c.ev; }
 
-void destroy_list(Pool *p, std::vector<CachedEvent> &list) {
-    for (const CachedEvent &c : list) destroy_driver_event(p->device, c.ev);
+template <class Entry>
+void destroy_list(Pool *p, std::vector<Entry> &list) {
+    for (const Entry &e : list) destroy_driver_event(p->device, driver_event(e));
     list.clear();
 }
 
