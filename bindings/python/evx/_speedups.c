@@ -624,7 +624,38 @@ static void timer_put(int dev, evx_timer_t t)
 
 enum { T_NEW, T_RUNNING, T_STOPPED, T_STOP_FAILED, T_READ };
 
+/* __enter__ and __exit__ with nothing allocated per block.
+ *
+ * A with-block looks both methods up on the type and binds them to the
+ * object (_PyObject_LookupSpecial, CPython 3.8-3.13). Ordinary methods would
+ * make and free two method objects per block, and timed objects come and go
+ * once per block too; together that was most of what evx.timed cost beyond
+ * its three C calls. So:
+ *
+ * - timed's __enter__ and __exit__ are slots (TimedSlot, descriptors marked
+ *   Py_TPFLAGS_METHOD_DESCRIPTOR, so t.__exit__(...) and CPython 3.14's
+ *   with-blocks call them unbound with no binding at all);
+ * - binding one gives a view (TimedView) that lives inside the timed object.
+ *   A view is alive (count > 0) only while somebody holds it, and while alive
+ *   it holds one reference to its timed object, so it never outlives the
+ *   memory it lives in. When its count falls to zero, its dealloc drops that
+ *   reference and frees nothing. Views are not tracked by the garbage
+ *   collector, so a reference cycle through a held view (t.__exit__ stored in
+ *   something t refers to) is not collected;
+ * - dead timed objects are kept on a short free list and made alive again.
+ *
+ * The free-threaded build binds with an ordinary method object instead: there
+ * a view's count could not be read safely. */
+
+typedef struct TimedObject TimedObject;
+
 typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;  /* view_enter or view_exit */
+    TimedObject *owner;         /* referenced while the view is alive */
+} TimedView;
+
+struct TimedObject {
     PyObject_HEAD
     PyObject *stream;     /* the evx Stream; kept: the marks are on it */
     evx_timer_t timer;    /* from __enter__ on; back to the cache in dealloc */
@@ -632,9 +663,29 @@ typedef struct {
     int dev;
     unsigned char own;    /* the stream was wrapped here: closed at the end */
     unsigned char state;
-} TimedObject;
+    TimedView enter_view; /* count 0 unless bound (see above) */
+    TimedView exit_view;
+};
 
 static PyTypeObject TimedType;
+static PyTypeObject TimedViewType;
+
+#define TIMED_FREE_MAX 16
+static TimedObject *g_timed_free[TIMED_FREE_MAX];
+static int g_timed_nfree;
+
+static PyObject *view_enter(PyObject *v, PyObject *const *args, size_t nargsf,
+                            PyObject *kwnames);
+static PyObject *view_exit(PyObject *v, PyObject *const *args, size_t nargsf,
+                           PyObject *kwnames);
+
+static void view_init(TimedView *v, TimedObject *owner, vectorcallfunc call)
+{
+    memset(v, 0, sizeof *v);            /* count 0: not alive */
+    Py_SET_TYPE((PyObject *)v, &TimedViewType);
+    v->vectorcall = call;
+    v->owner = owner;
+}
 
 static PyObject *timed_make(PyObject *stream)
 {
@@ -655,10 +706,17 @@ static PyObject *timed_make(PyObject *stream)
         }
         own = 1;
     }
-    t = PyObject_GC_New(TimedObject, &TimedType);
-    if (t == NULL) {
-        Py_DECREF(stream);
-        return NULL;
+    if (g_timed_nfree > 0) {            /* its views are dead: count 0 */
+        t = g_timed_free[--g_timed_nfree];
+        (void)PyObject_Init((PyObject *)t, &TimedType);
+    } else {
+        t = PyObject_GC_New(TimedObject, &TimedType);
+        if (t == NULL) {
+            Py_DECREF(stream);
+            return NULL;
+        }
+        view_init(&t->enter_view, t, view_enter);
+        view_init(&t->exit_view, t, view_exit);
     }
     t->stream = stream;
     t->timer = NULL;
@@ -712,11 +770,10 @@ static PyObject *close_own_stream(TimedObject *self)
     return Py_None;       /* borrowed: only compared with NULL */
 }
 
-static PyObject *timed_enter(TimedObject *self, PyObject *unused)
+static PyObject *timed_enter(TimedObject *self)
 {
     evx_timer_t t;
     evx_status_t st;
-    (void)unused;
     if (self->state != T_NEW) {
         PyErr_SetString(PyExc_RuntimeError, "an evx.timed object times one block; make a new one");
         return NULL;
@@ -735,10 +792,11 @@ static PyObject *timed_enter(TimedObject *self, PyObject *unused)
     return (PyObject *)self;
 }
 
-static PyObject *timed_exit(TimedObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* __exit__(exc_type, exc, tb) */
+static PyObject *timed_exit(TimedObject *self, PyObject *exc_type)
 {
     evx_status_t st;
-    int exc_pending = nargs > 0 && args[0] != Py_None;
+    int exc_pending = exc_type != Py_None;
     if (self->state != T_RUNNING) {
         PyErr_SetString(PyExc_RuntimeError, "evx.timed: __exit__ without __enter__");
         return NULL;
@@ -768,6 +826,169 @@ static PyObject *timed_exit(TimedObject *self, PyObject *const *args, Py_ssize_t
         return NULL;
     Py_RETURN_FALSE;
 }
+
+static int method_args(const char *name, size_t nargsf, Py_ssize_t want, PyObject *kwnames)
+{
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
+        PyErr_Format(PyExc_TypeError, "evx.timed.%s() takes no keyword arguments", name);
+        return -1;
+    }
+    if (n != want) {
+        PyErr_Format(PyExc_TypeError, "evx.timed.%s() takes %zd arguments (%zd given)", name,
+                     want, n);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *view_enter(PyObject *v, PyObject *const *args, size_t nargsf,
+                            PyObject *kwnames)
+{
+    (void)args;
+    if (method_args("__enter__", nargsf, 0, kwnames) < 0)
+        return NULL;
+    return timed_enter(((TimedView *)v)->owner);
+}
+
+static PyObject *view_exit(PyObject *v, PyObject *const *args, size_t nargsf,
+                           PyObject *kwnames)
+{
+    if (method_args("__exit__", nargsf, 3, kwnames) < 0)
+        return NULL;
+    return timed_exit(((TimedView *)v)->owner, args[0]);
+}
+
+static void view_dealloc(PyObject *v)
+{
+    Py_DECREF(((TimedView *)v)->owner);  /* its memory is the owner's */
+}
+
+static const char *view_name(TimedView *v)
+{
+    return v->vectorcall == view_enter ? "__enter__" : "__exit__";
+}
+
+static PyObject *view_repr(PyObject *v)
+{
+    return PyUnicode_FromFormat("<bound method evx.timed.%s of %R>", view_name((TimedView *)v),
+                                (PyObject *)((TimedView *)v)->owner);
+}
+
+static PyObject *view_get_self(PyObject *v, void *closure)
+{
+    (void)closure;
+    Py_INCREF(((TimedView *)v)->owner);
+    return (PyObject *)((TimedView *)v)->owner;
+}
+
+static PyObject *view_get_name(PyObject *v, void *closure)
+{
+    (void)closure;
+    return PyUnicode_FromString(view_name((TimedView *)v));
+}
+
+static PyGetSetDef view_getset[] = {
+    {"__self__", view_get_self, NULL, NULL, NULL},
+    {"__name__", view_get_name, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject TimedViewType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "evx._speedups.timed_method",
+    .tp_basicsize = sizeof(TimedView),
+    .tp_dealloc = view_dealloc,
+    .tp_vectorcall_offset = offsetof(TimedView, vectorcall),
+    .tp_repr = view_repr,
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "evx.timed.__enter__ or __exit__, bound to a timed object.",
+    .tp_getset = view_getset,
+};
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;  /* slot_call */
+    Py_ssize_t view_offset;     /* of the view in TimedObject */
+    const char *name;
+} TimedSlot;
+
+/* timed.__enter__(t) and timed.__exit__(t, exc_type, exc, tb) */
+static PyObject *slot_call(PyObject *s, PyObject *const *args, size_t nargsf,
+                           PyObject *kwnames)
+{
+    TimedSlot *slot = (TimedSlot *)s;
+    TimedView *v;
+    if (PyVectorcall_NARGS(nargsf) < 1 || !Py_IS_TYPE(args[0], &TimedType)) {
+        PyErr_Format(PyExc_TypeError, "evx.timed.%s() needs an evx.timed object", slot->name);
+        return NULL;
+    }
+    v = (TimedView *)((char *)args[0] + slot->view_offset);
+    return v->vectorcall((PyObject *)v, args + 1, PyVectorcall_NARGS(nargsf) - 1, kwnames);
+}
+
+static PyObject *slot_get(PyObject *s, PyObject *obj, PyObject *type)
+{
+    TimedView *v;
+    (void)type;
+    if (obj == NULL) {
+        Py_INCREF(s);
+        return s;
+    }
+    if (!Py_IS_TYPE(obj, &TimedType)) {
+        PyErr_Format(PyExc_TypeError, "evx.timed.%s binds to evx.timed objects only",
+                     ((TimedSlot *)s)->name);
+        return NULL;
+    }
+#ifdef Py_GIL_DISABLED
+    (void)v;
+    return PyMethod_New(s, obj);
+#else
+    v = (TimedView *)((char *)obj + ((TimedSlot *)s)->view_offset);
+    if (Py_REFCNT(v) == 0) {            /* comes alive, holding its owner */
+        (void)PyObject_Init((PyObject *)v, &TimedViewType);
+        Py_INCREF(obj);
+    } else {
+        Py_INCREF(v);
+    }
+    return (PyObject *)v;
+#endif
+}
+
+static PyObject *slot_repr(PyObject *s)
+{
+    return PyUnicode_FromFormat("<method '%s' of 'evx.timed' objects>", ((TimedSlot *)s)->name);
+}
+
+static PyObject *slot_get_name(PyObject *s, void *closure)
+{
+    (void)closure;
+    return PyUnicode_FromString(((TimedSlot *)s)->name);
+}
+
+static PyGetSetDef slot_getset[] = {
+    {"__name__", slot_get_name, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject TimedSlotType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "evx._speedups.timed_slot",
+    .tp_basicsize = sizeof(TimedSlot),
+    .tp_vectorcall_offset = offsetof(TimedSlot, vectorcall),
+    .tp_repr = slot_repr,
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = "evx.timed.__enter__ or __exit__, unbound.",
+    .tp_getset = slot_getset,
+    .tp_descr_get = slot_get,
+};
+
+static TimedSlot g_enter_slot = {
+    PyObject_HEAD_INIT(&TimedSlotType) slot_call, offsetof(TimedObject, enter_view), "__enter__"};
+static TimedSlot g_exit_slot = {
+    PyObject_HEAD_INIT(&TimedSlotType) slot_call, offsetof(TimedObject, exit_view), "__exit__"};
 
 static PyObject *timed_get_elapsed_ms(TimedObject *self, void *closure)
 {
@@ -815,14 +1036,19 @@ static void timed_dealloc(TimedObject *self)
         timer_put(self->dev, self->timer);
     self->timer = NULL;
     Py_CLEAR(self->stream);
+    if (g_timed_nfree < TIMED_FREE_MAX) {
+        g_timed_free[g_timed_nfree++] = self;
+        return;
+    }
     PyObject_GC_Del(self);
 }
 
-static PyMethodDef timed_methods[] = {
-    {"__enter__", (PyCFunction)timed_enter, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)(void (*)(void))timed_exit, METH_FASTCALL, NULL},
-    {NULL, NULL, 0, NULL},
-};
+/* Frees the free list (at interpreter exit, with the timers). */
+static void timed_free_list_clear(void)
+{
+    while (g_timed_nfree > 0)
+        PyObject_GC_Del(g_timed_free[--g_timed_nfree]);
+}
 
 static PyGetSetDef timed_getset[] = {
     {"elapsed_ms", (getter)timed_get_elapsed_ms, NULL,
@@ -849,10 +1075,24 @@ static PyTypeObject TimedType = {
         "timed object is garbage, so a block makes no driver object.",
     .tp_traverse = (traverseproc)timed_traverse,
     .tp_clear = (inquiry)timed_clear,
-    .tp_methods = timed_methods,
     .tp_getset = timed_getset,
     .tp_new = timed_new,
 };
+
+/* Puts __enter__ and __exit__ in timed's dictionary (before PyType_Ready). */
+static int timed_type_dict(void)
+{
+    PyObject *d = PyDict_New();
+    if (d == NULL)
+        return -1;
+    if (PyDict_SetItemString(d, "__enter__", (PyObject *)&g_enter_slot) < 0 ||
+        PyDict_SetItemString(d, "__exit__", (PyObject *)&g_exit_slot) < 0) {
+        Py_DECREF(d);
+        return -1;
+    }
+    TimedType.tp_dict = d;
+    return 0;
+}
 
 /* ------------------------------------------------------------------------
  * Module functions */
@@ -1023,6 +1263,7 @@ static PyObject *mod_clear_timers(PyObject *mod, PyObject *unused)
             CALL_RELEASING(st, p_evx_timer_destroy(t));
             (void)st;
         }
+    timed_free_list_clear();
     Py_RETURN_NONE;
 }
 
@@ -1090,7 +1331,8 @@ PyMODINIT_FUNC PyInit__speedups(void)
         g_timers[i].dev = -1;
     TimedType.tp_vectorcall = timed_vectorcall;
     if (PyType_Ready(&EventCoreType) < 0 || PyType_Ready(&StreamCoreType) < 0 ||
-        PyType_Ready(&TimedType) < 0)
+        PyType_Ready(&TimedViewType) < 0 || PyType_Ready(&TimedSlotType) < 0 ||
+        timed_type_dict() < 0 || PyType_Ready(&TimedType) < 0)
         return NULL;
     m = PyModule_Create(&speedups_module);
     if (m == NULL)

@@ -8,9 +8,11 @@ bindings/run_tests.sh runs this whole suite twice, once on each core. The
 tests here that look inside one core say which in their skip reason; the
 others hold for both."""
 
+import contextlib
 import ctypes
 import gc
 import os
+import sys
 import textwrap
 import threading
 import time
@@ -139,6 +141,84 @@ def test_nested_timed_blocks(evx, stream):
     if evx.is_emulation():
         assert inner.elapsed_ms >= 25.0
         assert outer.elapsed_ms >= inner.elapsed_ms + 25.0
+
+
+def test_timed_through_exit_stack(evx, stream):
+    # contextlib calls the methods unbound: type(cm).__enter__(cm)
+    with contextlib.ExitStack() as stack:
+        t = stack.enter_context(evx.timed(stream))
+        with pytest.raises(RuntimeError, match="once the with-block has ended"):
+            t.elapsed_ms
+    assert t.elapsed_ms >= 0.0
+    assert isinstance(t, contextlib.AbstractContextManager)
+
+
+def test_timed_methods_called_by_hand(evx, stream):
+    t = evx.timed(stream)
+    assert t.__enter__() is t
+    assert t.__exit__(None, None, None) is False
+    assert t.elapsed_ms >= 0.0
+    u = evx.timed(stream)
+    assert evx.timed.__enter__(u) is u
+    assert evx.timed.__exit__(u, None, None, None) is False
+    assert u.elapsed_ms >= 0.0
+    w = evx.timed(stream)
+    with pytest.raises(TypeError):
+        w.__enter__(1)
+    w.__enter__()
+    with pytest.raises(TypeError):
+        w.__exit__(None, None)
+    with pytest.raises(TypeError):
+        w.__exit__(None, None, None, exc=None)
+    with pytest.raises(RuntimeError):     # the refused calls did not stop it
+        w.elapsed_ms
+    w.__exit__(None, None, None)
+    assert w.elapsed_ms >= 0.0
+
+
+def test_timed_bound_methods_keep_their_object(evx, dev, stream):
+    enter = evx.timed(stream).__enter__
+    exit_ = enter.__self__.__exit__
+    gc.collect()
+    t = enter()                           # the timed object lived on in them
+    assert type(t) is evx.timed and exit_.__self__ is t
+    assert exit_(None, None, None) is False
+    before = sys.getrefcount(t)
+    for _ in range(100):                  # binding again takes nothing away
+        assert t.__exit__.__self__ is t
+    assert sys.getrefcount(t) == before
+    # once all names are gone, the object dies and its timer goes back
+    n = idle_timers(evx, dev)
+    del enter, exit_, t
+    gc.collect()
+    assert idle_timers(evx, dev) == min(n + 1, evx._core.TIMER_CACHE_MAX)
+
+
+def test_timed_blocks_leak_nothing(evx, stream):
+    def blocks(k):
+        for _ in range(k):
+            with evx.timed(stream) as t:
+                pass
+            t.elapsed_ms
+    blocks(200)
+    gc.collect()
+    refs, mem = sys.getrefcount(stream), sys.getallocatedblocks()
+    blocks(3000)
+    gc.collect()
+    assert sys.getrefcount(stream) == refs
+    assert sys.getallocatedblocks() - mem < 100     # one per block would be 3000
+
+
+@pytest.mark.skipif(os.environ.get("EVX_SPEEDUPS", "") in ("", "0"),
+                    reason="the compiled core's slots (the ctypes core's are functions)")
+def test_timed_slots_refuse_other_objects(evx):
+    with pytest.raises(TypeError, match="needs an evx.timed object"):
+        evx.timed.__enter__(object())
+    with pytest.raises(TypeError, match="needs an evx.timed object"):
+        evx.timed.__exit__()
+    with pytest.raises(TypeError, match="binds to evx.timed objects only"):
+        evx.timed.__exit__.__get__(object(), type(object()))
+    assert "__enter__" in repr(evx.timed.__enter__)
 
 
 def test_timed_read_from_many_threads_at_once(evx, dev, stream, gate):
