@@ -38,6 +38,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "bindings", "python"))
 
 CALLS = ("create+destroy", "record", "query (done)", "timed region")
+
+# The driver stream (CUstream address) every column records on, each through
+# its own wrapper of it; None with --own-streams: each column makes its own.
+# One stream by default because which hardware queue a stream lands on moves
+# the timed region by itself: on the H200, cuda.core's region on one of its
+# own streams against another of its own streams, paired in one process, read
+# 0.9985 to 1.0138 in eleven processes, more than the differences between
+# the frameworks.
+STREAM = None
 REGION_DIV = 4
 
 
@@ -99,6 +108,36 @@ class Bench:
             print("  %-24s %-16s %10.1f ns/call (min %.1f, max %.1f)"
                   % (col, call, ns, min(ts), max(ts)), flush=True)
 
+    def paired(self, call, pairs, k):
+        """Each evx column against each other column on one call, in adjacent
+        blocks of k calls (the order alternating from pair to pair), so that
+        both sides of a pair see the same machine. Gives the median of the
+        pairs' ratios, a 95 % confidence interval of that median (from the
+        ranks, as a sign test gives it), and how often evx was faster."""
+        fns = {col: fn for col, c, fn, _ in self.cases if c == call}
+        ours = [c for c in ("evx", "evx.timed") if c in fns]
+        theirs = [c for c in self.columns if c in fns and c not in ours
+                  and not c.startswith(("ctypes", "evx"))]
+        lines = []
+        for a in ours:
+            for b in theirs:
+                ratios = []
+                for i in range(pairs):
+                    t = {}
+                    for col in ((a, b) if i % 2 == 0 else (b, a)):
+                        t0 = time.perf_counter_ns()
+                        fns[col](k)
+                        t[col] = time.perf_counter_ns() - t0
+                    ratios.append(t[a] / t[b])
+                ratios.sort()
+                half = 0.98 * pairs ** 0.5          # 1.96 sigma of the rank
+                lo = ratios[max(0, int(pairs / 2 - half))]
+                hi = ratios[min(pairs - 1, int(pairs / 2 + half + 1))]
+                faster = sum(r < 1.0 for r in ratios) / pairs
+                lines.append("| %s / %s | %.4f | %.4f to %.4f | %.0f %% |"
+                             % (a, b, statistics.median(ratios), lo, hi, 100 * faster))
+        return lines
+
     def table(self, base):
         lines = ["| call | " + " | ".join(self.columns) + " |",
                  "|---|" + "---|" * len(self.columns)]
@@ -141,8 +180,9 @@ def ctypes_driver(path):
         ctx = ctypes.c_void_p()
         ck(sym("cuDevicePrimaryCtxRetain")(ctypes.byref(ctx), dev))
         ck(sym("cuCtxSetCurrent")(ctx))
-        s = ctypes.c_void_p()
-        ck(sym("cuStreamCreate")(ctypes.byref(s), 1))
+        s = ctypes.c_void_p(STREAM)
+        if STREAM is None:
+            ck(sym("cuStreamCreate")(ctypes.byref(s), 1))
         create = sym("cuEventCreate")
         destroy = sym("cuEventDestroy_v2", "cuEventDestroy")
         rec = sym("cuEventRecord")
@@ -191,7 +231,7 @@ def ctypes_driver(path):
 def evx_layer(evx):
     def setup():
         dev = evx.Device(0)
-        s = dev.create_stream()
+        s = dev.create_stream() if STREAM is None else evx.Stream.wrap(STREAM)
         a, b = dev.create_event(), dev.create_event()
         a.record(s); b.record(s); s.sync()
 
@@ -218,7 +258,7 @@ def evx_layer(evx):
 
 def evx_timed(evx):
     def setup():
-        s = evx.Device(0).create_stream()
+        s = evx.Device(0).create_stream() if STREAM is None else evx.Stream.wrap(STREAM)
         timed = evx.timed
 
         def region(n):
@@ -238,7 +278,10 @@ def evx_capi(evx):
         rec, q, sync, el = (c.evx_event_record, c.evx_event_query,
                             c.evx_event_synchronize, c.evx_event_elapsed_time)
         s = ctypes.c_void_p()
-        assert c.evx_device_create_stream(0, 1, 0, ctypes.byref(s)) == 0
+        if STREAM is None:
+            assert c.evx_device_create_stream(0, 1, 0, ctypes.byref(s)) == 0
+        else:
+            assert c.evx_stream_wrap_external(0, STREAM, ctypes.byref(s)) == 0
         a, b = ctypes.c_void_p(), ctypes.c_void_p()
         assert create(0, 0, ctypes.byref(a)) == 0 and create(0, 0, ctypes.byref(b)) == 0
         ms = ctypes.c_float()
@@ -280,7 +323,7 @@ def cuda_bindings():
     _, dev = ck(d.cuDeviceGet(0))
     _, ctx = ck(d.cuDevicePrimaryCtxRetain(dev))
     ck(d.cuCtxSetCurrent(ctx))
-    _, s = ck(d.cuStreamCreate(1))
+    _, s = ck(d.cuStreamCreate(1)) if STREAM is None else (0, d.CUstream(STREAM))
     _, a = ck(d.cuEventCreate(0))
     _, b = ck(d.cuEventCreate(0))
     d.cuEventRecord(a, s); d.cuEventRecord(b, s); d.cuStreamSynchronize(s)
@@ -308,12 +351,12 @@ def cuda_bindings():
 
 def cuda_core():
     try:
-        from cuda.core import Device, EventOptions
+        from cuda.core import Device, EventOptions, Stream
     except ImportError:
-        from cuda.core.experimental import Device, EventOptions
+        from cuda.core.experimental import Device, EventOptions, Stream
     dev = Device(0)
     dev.set_current()
-    s = dev.create_stream()
+    s = dev.create_stream() if STREAM is None else Stream.from_handle(STREAM)
     try:
         opt = EventOptions(timing_enabled=True)
     except TypeError:
@@ -346,7 +389,7 @@ def cuda_core():
 
 def cupy_():
     import cupy as cp
-    s = cp.cuda.Stream(non_blocking=True)
+    s = cp.cuda.Stream(non_blocking=True) if STREAM is None else cp.cuda.ExternalStream(STREAM)
     a, b = cp.cuda.Event(), cp.cuda.Event()
     a.record(s); b.record(s); s.synchronize()
 
@@ -374,7 +417,7 @@ def torch_():
     import torch
     if not torch.cuda.is_available():
         raise RuntimeError("torch.cuda.is_available() is False")
-    s = torch.cuda.Stream()
+    s = torch.cuda.Stream() if STREAM is None else torch.cuda.ExternalStream(STREAM)
     a = torch.cuda.Event(enable_timing=True)
     b = torch.cuda.Event(enable_timing=True)
     a.record(s); b.record(s); s.synchronize()
@@ -411,6 +454,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=20000, help="calls per repetition (default 20000)")
     ap.add_argument("--reps", type=int, default=9, help="repetitions (default 9)")
+    ap.add_argument("--pairs", type=int, default=301,
+                    help="pairs of blocks for the paired timed-region comparison "
+                         "(default 301; 0 skips it)")
+    ap.add_argument("--own-streams", action="store_true",
+                    help="each column records on a stream of its own making instead "
+                         "of all on one (see STREAM)")
     args = ap.parse_args()
 
     import evx
@@ -428,6 +477,14 @@ def main():
         print("%s: %s" % (m, v if v is not None else "not installed"))
     print("median of %d interleaved reps of %d calls (%d for the timed region), ns per call\n"
           % (args.reps, args.n, args.n // REGION_DIV), flush=True)
+
+    global STREAM
+    if not args.own_streams:
+        shared = evx.Device(0).create_stream()
+        STREAM = shared.native
+    print("streams: %s\n" % ("each column its own" if args.own_streams else
+          "one, made by evx (non-blocking, priority 0), each column through "
+          "its own wrapper of it"), flush=True)
 
     b = Bench(args.n, args.reps)
     base = "ctypes -> host emulation" if evx.is_emulation() else "ctypes -> libcuda"
@@ -450,6 +507,14 @@ def main():
           "block and one elapsed_ms read.")
     for col, note in b.notes:
         print("- %s: n/a: %s" % (col, note))
+    if args.pairs > 0:
+        k = max(1, args.n // REGION_DIV // 25)
+        print("\nTimed region, paired: %d pairs of adjacent blocks of %d regions, "
+              "the order alternating; ratio of times (< 1: evx faster)\n" % (args.pairs, k))
+        print("| evx / other | median ratio | 95 % interval of the median | pairs evx faster |")
+        print("|---|---|---|---|")
+        for line in b.paired("timed region", args.pairs, k):
+            print(line, flush=True)
     if (base, "record") not in b.results:
         return 1
     return 0
