@@ -152,6 +152,7 @@ evx_status_t event_own_state(const char *fn, Event *e) {
     if (!st) {
         destroy_driver_event(e->device, e->cu);  // pending work is allowed
         e->cu = fresh;
+        if (e->pool) pool_count_created(e->pool);
     }
     e->former.store(st ? kFormer : kOwn, std::memory_order_release);
     return st;

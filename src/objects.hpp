@@ -49,6 +49,10 @@ evx_status_t event_own_state(const char *fn, Event *e);
 // maybe_pending: recorded and not seen complete since; former: ever recorded.
 void pool_take_back(Pool *pool, CUevent ev, bool maybe_pending, bool former);
 
+// Counts a driver event made for a pool's event outside the pool (the
+// renewal of event_own_state()) in the pool's created_total.
+void pool_count_created(Pool *pool);
+
 }  // namespace evx
 
 #endif  // EVX_SRC_OBJECTS_HPP

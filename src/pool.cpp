@@ -93,6 +93,11 @@ void destroy_list(Pool *p, std::vector<Entry> &list) {
 
 }  // namespace
 
+void pool_count_created(Pool *p) {
+    std::lock_guard<std::mutex> lock(p->mu);
+    ++p->created_total;
+}
+
 void pool_take_back(Pool *p, CUevent ev, bool maybe_pending, bool former) {
     {
         std::lock_guard<std::mutex> lock(p->mu);

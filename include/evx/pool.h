@@ -67,7 +67,9 @@ typedef struct evx_event_pool_stats {
     /** Released events whose recorded work had not completed when last
      *  looked at; they become idle once it has. */
     uint32_t pending;
-    /** Driver events the pool has made in its life. */
+    /** Driver events the pool has made in its life, counting the new driver
+     *  event that replaces a reused one before evx_event_get_native() or
+     *  evx_stream_wait_event() hands it out (see evx_event_get_native()). */
     uint64_t created_total;
     /** Successful acquires in the pool's life. */
     uint64_t acquired_total;

@@ -254,6 +254,24 @@ static void t_release_pending(void)
         EXPECTF(st.pending == 0 && st.in_use == 2 && st.created_total == 2,
                 "in_use %u pending %u created %llu", st.in_use, st.pending,
                 (unsigned long long)st.created_total);
+    /* e3 holds e1's former driver event: handing it out makes a new one,
+     * which the pool counts as made, and which the driver sees as never
+     * recorded. */
+    {
+        const conf_cu *cu = conf_cu_get();
+        void *n3 = NULL;
+        float ms = -1.0f;
+        REQUIRE(cu != NULL);
+        REQUIRE_OK(evx_event_get_native(e3, &n3));
+        EXPECT(cu->event_query((CUevent)n3) == CUDA_SUCCESS);
+        EXPECT(cu->event_elapsed_time(&ms, (CUevent)n3, (CUevent)n3) ==
+               CUDA_ERROR_INVALID_HANDLE);
+        if (stats(p, &st))
+            EXPECTF(st.created_total == 3 && st.in_use == 2,
+                    "after get_native of a former pool event: created %llu "
+                    "in_use %u", (unsigned long long)st.created_total,
+                    st.in_use);
+    }
 out:
     gate_open(g);
     if (busy != NULL)

@@ -542,7 +542,9 @@ class evx_event_pool_stats(_ct.Structure):
         # Released events whose recorded work had not completed when last
         # looked at; they become idle once it has.
         ("pending", _ct.c_uint32),  # offset 16
-        # Driver events the pool has made in its life.
+        # Driver events the pool has made in its life, counting the new driver
+        # event that replaces a reused one before evx_event_get_native() or
+        # evx_stream_wait_event() hands it out (see evx_event_get_native()).
         ("created_total", _ct.c_uint64),  # offset 24
         # Successful acquires in the pool's life.
         ("acquired_total", _ct.c_uint64),  # offset 32

@@ -1039,7 +1039,9 @@ pub struct evx_event_pool_stats {
     /// Released events whose recorded work had not completed when last
     ///  looked at; they become idle once it has.
     pub pending: u32,
-    /// Driver events the pool has made in its life.
+    /// Driver events the pool has made in its life, counting the new driver
+    ///  event that replaces a reused one before evx_event_get_native() or
+    ///  evx_stream_wait_event() hands it out (see evx_event_get_native()).
     pub created_total: u64,
     /// Successful acquires in the pool's life.
     pub acquired_total: u64,
