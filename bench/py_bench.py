@@ -12,6 +12,10 @@ each repetition runs every column's case once, so that the machine's drift
 over the run does not favour one column (the timed region moved by 200 ns
 between columns run one after the other). The table gives each figure's ratio to
 ctypes straight into the driver (the bare cost of reaching it from Python).
+All columns record on one driver stream, each through its own wrapper of it
+(see STREAM; --own-streams gives each its own). After the table, the timed
+region is compared paired: evx against each framework in adjacent blocks,
+the order alternating, with the median ratio and its 95 % interval.
 
     EVX_LIBRARY=build/src/libevx.so.0 EVX_SPEEDUPS=build/bindings/python \
         python3 bench/py_bench.py

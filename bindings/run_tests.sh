@@ -9,7 +9,8 @@
 #      cargo test);
 #   3. pytest on bindings/python/tests (not gpu/), once on the compiled core
 #      (BUILD/bindings/python/_speedups*.so) and once on the ctypes core;
-#   4. cargo test --offline in bindings/rust.
+#   4. a smoke run of bench/py_bench.py;
+#   5. cargo test --offline in bindings/rust.
 #
 # Usage: bindings/run_tests.sh [BUILD_DIR]   (default: build; the library must
 # be built there: BUILD_DIR/src/libevx.so and BUILD_DIR/src/host/).
@@ -92,6 +93,18 @@ if "$PY" -m pytest --version >/dev/null 2>&1; then
 else
     echo "pytest is not installed (pip install pytest)"
     failed+=("pytest missing")
+fi
+
+# The Python benchmark runs (a smoke run: it must finish, its figures mean
+# nothing on the emulation).
+step "bench/py_bench.py smoke run on the compiled core (host emulation)"
+if ! EVX_SPEEDUPS="$SPEEDUPS_DIR" "$PY" "$ROOT/bench/py_bench.py" --n 80 --reps 1 --pairs 3 \
+        >"$BUILD/py_bench-smoke.txt" 2>&1 ||
+   ! grep -q "^| timed region |" "$BUILD/py_bench-smoke.txt"; then
+    tail -20 "$BUILD/py_bench-smoke.txt"
+    failed+=("py_bench smoke run")
+else
+    echo "ok ($BUILD/py_bench-smoke.txt)"
 fi
 
 # 4. Rust.
