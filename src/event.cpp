@@ -325,27 +325,19 @@ EVX_API evx_status_t evx_event_elapsed_time(float *ms, evx_event_t start, evx_ev
 EVX_API evx_status_t evx_event_get_flags(evx_event_t event, unsigned *flags) {
     static const char fn[] = "evx_event_get_flags";
     if (!flags) return fail(EVX_ERROR_INVALID_VALUE, "%s: flags (the out-pointer) is NULL", fn);
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Slot *s = nullptr;
-    evx_status_t st = lookup(r, event, kEvent, fn, "event", &s);
-    if (st) return st;
-    *flags = s->event.flags;
-    clear_hazards(r);
-    return EVX_SUCCESS;
+    return with_live(fn, event, kEvent, "event", [flags](Slot &s) {
+        *flags = s.event.flags;
+        return EVX_SUCCESS;
+    });
 }
 
 EVX_API evx_status_t evx_event_get_device(evx_event_t event, int *device) {
     static const char fn[] = "evx_event_get_device";
     if (!device) return fail(EVX_ERROR_INVALID_VALUE, "%s: device (the out-pointer) is NULL", fn);
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Slot *s = nullptr;
-    evx_status_t st = lookup(r, event, kEvent, fn, "event", &s);
-    if (st) return st;
-    *device = s->event.device;
-    clear_hazards(r);
-    return EVX_SUCCESS;
+    return with_live(fn, event, kEvent, "event", [device](Slot &s) {
+        *device = s.event.device;
+        return EVX_SUCCESS;
+    });
 }
 
 EVX_API evx_status_t evx_event_get_native(evx_event_t event, void **cu_event) {

@@ -295,15 +295,10 @@ EVX_API evx_status_t evx_event_pool_get_stats(evx_event_pool_t pool,
                     "%s: stats->struct_size is %u, less than the %zu bytes of "
                     "evx_event_pool_stats_t (set it to sizeof(evx_event_pool_stats_t))",
                     fn, size, sizeof(evx_event_pool_stats_t));
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Slot *s = nullptr;
-    evx_status_t st = lookup(r, pool, kPool, fn, "event pool", &s);
-    if (st) return st;
-    Pool *p = static_cast<Pool *>(s->obj);
     evx_event_pool_stats_t out;
     std::memset(&out, 0, sizeof out);
-    {
+    const evx_status_t st = with_live(fn, pool, kPool, "event pool", [&](Slot &s) {
+        Pool *p = static_cast<Pool *>(s.obj);
         std::lock_guard<std::mutex> lock(p->mu);
         reap(p);
         out.struct_size = size;
@@ -314,8 +309,9 @@ EVX_API evx_status_t evx_event_pool_get_stats(evx_event_pool_t pool,
         out.created_total = p->created_total;
         out.acquired_total = p->acquired_total;
         out.exhausted_total = p->exhausted_total;
-    }
-    clear_hazards(r);
+        return EVX_SUCCESS;
+    });
+    if (st) return st;
     // Fields a later version adds past this struct are left alone.
     std::memcpy(stats, &out, sizeof out);
     return EVX_SUCCESS;

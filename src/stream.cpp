@@ -100,14 +100,10 @@ evx_status_t on_stream(const char *fn, const char *call_name, evx_stream_t strea
 // Reads one field of a live stream.
 template <class Read>
 evx_status_t read_stream(const char *fn, evx_stream_t stream, Read read) {
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Slot *slot = nullptr;
-    evx_status_t st = lookup(r, stream, kStream, fn, "stream", &slot);
-    if (st) return st;
-    read(*static_cast<const Stream *>(slot->obj));
-    clear_hazards(r);
-    return EVX_SUCCESS;
+    return with_live(fn, stream, kStream, "stream", [&read](Slot &slot) {
+        read(*static_cast<const Stream *>(slot.obj));
+        return EVX_SUCCESS;
+    });
 }
 
 }  // namespace

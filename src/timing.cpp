@@ -195,19 +195,13 @@ EVX_API evx_status_t evx_timer_stop(evx_timer_t timer, evx_stream_t stream) {
 EVX_API evx_status_t evx_timer_elapsed(evx_timer_t timer, float *ms) {
     static const char fn[] = "evx_timer_elapsed";
     if (!ms) return fail(EVX_ERROR_INVALID_VALUE, "%s: ms (the out-pointer) is NULL", fn);
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Slot *slot = nullptr;
-    evx_status_t st = lookup(r, timer, kTimer, fn, "timer", &slot);
-    if (st) return st;
-    Timer *t = static_cast<Timer *>(slot->obj);
-    {
+    return with_live(fn, timer, kTimer, "timer", [&](Slot &slot) {
+        Timer *t = static_cast<Timer *>(slot.obj);
         std::lock_guard<std::mutex> lock(t->mu);
-        st = timer_state(fn, t, timer);
+        evx_status_t st = timer_state(fn, t, timer);
         if (!st) st = timer_ms(fn, timer, t->start, t->stop, ms);
-    }
-    clear_hazards(r);
-    return st;
+        return st;
+    });
 }
 
 EVX_API evx_status_t evx_timer_synchronize(evx_timer_t timer, float *ms) {
@@ -331,18 +325,12 @@ EVX_API evx_status_t evx_timeline_mark(evx_timeline_t timeline, evx_stream_t str
 EVX_API evx_status_t evx_timeline_count(evx_timeline_t timeline, uint32_t *count) {
     static const char fn[] = "evx_timeline_count";
     if (!count) return fail(EVX_ERROR_INVALID_VALUE, "%s: count (the out-pointer) is NULL", fn);
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Slot *slot = nullptr;
-    evx_status_t st = lookup(r, timeline, kTimeline, fn, "timeline", &slot);
-    if (st) return st;
-    Timeline *t = static_cast<Timeline *>(slot->obj);
-    {
+    return with_live(fn, timeline, kTimeline, "timeline", [count](Slot &slot) {
+        Timeline *t = static_cast<Timeline *>(slot.obj);
         std::lock_guard<std::mutex> lock(t->mu);
         *count = t->count;
-    }
-    clear_hazards(r);
-    return EVX_SUCCESS;
+        return EVX_SUCCESS;
+    });
 }
 
 EVX_API evx_status_t evx_timeline_intervals(evx_timeline_t timeline, float *ms, uint32_t max,
