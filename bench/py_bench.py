@@ -54,6 +54,32 @@ STREAM = None
 REGION_DIV = 4
 
 
+def paired_ratios(fa, fb, pairs, k):
+    """time(fa(k)) / time(fb(k)) for `pairs` pairs of adjacent blocks, the
+    order alternating from pair to pair so that neither side always goes
+    first; sorted."""
+    ratios = []
+    for i in range(pairs):
+        t = {}
+        for name, f in (("a", fa), ("b", fb)) if i % 2 == 0 else (("b", fb), ("a", fa)):
+            t0 = time.perf_counter_ns()
+            f(k)
+            t[name] = time.perf_counter_ns() - t0
+        ratios.append(t["a"] / t["b"])
+    ratios.sort()
+    return ratios
+
+
+def median_interval(ratios):
+    """The median of sorted ratios and a 95 % confidence interval of it, from
+    the ranks (as a sign test gives it)."""
+    n = len(ratios)
+    half = 0.98 * n ** 0.5          # 1.96 sigma of the rank
+    lo = ratios[max(0, int(n / 2 - half))]
+    hi = ratios[min(n - 1, int(n / 2 + half + 1))]
+    return statistics.median(ratios), lo, hi
+
+
 class Bench:
     """Cases are registered per column, then measured round-robin: each
     repetition runs every case once, in column order, so that a drift of the
@@ -125,21 +151,11 @@ class Bench:
         lines = []
         for a in ours:
             for b in theirs:
-                ratios = []
-                for i in range(pairs):
-                    t = {}
-                    for col in ((a, b) if i % 2 == 0 else (b, a)):
-                        t0 = time.perf_counter_ns()
-                        fns[col](k)
-                        t[col] = time.perf_counter_ns() - t0
-                    ratios.append(t[a] / t[b])
-                ratios.sort()
-                half = 0.98 * pairs ** 0.5          # 1.96 sigma of the rank
-                lo = ratios[max(0, int(pairs / 2 - half))]
-                hi = ratios[min(pairs - 1, int(pairs / 2 + half + 1))]
+                ratios = paired_ratios(fns[a], fns[b], pairs, k)
+                med, lo, hi = median_interval(ratios)
                 faster = sum(r < 1.0 for r in ratios) / pairs
                 lines.append("| %s / %s | %.4f | %.4f to %.4f | %.0f %% |"
-                             % (a, b, statistics.median(ratios), lo, hi, 100 * faster))
+                             % (a, b, med, lo, hi, 100 * faster))
         return lines
 
     def table(self, base):

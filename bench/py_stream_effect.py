@@ -24,28 +24,16 @@ process to process.
 """
 
 import argparse
-import os
-import statistics
 import sys
-import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "bindings", "python"))
+from py_bench import median_interval, paired_ratios   # puts bindings/python on the path
 
 
 def paired(fa, fb, pairs, k):
     """Median of time(fa) / time(fb) over adjacent blocks of k regions."""
     fa(k // 4 + 1)
     fb(k // 4 + 1)
-    ratios = []
-    for i in range(pairs):
-        t = {}
-        for name, f in (("a", fa), ("b", fb)) if i % 2 == 0 else (("b", fb), ("a", fa)):
-            t0 = time.perf_counter_ns()
-            f(k)
-            t[name] = time.perf_counter_ns() - t0
-        ratios.append(t["a"] / t["b"])
-    return statistics.median(ratios)
+    return median_interval(paired_ratios(fa, fb, pairs, k))[0]
 
 
 def main():
