@@ -11,7 +11,7 @@
  * thread, so both sides run on the same driver, device and context. Each
  * row times n calls (n / 4 for the timed regions), `reps` times per side,
  * alternating raw and evx repetitions, and reports the medians in ns per
- * call. The per-repetition method follows ../shared/anchors/raw_driver.c:
+ * call. The per-repetition method follows bench/anchors/raw_driver.c:
  * before each repetition two events a and b are created, recorded and
  * completed; after it they are destroyed.
  *

@@ -6,8 +6,8 @@ ctypes functions, and evx.timed) against ctypes straight into the driver,
 cuda.bindings, cuda.core, CuPy and PyTorch, all in one process.
 
 For each call the figure is the median over REPS repetitions of N calls
-(N/4 for the timed region) in ns per call, as /work/shared/anchors'
-py_frameworks.py measures them, except that the repetitions are interleaved:
+(N/4 for the timed region) in ns per call, as
+bench/anchors/py_frameworks.py measures them, except that the repetitions are interleaved:
 each repetition runs every column's case once, so that the machine's drift
 over the run does not favour one column (the timed region moved by 200 ns
 between columns run one after the other). The table gives each figure's ratio to
