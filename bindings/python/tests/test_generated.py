@@ -51,11 +51,13 @@ def test_python_prototypes_carry_the_brief(evx):
 
 
 def test_rust_functions_carry_the_doc():
+    # bindgen writes the header's comment as #[doc = "..."] attributes
     rs = open(os.path.join(REPO, "bindings/rust/evx-sys/src/bindings.rs")).read()
     for name, brief in header_briefs().items():
-        m = re.search(r"((?:\s*///[^\n]*\n)+)\s*pub fn %s\(" % name, rs)
-        assert m, "no /// docs above %s in bindings.rs" % name
-        docs = " ".join(l.strip()[3:] for l in m.group(1).strip().splitlines())
+        m = re.search(r'((?:\s*#\[doc = "(?:\\.|[^"\\])*"\]\n)+)\s*pub fn %s\(' % name, rs)
+        assert m, "no #[doc] attributes above %s in bindings.rs" % name
+        docs = " ".join(re.sub(r'\\(["\\])', r"\1", d) for d in
+                        re.findall(r'#\[doc = "((?:\\.|[^"\\])*)"\]', m.group(1)))
         assert normalize(brief) in normalize(docs), name
 
 
