@@ -1,37 +1,137 @@
 #!/usr/bin/env bash
-# The README's second command, and what CI runs (.ci/run): install what is
-# missing, build, and run every test on the host emulation:
-#   1. the build (warnings are errors), the conformance suite, the header
-#      tests, the ABI checks, the install test, the emulation's self-test and
-#      the benchmark smoke runs (meson test);
-#   2. the Doxygen reference (zero warnings);
-#   3. the conformance suite again under AddressSanitizer + UBSan, and the
-#      Python tests on the compiled core built with them;
-#   4. the conformance suite again under ThreadSanitizer;
-#   5. the bindings: generated files up to date, layout check, pytest, cargo.
-# Each step runs even if an earlier one failed; the exit code is nonzero if
-# any failed. The GPU is never needed: the suite runs on the real driver with
-# scripts/gpu-conformance.sh on a machine that has one.
+# The one test entry: the README's second command, and what CI runs
+# (.ci/run). Installs what is missing, builds, and runs every test on the
+# host emulation (the GPU is never needed; on a machine with one,
+# scripts/gpu-check.sh runs the suites on the real driver):
+#
+#   build_and_test  the build (warnings are errors), then meson test: the
+#                   conformance suite, the header tests, the ABI check, the
+#                   emulation's self-test, the benchmark smoke runs
+#   install_test    meson install into a temporary folder, a client built
+#                   with pkg-config alone, the installed Python package
+#   docs            the Doxygen reference (zero warnings)
+#   links           README.md and docs/*.md cite only files in the repository
+#   asan            the conformance suite under AddressSanitizer + UBSan
+#   asan_python     the Python tests on the compiled core built with them
+#   tsan            the conformance suite under ThreadSanitizer
+#   generated       the generated bindings equal a fresh bindings/generate
+#   python_tests    pytest on the compiled core, then on the ctypes core
+#                   (layout check included)
+#   pybench         a smoke run of bench/py_bench.py
+#   rust            cargo test of bindings/rust (layout check included)
+#
+#   scripts/test.sh              every step
+#   scripts/test.sh tsan rust    only those steps (build_and_test first, if
+#                                the build folder is not there yet)
+#   scripts/test.sh --list       the steps, one a line
+#
+# Each step runs even if an earlier one failed; the exit status is nonzero
+# if any failed. The log ends with a table of every step and every suite's
+# counts, and a last line "N passed, N failed, N skipped" that CI reads.
+#
+# Adding a step: write a function that runs it and returns nonzero on
+# failure, and add one line `step "DESCRIPTION" FUNCTION` to the list at the
+# bottom; the function's name is the step's name on the command line. A
+# step that runs a suite with its own counts reports them with
+# `counts junit FILE LABEL` (pytest --junitxml), `counts cargo LOG LABEL`
+# (cargo test's output) or `counts meson BUILD_DIR` (meson test; a test
+# printing "NAME: N passed, N failed[, N skipped]" is counted by its cases);
+# a step that reports none counts as one test.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh || exit 1
+
+list=0
+only=()
+for arg in "$@"; do
+  case $arg in
+    --list) list=1 ;;
+    -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) only+=("$arg") ;;
+  esac
+done
+
+for arg in "${only[@]}"; do
+  if ! grep -qE "^step \"[^\"]*\" $arg( |\$)" "$0"; then
+    echo "scripts/test.sh: no step named $arg (scripts/test.sh --list names them)" >&2
+    exit 2
+  fi
+done
+if [ "$list" = 0 ]; then
+  scripts/setup.sh || exit 1
+fi
 export PATH="$PWD/.venv/bin:$PATH"
 
+root=$PWD
 cuda_inc="${CUDA_INCLUDE:-/usr/local/cuda/include}"
 jobs=$(nproc 2>/dev/null || echo 2)
-results=()
-failed=0
 
-step() { # step NAME CMD...
-  local name=$1; shift
-  echo
-  echo "=== $name"
-  if "$@"; then
-    results+=("PASS  $name")
-  else
-    results+=("FAIL  $name")
-    failed=$((failed + 1))
+# Results: one entry per step ("PASS|FAIL<TAB>name<TAB>description") and one
+# per suite row ("step index<TAB>passed<TAB>failed<TAB>skipped<TAB>label").
+results=()
+rows=()
+failed_steps=0
+current=0
+
+counts() { # counts meson BUILD_DIR | counts junit FILE LABEL | counts cargo LOG LABEL
+  local kind rest p f s label
+  while read -r kind rest; do
+    case $kind in
+      show) echo "$rest" ;;
+      row) read -r p f s label <<<"$rest"
+           rows+=("$current"$'\t'"$p"$'\t'"$f"$'\t'"$s"$'\t'"$label") ;;
+    esac
+  done < <(python3 scripts/test_counts.py "$@")
+}
+
+step() { # step DESCRIPTION FUNCTION [ARGS...]
+  local desc=$1 fn=$2; shift 2
+  if [ "${#only[@]}" -gt 0 ] && [[ " ${only[*]} " != *" $fn "* ]]; then
+    return 0
   fi
+  if [ "$list" = 1 ]; then
+    printf '%-16s %s\n' "$fn" "$desc"
+    return 0
+  fi
+  echo
+  echo "=== $desc [$fn]"
+  current=${#results[@]}
+  local before=${#rows[@]} rc=0 i f nf=0
+  "$fn" "$@" || rc=$?
+  for ((i = before; i < ${#rows[@]}; i++)); do
+    IFS=$'\t' read -r _ _ f _ _ <<<"${rows[$i]}"
+    nf=$((nf + f))
+  done
+  if [ "$rc" -ne 0 ] && [ "$nf" -eq 0 ]; then
+    rows+=("$current"$'\t'0$'\t'1$'\t'0$'\t'"the step itself (exit status $rc)")
+    nf=1
+  elif [ "${#rows[@]}" -eq "$before" ]; then
+    rows+=("$current"$'\t'1$'\t'0$'\t'0$'\t'"the step itself")
+  fi
+  if [ "$nf" -eq 0 ]; then
+    results+=("PASS"$'\t'"$fn"$'\t'"$desc")
+  else
+    results+=("FAIL"$'\t'"$fn"$'\t'"$desc")
+    failed_steps=$((failed_steps + 1))
+  fi
+}
+
+summary() {
+  local i st fn desc row sidx p f s label tp=0 tf=0 ts=0
+  echo
+  echo "=== summary"
+  printf '%-4s  %7s %7s %7s  %s\n' "" passed failed skipped "step: suite"
+  for i in "${!results[@]}"; do
+    IFS=$'\t' read -r st fn desc <<<"${results[$i]}"
+    printf '%-4s  %s\n' "$st" "$fn: $desc"
+    for row in "${rows[@]}"; do
+      IFS=$'\t' read -r sidx p f s label <<<"$row"
+      [ "$sidx" = "$i" ] || continue
+      printf '%-4s  %7d %7d %7d    %s\n' "" "$p" "$f" "$s" "$label"
+      tp=$((tp + p)); tf=$((tf + f)); ts=$((ts + s))
+    done
+  done
+  echo "steps: $(( ${#results[@]} - failed_steps )) passed, $failed_steps failed"
+  echo "$tp passed, $tf failed, $ts skipped"
 }
 
 configure() { # configure DIR [meson options...]
@@ -43,54 +143,165 @@ configure() { # configure DIR [meson options...]
   fi && meson compile -C "$dir" -j "$jobs"
 }
 
+# meson_test DIR [meson test options...]: meson test, then its counts (the
+# testlog is removed first, so a run that did not happen counts nothing).
+meson_test() {
+  local dir=$1 rc=0; shift
+  rm -f "$dir/meson-logs/testlog.json"
+  meson test -C "$dir" --print-errorlogs --num-processes 1 "$@" || rc=$?
+  counts meson "$dir"
+  return $rc
+}
+
 build_and_test() {
-  configure build && meson test -C build --print-errorlogs --num-processes 1
+  configure build && meson_test build --no-suite install
+}
+
+install_test() {
+  meson_test build --suite install
 }
 
 docs() {
   meson compile -C build docs || { cat build/docs/warnings.log 2>/dev/null; return 1; }
 }
 
+links() {
+  python3 scripts/check_links.py
+}
+
 asan() {
   configure build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug \
     && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
        UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-       meson test -C build-asan --print-errorlogs --num-processes 1 --suite conformance \
-    && asan_python
+       meson_test build-asan --suite conformance
 }
 
 # The Python tests on the compiled core, with the extension and libevx built
 # with ASan + UBSan (the runtimes preloaded into an uninstrumented python;
 # leak detection off, as CPython keeps its own objects until exit).
 asan_python() {
-  local rt
+  local rt rc=0 xml="$root/build-asan/pytest-asan.xml"
   rt="$(cc -print-file-name=libasan.so) $(cc -print-file-name=libubsan.so)"
+  rm -f "$xml"
   (cd bindings/python &&
    LD_PRELOAD="$rt" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
    EVX_DRIVER=host EVX_LIBRARY="$PWD/../../build-asan/src/libevx.so.0" \
    EVX_SPEEDUPS="$PWD/../../build-asan/bindings/python" \
-   python -m pytest -p no:cacheprovider tests --ignore=tests/gpu -q)
+   python -m pytest -p no:cacheprovider tests --ignore=tests/gpu -q --junitxml="$xml") || rc=$?
+  counts junit "$xml" "Python, compiled core, ASan + UBSan"
+  return $rc
 }
 
 tsan() {
   configure build-tsan -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debug \
     && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-       meson test -C build-tsan --print-errorlogs --num-processes 1 --suite conformance
+       meson_test build-tsan --suite conformance
 }
 
-bindings() {
-  bindings/run_tests.sh build
+# on_build CMD...: CMD on the host emulation with build/'s libevx, for the
+# bindings (ctypes opens EVX_LIBRARY; evx-sys links from EVX_LIB_DIR).
+on_build() {
+  local lib=$root/build/src
+  if [ ! -e "$lib/libevx.so.0" ]; then
+    echo "no libevx in $lib: run the build_and_test step first" >&2
+    return 2
+  fi
+  EVX_DRIVER=host EVX_LIBRARY="$lib/libevx.so.0" EVX_LIB_DIR="$lib" \
+    LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"
 }
 
-step "build + meson test (conformance on the host emulation, ABI, headers, install)" build_and_test
+# The generated files are byte-identical to a fresh generation (into a
+# temporary folder, so it works before and after they are committed), two
+# generations are identical, and the in-tree files are committed.
+generated() {
+  local tmp f ok=1
+  tmp=$(mktemp -d)
+  if ! { bindings/generate --out "$tmp/a" >/dev/null && bindings/generate --out "$tmp/b" >/dev/null; }; then
+    rm -rf "$tmp"
+    return 1
+  fi
+  while IFS= read -r f; do
+    if ! cmp -s "$tmp/a/$f" "$tmp/b/$f"; then
+      echo "not deterministic: two generations of $f differ"; ok=0
+    fi
+    if ! cmp -s "$tmp/a/$f" "$f"; then
+      echo "out of date: $f (run bindings/generate)"
+      diff -u "$f" "$tmp/a/$f" | head -40
+      ok=0
+    fi
+  done < <(bindings/generate --list)
+  rm -rf "$tmp"
+  [ "$ok" = 1 ] && echo "generated files are up to date ($(bindings/generate --list | wc -l) files)"
+  if git rev-parse --git-dir >/dev/null 2>&1 && git ls-files --error-unmatch bindings/generate >/dev/null 2>&1; then
+    # committed: the generated files in the tree must be the committed ones
+    git diff --exit-code --stat -- $(bindings/generate --list) || ok=0
+  fi
+  [ "$ok" = 1 ]
+}
+
+# pytest_on LABEL EVX_SPEEDUPS-value: bindings/python/tests (not gpu/) on
+# one core of the Python layer, with its counts.
+pytest_on() {
+  local rc=0 xml="$root/build/pytest-$1.xml"
+  rm -f "$xml"
+  echo "--- pytest bindings/python/tests on the $1 core (layout check included; gpu/ excluded)"
+  (cd bindings/python && EVX_SPEEDUPS="$2" \
+     on_build python3 -m pytest -p no:cacheprovider tests --ignore=tests/gpu -q -rs --junitxml="$xml") || rc=$?
+  counts junit "$xml" "Python, $1 core"
+  return $rc
+}
+
+python_tests() {
+  local rc=0
+  if ls build/bindings/python/_speedups*.so >/dev/null 2>&1; then
+    pytest_on compiled "$root/build/bindings/python" || rc=1
+  else
+    echo "evx._speedups was not built in build/bindings/python (meson found no Python headers?)"
+    rc=1
+  fi
+  pytest_on ctypes 0 || rc=1
+  return $rc
+}
+
+# A smoke run of the Python benchmark: it must finish; its figures mean
+# nothing on the emulation.
+pybench() {
+  local log=build/py_bench-smoke.txt
+  if EVX_SPEEDUPS="$root/build/bindings/python" on_build python3 bench/py_bench.py --n 80 --reps 1 --pairs 3 >"$log" 2>&1 &&
+     grep -q "^| timed region |" "$log"; then
+    echo "ok ($log)"
+  else
+    tail -20 "$log"
+    return 1
+  fi
+}
+
+rust() {
+  local rc=0 log="$root/build/cargo-test.log"
+  if ! command -v cargo >/dev/null; then
+    echo "cargo is not installed: the Rust bindings cannot be tested (apt-get install cargo)"
+    return 1
+  fi
+  rm -f "$log"
+  (cd bindings/rust && CARGO_TARGET_DIR="$root/build/bindings-rust-target" \
+     on_build cargo test --offline -q 2>&1) | tee "$log" || rc=$?
+  counts cargo "$log" "Rust (cargo test)"
+  return $rc
+}
+
+step "build (warnings are errors) + meson test on the host emulation" build_and_test
+step "install test (meson install, pkg-config client, installed Python package)" install_test
 step "docs (Doxygen, zero warnings)" docs
-step "conformance and the compiled Python core under ASan + UBSan" asan
+step "README.md and docs/*.md cite only files in the repository" links
+step "conformance under ASan + UBSan" asan
+step "the compiled Python core's tests under ASan + UBSan" asan_python
 step "conformance under TSan" tsan
-step "bindings (generated files, layout, pytest, cargo test)" bindings
+step "generated bindings up to date (bindings/generate)" generated
+step "Python tests on each core" python_tests
+step "bench/py_bench.py smoke run (host emulation)" pybench
+step "cargo test (bindings/rust)" rust
 
-echo
-echo "=== summary"
-printf '%s\n' "${results[@]}"
-echo "steps: $(( ${#results[@]} - failed )) passed, $failed failed"
-[ "$failed" -eq 0 ]
+[ "$list" = 1 ] && exit 0
+summary
+[ "$failed_steps" -eq 0 ]

@@ -3,7 +3,7 @@
 """Shared setup of the evx Python tests.
 
 They run against whatever driver evx opens: the host emulation with
-EVX_DRIVER=host (as bindings/run_tests.sh runs them), or a GPU. The library
+EVX_DRIVER=host (as scripts/test.sh runs them), or a GPU. The library
 is found as the package finds it (EVX_LIBRARY, next to the package, the
 system); when it cannot be opened, every test fails with the loader's list
 of places tried.

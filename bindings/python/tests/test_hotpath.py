@@ -4,7 +4,7 @@
 timer reuse by evx.timed, foreign and forged handles, and which calls keep
 the GIL.
 
-bindings/run_tests.sh runs this whole suite twice, once on each core. The
+scripts/test.sh runs this whole suite twice, once on each core. The
 tests here that look inside one core say which in their skip reason; the
 others hold for both."""
 
