@@ -62,7 +62,7 @@ def meson(build):
                 if result not in OK and fl == 0:
                     print("show %s: the test ended %s after its summary line" % (name, result))
                     fl = 1
-                row(p, fl, s, "%s (cases)" % name)
+                row(p, fl, s, "%s cases (%s)" % (name, os.path.basename(os.path.normpath(build))))
                 continue
             names.append(name)
             if result in OK:
@@ -72,7 +72,8 @@ def meson(build):
             else:
                 others[1] += 1
     if names:
-        row(others[0], others[1], others[2], "meson tests: " + ", ".join(names))
+        row(others[0], others[1], others[2], "meson tests (%s): %s" % (
+            os.path.basename(os.path.normpath(build)), ", ".join(names)))
 
 
 def junit(path, label):
