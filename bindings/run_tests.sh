@@ -9,7 +9,7 @@
 #      cargo test);
 #   3. pytest on bindings/python/tests (not gpu/), once on the compiled core
 #      (BUILD/bindings/python/_speedups*.so) and once on the ctypes core;
-#   4. a smoke run of bench/py_bench.py;
+#   4. smoke runs of bench/py_bench.py and bench/py_async_bench.py;
 #   5. cargo test --offline in bindings/rust.
 #
 # Usage: bindings/run_tests.sh [BUILD_DIR]   (default: build; the library must
@@ -105,6 +105,16 @@ if ! EVX_SPEEDUPS="$SPEEDUPS_DIR" "$PY" "$ROOT/bench/py_bench.py" --n 80 --reps 
     failed+=("py_bench smoke run")
 else
     echo "ok ($BUILD/py_bench-smoke.txt)"
+fi
+
+step "bench/py_async_bench.py smoke run (host emulation)"
+if ! EVX_SPEEDUPS="$SPEEDUPS_DIR" "$PY" "$ROOT/bench/py_async_bench.py" --trials 3 --concurrent 300 \
+        --hold-ms 5 >"$BUILD/py_async_bench-smoke.txt" 2>&1 ||
+   ! grep -q "^| notifier |" "$BUILD/py_async_bench-smoke.txt"; then
+    tail -20 "$BUILD/py_async_bench-smoke.txt"
+    failed+=("py_async_bench smoke run")
+else
+    echo "ok ($BUILD/py_async_bench-smoke.txt)"
 fi
 
 # 4. Rust.
