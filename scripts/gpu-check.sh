@@ -3,7 +3,7 @@
 # the conformance suite against the real driver and against the host
 # emulation with the same number of devices, then the stages asked for.
 #
-#   scripts/gpu-check.sh [conformance] [interop] [bench] [pybench]
+#   scripts/gpu-check.sh [conformance] [interop] [bench] [pybench] [asyncbench]
 #
 # No stage named: all of them. Full logs go to $OUT (or /tmp/evx-out).
 set -uo pipefail
@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/evx-out}
 mkdir -p "$out"
 build=${EVX_GPU_BUILD:-/tmp/evx-gpu-build}
-stages=${*:-conformance interop bench pybench}
+stages=${*:-conformance interop bench pybench asyncbench}
 status=0
 
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader || true
@@ -63,6 +63,18 @@ for stage in $stages; do
       EVX_SPEEDUPS="$core" EVX_LIBRARY="$build/src/libevx.so" PYTHONPATH="$PWD/bindings/python" \
         PYTHONUNBUFFERED=1 python3 bench/py_bench.py >"$out/pybench-$name.txt" 2>&1 || status=1
       tail -22 "$out/pybench-$name.txt"
+    done
+    ;;
+  asyncbench)
+    for loop in asyncio uvloop; do
+      if [ "$loop" = uvloop ] && ! python3 -c 'import uvloop' 2>/dev/null; then
+        echo "=== uvloop is not installed for python3: its async benchmark is not run"; continue
+      fi
+      echo "=== Python async benchmark (evx.aio), real driver, $loop"
+      EVX_SPEEDUPS="$build/bindings/python" EVX_LIBRARY="$build/src/libevx.so" \
+        PYTHONPATH="$PWD/bindings/python" PYTHONUNBUFFERED=1 \
+        python3 bench/py_async_bench.py --loop "$loop" >"$out/pyasync-$loop.txt" 2>&1 || status=1
+      cat "$out/pyasync-$loop.txt"
     done
     ;;
   *) echo "unknown stage $stage"; status=1 ;;

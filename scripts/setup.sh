@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing evx needs, by package name only:
 # Debian packages (meson, ninja, doxygen, bindgen, rustfmt, python3-dev, ...) and, into a virtual
-# environment at .venv, PyPI packages (pytest, libclang). Safe to run again:
+# environment at .venv, PyPI packages (pytest, libclang, uvloop). Safe to run again:
 # it installs only what is missing. The CUDA toolkit (for cuda.h) is expected
 # at /usr/local/cuda, or wherever CUDA_INCLUDE points.
 set -euo pipefail
@@ -41,7 +41,7 @@ fi
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c 'import pytest, clang.cindex' >/dev/null 2>&1; then
-  echo "setup: installing PyPI packages into .venv: pytest libclang"
-  .venv/bin/python -m pip install -q --disable-pip-version-check pytest libclang
+if ! .venv/bin/python -c 'import pytest, clang.cindex, uvloop' >/dev/null 2>&1; then
+  echo "setup: installing PyPI packages into .venv: pytest libclang uvloop"
+  .venv/bin/python -m pip install -q --disable-pip-version-check pytest libclang uvloop
 fi

@@ -17,7 +17,7 @@
 #   generated       the generated bindings equal a fresh bindings/generate
 #   python_tests    pytest on the compiled core, then on the ctypes core
 #                   (layout check included)
-#   pybench         a smoke run of bench/py_bench.py
+#   pybench         smoke runs of bench/py_bench.py and bench/py_async_bench.py
 #   rust            cargo test of bindings/rust (layout check included)
 #
 #   scripts/test.sh              every step
@@ -270,6 +270,15 @@ pybench() {
   local log=build/py_bench-smoke.txt
   if EVX_SPEEDUPS="$root/build/bindings/python" on_build python3 bench/py_bench.py --n 80 --reps 1 --pairs 3 >"$log" 2>&1 &&
      grep -q "^| timed region |" "$log"; then
+    echo "ok ($log)"
+  else
+    tail -20 "$log"
+    return 1
+  fi
+  log=build/py_async_bench-smoke.txt
+  if EVX_SPEEDUPS="$root/build/bindings/python" on_build python3 bench/py_async_bench.py --trials 3 \
+        --concurrent 300 --hold-ms 5 >"$log" 2>&1 &&
+     grep -q "^| notifier |" "$log"; then
     echo "ok ($log)"
   else
     tail -20 "$log"

@@ -84,6 +84,7 @@ evx_status_t free_object(ThreadRecord *r, Slot *s) {
     case kPool: return pool_free(r, s->obj);
     case kTimer: return timer_free(r, s->obj);
     case kTimeline: return timeline_free(r, s->obj);
+    case kNotifier: return notifier_free(r, s->obj);
     default: return 0;
     }
 }
@@ -120,6 +121,7 @@ const char *kind_name(uint32_t kind) {
     case kPool: return "event pool";
     case kTimer: return "timer";
     case kTimeline: return "timeline";
+    case kNotifier: return "notifier";
     default: return nullptr;
     }
 }

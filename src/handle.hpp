@@ -26,6 +26,7 @@ enum Kind : uint32_t {
     kPool = 3,
     kTimer = 4,
     kTimeline = 5,
+    kNotifier = 6,
 };
 
 // "event", "stream", ...; nullptr for a tag that is no kind.
@@ -239,6 +240,7 @@ evx_status_t stream_free(ThreadRecord *r, void *obj);
 evx_status_t pool_free(ThreadRecord *r, void *obj);
 evx_status_t timer_free(ThreadRecord *r, void *obj);
 evx_status_t timeline_free(ThreadRecord *r, void *obj);
+evx_status_t notifier_free(ThreadRecord *r, void *obj);
 
 }  // namespace evx
 

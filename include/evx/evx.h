@@ -21,5 +21,6 @@
 #include "evx/stream.h"
 #include "evx/pool.h"
 #include "evx/timing.h"
+#include "evx/notify.h"
 
 #endif /* EVX_EVX_H */

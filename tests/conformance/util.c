@@ -470,6 +470,7 @@ const conf_cu *conf_cu_get(void)
     ok &= lookup(gp, "cuStreamQuery", &cu.stream_query, 1);
     ok &= lookup(gp, "cuEventQuery", &cu.event_query, 1);
     ok &= lookup(gp, "cuEventElapsedTime", &cu.event_elapsed_time, 1);
+    ok &= lookup(gp, "cuStreamWaitEvent", &cu.stream_wait_event, 1);
     (void)lookup(gp, "cuDeviceGet", &cu.device_get, 0);
     (void)lookup(gp, "cuStreamGetPriority", &cu.stream_get_priority, 0);
     (void)lookup(gp, "cuCtxGetStreamPriorityRange",

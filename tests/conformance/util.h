@@ -121,6 +121,7 @@ typedef struct conf_cu {
     CUresult (*stream_query)(CUstream);
     CUresult (*event_query)(CUevent);
     CUresult (*event_elapsed_time)(float *, CUevent, CUevent);
+    CUresult (*stream_wait_event)(CUstream, CUevent, unsigned);
     /* Optional (NULL when the driver lacks them). */
     CUresult (*device_get)(CUdevice *, int);
     CUresult (*stream_get_priority)(CUstream, int *);

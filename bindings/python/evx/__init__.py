@@ -418,6 +418,12 @@ class Event(_core.EventCore):
         _check(capi.evx_event_get_native(self._h, _byref(p)))
         return p.value or 0
 
+    def wait_async(self):
+        """``await event.wait_async()``: an asyncio Future for the work the
+        event's last record marks now (see :func:`evx.aio.wait`)."""
+        from . import aio
+        return aio.wait(self)
+
     def __repr__(self):
         if self._h is None:
             return "<evx.Event closed>"
@@ -625,6 +631,12 @@ class Stream(_core.StreamCore):
     def __cuda_stream__(self):
         """The CUDA stream protocol, version 0: ``(0, address)``."""
         return (0, self.native)
+
+    def synchronize_async(self):
+        """``await stream.synchronize_async()``: an asyncio Future for all
+        work queued on the stream so far (see :func:`evx.aio.synchronize`)."""
+        from . import aio
+        return aio.synchronize(self)
 
     @property
     def wrapped(self):

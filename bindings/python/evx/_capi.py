@@ -28,6 +28,12 @@ EVX_VERSION_NUMBER = 100
 #: Patch version: changes for fixes that leave the ABI alone.
 EVX_VERSION_PATCH = 0
 
+#: Internal streams per device when `max_streams_per_device` is 0.
+EVX_NOTIFIER_DEFAULT_STREAMS = 8
+
+#: The largest `max_streams_per_device` accepted.
+EVX_NOTIFIER_MAX_STREAMS = 64
+
 #: The legacy default stream, as `CU_STREAM_LEGACY`, for
 #: evx_stream_wrap_external(). (A pointer constant: ((void *)1).)
 EVX_STREAM_LEGACY = 1
@@ -54,6 +60,10 @@ EVX_EVENT_FLAGS_FORCE_32BIT = 2147483647  #: Not a flag: forces the enum to 32 b
 EVX_EVENT_RECORD_DEFAULT = 0  #: Default record.
 EVX_EVENT_RECORD_EXTERNAL = 1  #: Inside stream capture, record an external event node; outside capture the driver refuses it with EVX_ERROR_ILLEGAL_STATE.
 EVX_EVENT_RECORD_FLAGS_FORCE_32BIT = 2147483647  #: Not a flag: forces the enum to 32 bits.
+
+# enum evx_notifier_flags (include/evx/notify.h)
+EVX_NOTIFIER_DEFAULT = 0  #: Default: the only value this version accepts.
+EVX_NOTIFIER_FLAGS_FORCE_32BIT = 2147483647  #: Not a flag: forces the enum to 32 bits.
 
 # enum evx_status_code (include/evx/status.h)
 EVX_SUCCESS = 0  #: `CUDA_SUCCESS`
@@ -214,6 +224,18 @@ class EventRecordFlags(_enum.IntFlag):
     #: Inside stream capture, record an external event node; outside capture
     #: the driver refuses it with EVX_ERROR_ILLEGAL_STATE.
     EXTERNAL = EVX_EVENT_RECORD_EXTERNAL
+
+
+class NotifierFlags(_enum.IntFlag):
+    """Flags of evx_notifier_options_t.
+
+    C: enum evx_notifier_flags (include/evx/notify.h).
+    Members are the enumerators less the 'EVX_NOTIFIER_' prefix; the *_FORCE_32BIT
+    markers are left out.
+    """
+
+    #: Default: the only value this version accepts.
+    DEFAULT = EVX_NOTIFIER_DEFAULT
 
 
 class Status(_enum.IntEnum):
@@ -489,12 +511,39 @@ evx_timeline_t = _ct.c_void_p  # opaque handle: struct evx_timeline_ *
 #: A timer: a start and a stop mark on streams of one device.
 evx_timer_t = _ct.c_void_p  # opaque handle: struct evx_timer_ *
 
+#: A completion notifier: made by evx_notifier_create(), ended by
+#: evx_notifier_destroy().
+evx_notifier_t = _ct.c_void_p  # opaque handle: struct evx_notifier_ *
+
+#: A function run when a watched event completes (see
+#: evx_notifier_watch_callback()).
+evx_notify_fn_t = _ct.CFUNCTYPE(None, _ct.c_void_p)
+
 #: A host function for evx_stream_launch_host_func().
 evx_host_fn_t = _ct.CFUNCTYPE(None, _ct.c_void_p)
 
 
 # --------------------------------------------------------------------------
 # Structs
+
+
+class evx_notifier_options(_ct.Structure):
+    """Options of evx_notifier_create(). Zero-initialize, then set `struct_size`
+    to `sizeof(evx_notifier_options_t)`; the smallest size accepted is that of
+    the fields below, as first published (12 bytes).
+
+    C: struct evx_notifier_options (include/evx/notify.h): 12 bytes, aligned to 4.
+    """
+
+    _fields_ = [
+        # `sizeof(evx_notifier_options_t)` as the caller compiled it.
+        ("struct_size", _ct.c_uint32),  # offset 0
+        # evx_notifier_flags; EVX_NOTIFIER_DEFAULT.
+        ("flags", _ct.c_uint32),  # offset 4
+        # Most internal streams per device, 1 to EVX_NOTIFIER_MAX_STREAMS; 0
+        # for EVX_NOTIFIER_DEFAULT_STREAMS.
+        ("max_streams_per_device", _ct.c_uint32),  # offset 8
+    ]
 
 
 class evx_event_pool_options(_ct.Structure):
@@ -552,6 +601,7 @@ class evx_event_pool_stats(_ct.Structure):
         ("exhausted_total", _ct.c_uint64),  # offset 40
     ]
 
+evx_notifier_options_t = evx_notifier_options
 evx_event_pool_options_t = evx_event_pool_options
 evx_event_pool_stats_t = evx_event_pool_stats
 
@@ -983,6 +1033,191 @@ evx_event_synchronize = Prototype(
     EVX_ERROR_INVALID_HANDLE; a status from the driver.
 
     Thread-safe; takes no global lock.
+    """)
+
+# evx_status_t evx_notifier_create(const evx_notifier_options_t *options, evx_notifier_t *notifier)
+#   Creates a notifier and its file descriptor.
+evx_notifier_create = Prototype(
+    "evx_notifier_create", evx_status_t,
+    (("options", _ct.POINTER(evx_notifier_options_t)), ("notifier", _ct.POINTER(evx_notifier_t)),),
+    """evx_status_t evx_notifier_create(const evx_notifier_options_t *options, evx_notifier_t *notifier)
+
+    Creates a notifier and its file descriptor.
+
+    options: NULL for the defaults, or the options.
+
+    notifier [out]: receives the notifier.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if notifier is NULL,
+    `struct_size` is too small, `flags` has an unknown bit, or
+    `max_streams_per_device` exceeds EVX_NOTIFIER_MAX_STREAMS;
+    EVX_ERROR_OUT_OF_MEMORY (also when no `eventfd` can be made: the message
+    gives the system's reason); a driver-loading status. On failure
+    `*notifier` is set to NULL when notifier is not NULL.
+
+    Thread-safe.
+    """)
+
+# evx_status_t evx_notifier_destroy(evx_notifier_t notifier)
+#   Destroys a notifier, once every pending watch is delivered.
+evx_notifier_destroy = Prototype(
+    "evx_notifier_destroy", evx_status_t,
+    (("notifier", evx_notifier_t),),
+    """evx_status_t evx_notifier_destroy(evx_notifier_t notifier)
+
+    Destroys a notifier, once every pending watch is delivered.
+
+    The handle is dead at once: calls that start after this one get
+    EVX_ERROR_INVALID_HANDLE. The call then waits until every pending watch
+    has been delivered (each callback has run and returned); tokens not read
+    by then are discarded. Finally it destroys the internal streams and closes
+    the file descriptor: at once, or, when another thread is inside a call on
+    this notifier at that moment, at a later evx call of this thread (as for
+    other handles, see docs/design.md). Remove the descriptor from any poll
+    set or event loop before calling.
+
+    Waits as long as the watched work takes. Must not be called from a
+    notifier callback (it would wait for itself): that is refused with
+    EVX_ERROR_NOT_PERMITTED, the notifier left alive.
+
+    notifier: the notifier.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE (a second destroy
+    included); EVX_ERROR_NOT_PERMITTED from a notifier callback.
+
+    Thread-safe, also while other threads use the notifier.
+    """)
+
+# evx_status_t evx_notifier_get_counts(evx_notifier_t notifier, uint64_t *pending, uint64_t *queued)
+#   How many watches are pending and how many tokens are queued.
+evx_notifier_get_counts = Prototype(
+    "evx_notifier_get_counts", evx_status_t,
+    (("notifier", evx_notifier_t), ("pending", _ct.POINTER(_ct.c_uint64)), ("queued", _ct.POINTER(_ct.c_uint64)),),
+    """evx_status_t evx_notifier_get_counts(evx_notifier_t notifier, uint64_t *pending, uint64_t *queued)
+
+    How many watches are pending and how many tokens are queued.
+
+    notifier: the notifier.
+
+    pending [out]: receives the watches not yet delivered (tokens and
+    callbacks); may be NULL.
+
+    queued [out]: receives the tokens delivered and not yet read; may be NULL.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if both are NULL;
+    EVX_ERROR_INVALID_HANDLE.
+
+    Thread-safe; the counts may change as soon as the call returns.
+    """)
+
+# evx_status_t evx_notifier_get_fd(evx_notifier_t notifier, int *fd)
+#   The notifier's file descriptor: readable while tokens are queued.
+evx_notifier_get_fd = Prototype(
+    "evx_notifier_get_fd", evx_status_t,
+    (("notifier", evx_notifier_t), ("fd", _ct.POINTER(_ct.c_int)),),
+    """evx_status_t evx_notifier_get_fd(evx_notifier_t notifier, int *fd)
+
+    The notifier's file descriptor: readable while tokens are queued.
+
+    It is an `eventfd`, non-blocking and close-on-exec, owned by the notifier:
+    do not read, write or close it; poll it (`poll`, `epoll`, an event loop)
+    and call evx_notifier_read() when it is readable. It stays readable until
+    evx_notifier_read() has taken every queued token.
+
+    notifier: the notifier.
+
+    fd [out]: receives the file descriptor.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if fd is NULL;
+    EVX_ERROR_INVALID_HANDLE.
+
+    Thread-safe.
+    """)
+
+# evx_status_t evx_notifier_read(evx_notifier_t notifier, uint64_t *tokens, uint32_t capacity, uint32_t *count)
+#   Takes queued tokens, oldest first. Never blocks.
+evx_notifier_read = Prototype(
+    "evx_notifier_read", evx_status_t,
+    (("notifier", evx_notifier_t), ("tokens", _ct.POINTER(_ct.c_uint64)), ("capacity", _ct.c_uint32), ("count", _ct.POINTER(_ct.c_uint32)),),
+    """evx_status_t evx_notifier_read(evx_notifier_t notifier, uint64_t *tokens, uint32_t capacity, uint32_t *count)
+
+    Takes queued tokens, oldest first. Never blocks.
+
+    When the call takes the last queued token the file descriptor stops being
+    readable (until another watch is delivered). Read until count comes back
+    less than capacity to empty the queue.
+
+    notifier: the notifier.
+
+    tokens [out]: receives up to capacity tokens.
+
+    capacity: room in tokens; 1 or more.
+
+    count [out]: receives how many were written (0 when none is queued).
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if tokens or
+
+    count is NULL or capacity is 0; EVX_ERROR_INVALID_HANDLE.
+
+    Thread-safe: concurrent readers each get distinct tokens.
+    """)
+
+# evx_status_t evx_notifier_watch(evx_notifier_t notifier, evx_event_t event, uint64_t token)
+#   Watches an event: when the work its last record marks now has completed,
+#   token is queued and the file descriptor becomes readable.
+evx_notifier_watch = Prototype(
+    "evx_notifier_watch", evx_status_t,
+    (("notifier", evx_notifier_t), ("event", evx_event_t), ("token", _ct.c_uint64),),
+    """evx_status_t evx_notifier_watch(evx_notifier_t notifier, evx_event_t event, uint64_t token)
+
+    Watches an event: when the work its last record marks now has completed, token is queued and the file descriptor becomes readable.
+
+    Each watch delivers its token exactly once; the same token may be used by
+    several watches. The event may be re-recorded or destroyed afterwards
+    without changing the watch. A never-recorded event, or one already
+    complete, has its token queued before the call returns.
+
+    notifier: the notifier.
+
+    event: the event (of any device).
+
+    token: any value; handed back by evx_notifier_read().
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE if either handle is not
+    live; EVX_ERROR_OUT_OF_MEMORY; a status from the driver (`cuEventQuery`,
+    `cuStreamCreateWithPriority`, `cuStreamWaitEvent`, `cuLaunchHostFunc`). On
+    failure nothing is watched.
+
+    Thread-safe; never blocks on GPU work.
+    """)
+
+# evx_status_t evx_notifier_watch_callback(evx_notifier_t notifier, evx_event_t event, evx_notify_fn_t fn, void *user_data)
+#   Watches an event and runs a function when it completes.
+evx_notifier_watch_callback = Prototype(
+    "evx_notifier_watch_callback", evx_status_t,
+    (("notifier", evx_notifier_t), ("event", evx_event_t), ("fn", evx_notify_fn_t), ("user_data", _ct.c_void_p),),
+    """evx_status_t evx_notifier_watch_callback(evx_notifier_t notifier, evx_event_t event, evx_notify_fn_t fn, void *user_data)
+
+    Watches an event and runs a function when it completes.
+
+    What is waited for is as for evx_notifier_watch(). fn runs exactly once,
+    on a driver thread (never inside this call, also when the event is already
+    complete), in a host function: it must be short, and must not call evx or
+    CUDA, as for evx_stream_launch_host_func(). The callbacks of one device
+    run one at a time.
+
+    notifier: the notifier.
+
+    event: the event (of any device).
+
+    fn: the function; not NULL.
+
+    user_data: passed to fn.
+
+    Returns: as evx_notifier_watch(), and EVX_ERROR_INVALID_VALUE if fn is
+    NULL. On failure fn never runs.
+
+    Thread-safe; never blocks on GPU work.
     """)
 
 # evx_status_t evx_event_pool_acquire(evx_event_pool_t pool, evx_event_t *event)
@@ -1734,6 +1969,13 @@ FUNCTIONS = (
     evx_event_record,
     evx_event_record_with_flags,
     evx_event_synchronize,
+    evx_notifier_create,
+    evx_notifier_destroy,
+    evx_notifier_get_counts,
+    evx_notifier_get_fd,
+    evx_notifier_read,
+    evx_notifier_watch,
+    evx_notifier_watch_callback,
     evx_event_pool_acquire,
     evx_event_pool_create,
     evx_event_pool_destroy,
@@ -1778,6 +2020,8 @@ MACROS = {
     "EVX_VERSION_MINOR": "int",
     "EVX_VERSION_NUMBER": "int",
     "EVX_VERSION_PATCH": "int",
+    "EVX_NOTIFIER_DEFAULT_STREAMS": "int",
+    "EVX_NOTIFIER_MAX_STREAMS": "int",
     "EVX_STREAM_LEGACY": "pointer",
     "EVX_STREAM_PER_THREAD": "pointer",
 }
@@ -1800,6 +2044,10 @@ ENUMS = {
         "EVX_EVENT_RECORD_DEFAULT",
         "EVX_EVENT_RECORD_EXTERNAL",
         "EVX_EVENT_RECORD_FLAGS_FORCE_32BIT",
+    )),
+    "evx_notifier_flags": (_ct.c_uint, NotifierFlags, (
+        "EVX_NOTIFIER_DEFAULT",
+        "EVX_NOTIFIER_FLAGS_FORCE_32BIT",
     )),
     "evx_status_code": (_ct.c_uint, Status, (
         "EVX_SUCCESS",
@@ -1919,6 +2167,7 @@ ENUMS = {
 
 #: Every struct: C tag -> class.
 STRUCTS = {
+    "evx_notifier_options": evx_notifier_options,
     "evx_event_pool_options": evx_event_pool_options,
     "evx_event_pool_stats": evx_event_pool_stats,
 }
@@ -1931,6 +2180,9 @@ TYPEDEFS = {
     "evx_stream_t": evx_stream_t,
     "evx_timeline_t": evx_timeline_t,
     "evx_timer_t": evx_timer_t,
+    "evx_notifier_options_t": evx_notifier_options_t,
+    "evx_notifier_t": evx_notifier_t,
+    "evx_notify_fn_t": evx_notify_fn_t,
     "evx_event_pool_options_t": evx_event_pool_options_t,
     "evx_event_pool_stats_t": evx_event_pool_stats_t,
     "evx_host_fn_t": evx_host_fn_t,

@@ -6,6 +6,8 @@ pub const EVX_VERSION_MAJOR: u32 = 0;
 pub const EVX_VERSION_MINOR: u32 = 1;
 pub const EVX_VERSION_PATCH: u32 = 0;
 pub const EVX_VERSION_NUMBER: u32 = 100;
+pub const EVX_NOTIFIER_DEFAULT_STREAMS: u32 = 8;
+pub const EVX_NOTIFIER_MAX_STREAMS: u32 = 64;
 pub type __int32_t = ::std::os::raw::c_int;
 pub type __uint32_t = ::std::os::raw::c_uint;
 pub type __uint64_t = ::std::os::raw::c_ulong;
@@ -1411,4 +1413,256 @@ extern "C" {
     #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE."]
     #[doc = " Thread-safe."]
     pub fn evx_timeline_reset(timeline: evx_timeline_t) -> evx_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct evx_notifier_ {
+    _unused: [u8; 0],
+}
+#[doc = " @brief A completion notifier: made by evx_notifier_create(), ended by"]
+#[doc = "  evx_notifier_destroy()."]
+pub type evx_notifier_t = *mut evx_notifier_;
+#[doc = " Default: the only value this version accepts."]
+pub const EVX_NOTIFIER_DEFAULT: evx_notifier_flags = 0;
+#[doc = " Not a flag: forces the enum to 32 bits."]
+pub const EVX_NOTIFIER_FLAGS_FORCE_32BIT: evx_notifier_flags = 2147483647;
+#[doc = " @brief Flags of ::evx_notifier_options_t."]
+pub type evx_notifier_flags = ::std::os::raw::c_uint;
+#[doc = " @brief Options of evx_notifier_create(). Zero-initialize, then set"]
+#[doc = "  `struct_size` to `sizeof(evx_notifier_options_t)`; the smallest size"]
+#[doc = "  accepted is that of the fields below, as first published (12 bytes)."]
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct evx_notifier_options {
+    #[doc = " `sizeof(evx_notifier_options_t)` as the caller compiled it."]
+    pub struct_size: u32,
+    #[doc = " ::evx_notifier_flags; ::EVX_NOTIFIER_DEFAULT."]
+    pub flags: u32,
+    #[doc = " Most internal streams per device, 1 to ::EVX_NOTIFIER_MAX_STREAMS;"]
+    #[doc = "  0 for ::EVX_NOTIFIER_DEFAULT_STREAMS."]
+    pub max_streams_per_device: u32,
+}
+#[test]
+fn bindgen_test_layout_evx_notifier_options() {
+    assert_eq!(
+        ::std::mem::size_of::<evx_notifier_options>(),
+        12usize,
+        concat!("Size of: ", stringify!(evx_notifier_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<evx_notifier_options>(),
+        4usize,
+        concat!("Alignment of ", stringify!(evx_notifier_options))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_notifier_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_notifier_options),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_flags() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_notifier_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).flags) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_notifier_options),
+                "::",
+                stringify!(flags)
+            )
+        );
+    }
+    test_field_flags();
+    fn test_field_max_streams_per_device() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_notifier_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_streams_per_device) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_notifier_options),
+                "::",
+                stringify!(max_streams_per_device)
+            )
+        );
+    }
+    test_field_max_streams_per_device();
+}
+#[doc = " @brief Options of evx_notifier_create(). Zero-initialize, then set"]
+#[doc = "  `struct_size` to `sizeof(evx_notifier_options_t)`; the smallest size"]
+#[doc = "  accepted is that of the fields below, as first published (12 bytes)."]
+pub type evx_notifier_options_t = evx_notifier_options;
+#[doc = " @brief A function run when a watched event completes (see"]
+#[doc = "  evx_notifier_watch_callback())."]
+pub type evx_notify_fn_t =
+    ::std::option::Option<unsafe extern "C" fn(user_data: *mut ::std::os::raw::c_void)>;
+extern "C" {
+    #[doc = " @brief Creates a notifier and its file descriptor."]
+    #[doc = ""]
+    #[doc = " @param options NULL for the defaults, or the options."]
+    #[doc = " @param[out] notifier receives the notifier."]
+    #[doc = " @return ::EVX_SUCCESS;"]
+    #[doc = "         ::EVX_ERROR_INVALID_VALUE if @p notifier is NULL, `struct_size` is"]
+    #[doc = "         too small, `flags` has an unknown bit, or"]
+    #[doc = "         `max_streams_per_device` exceeds ::EVX_NOTIFIER_MAX_STREAMS;"]
+    #[doc = "         ::EVX_ERROR_OUT_OF_MEMORY (also when no `eventfd` can be made: the"]
+    #[doc = "         message gives the system's reason); a driver-loading status."]
+    #[doc = "         On failure `*notifier` is set to NULL when @p notifier is not"]
+    #[doc = "         NULL."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_notifier_create(
+        options: *const evx_notifier_options_t,
+        notifier: *mut evx_notifier_t,
+    ) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Destroys a notifier, once every pending watch is delivered."]
+    #[doc = ""]
+    #[doc = " The handle is dead at once: calls that start after this one get"]
+    #[doc = " ::EVX_ERROR_INVALID_HANDLE. The call then waits until every pending"]
+    #[doc = " watch has been delivered (each callback has run and returned); tokens not"]
+    #[doc = " read by then are discarded. Finally it destroys the internal streams and"]
+    #[doc = " closes the file descriptor: at once, or, when another thread is inside a"]
+    #[doc = " call on this notifier at that moment, at a later evx call of this thread"]
+    #[doc = " (as for other handles, see docs/design.md). Remove the descriptor from"]
+    #[doc = " any poll set or event loop before calling."]
+    #[doc = ""]
+    #[doc = " Waits as long as the watched work takes. Must not be called from a"]
+    #[doc = " notifier callback (it would wait for itself): that is refused with"]
+    #[doc = " ::EVX_ERROR_NOT_PERMITTED, the notifier left alive."]
+    #[doc = ""]
+    #[doc = " @param notifier the notifier."]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE (a second destroy"]
+    #[doc = "         included); ::EVX_ERROR_NOT_PERMITTED from a notifier callback."]
+    #[doc = ""]
+    #[doc = " Thread-safe, also while other threads use the notifier."]
+    pub fn evx_notifier_destroy(notifier: evx_notifier_t) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief The notifier's file descriptor: readable while tokens are queued."]
+    #[doc = ""]
+    #[doc = " It is an `eventfd`, non-blocking and close-on-exec, owned by the"]
+    #[doc = " notifier: do not read, write or close it; poll it (`poll`, `epoll`, an"]
+    #[doc = " event loop) and call evx_notifier_read() when it is readable. It stays"]
+    #[doc = " readable until evx_notifier_read() has taken every queued token."]
+    #[doc = ""]
+    #[doc = " @param notifier the notifier."]
+    #[doc = " @param[out] fd receives the file descriptor."]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p fd is NULL;"]
+    #[doc = "         ::EVX_ERROR_INVALID_HANDLE."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_notifier_get_fd(
+        notifier: evx_notifier_t,
+        fd: *mut ::std::os::raw::c_int,
+    ) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Watches an event: when the work its last record marks now has"]
+    #[doc = " completed, @p token is queued and the file descriptor becomes readable."]
+    #[doc = ""]
+    #[doc = " Each watch delivers its token exactly once; the same token may be used"]
+    #[doc = " by several watches. The event may be re-recorded or destroyed afterwards"]
+    #[doc = " without changing the watch. A never-recorded event, or one already"]
+    #[doc = " complete, has its token queued before the call returns."]
+    #[doc = ""]
+    #[doc = " @param notifier the notifier."]
+    #[doc = " @param event the event (of any device)."]
+    #[doc = " @param token any value; handed back by evx_notifier_read()."]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE if either handle is not"]
+    #[doc = "         live; ::EVX_ERROR_OUT_OF_MEMORY; a status from the driver"]
+    #[doc = "         (`cuEventQuery`, `cuStreamCreateWithPriority`,"]
+    #[doc = "         `cuStreamWaitEvent`, `cuLaunchHostFunc`). On failure nothing is"]
+    #[doc = "         watched."]
+    #[doc = ""]
+    #[doc = " Thread-safe; never blocks on GPU work."]
+    pub fn evx_notifier_watch(
+        notifier: evx_notifier_t,
+        event: evx_event_t,
+        token: u64,
+    ) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Watches an event and runs a function when it completes."]
+    #[doc = ""]
+    #[doc = " What is waited for is as for evx_notifier_watch(). @p fn runs exactly"]
+    #[doc = " once, on a driver thread (never inside this call, also when the event is"]
+    #[doc = " already complete), in a host function: it must be short, and must not"]
+    #[doc = " call evx or CUDA, as for evx_stream_launch_host_func(). The callbacks of"]
+    #[doc = " one device run one at a time."]
+    #[doc = ""]
+    #[doc = " @param notifier the notifier."]
+    #[doc = " @param event the event (of any device)."]
+    #[doc = " @param fn the function; not NULL."]
+    #[doc = " @param user_data passed to @p fn."]
+    #[doc = " @return as evx_notifier_watch(), and ::EVX_ERROR_INVALID_VALUE if @p fn"]
+    #[doc = "         is NULL. On failure @p fn never runs."]
+    #[doc = ""]
+    #[doc = " Thread-safe; never blocks on GPU work."]
+    pub fn evx_notifier_watch_callback(
+        notifier: evx_notifier_t,
+        event: evx_event_t,
+        fn_: evx_notify_fn_t,
+        user_data: *mut ::std::os::raw::c_void,
+    ) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Takes queued tokens, oldest first. Never blocks."]
+    #[doc = ""]
+    #[doc = " When the call takes the last queued token the file descriptor stops being"]
+    #[doc = " readable (until another watch is delivered). Read until @p count comes"]
+    #[doc = " back less than @p capacity to empty the queue."]
+    #[doc = ""]
+    #[doc = " @param notifier the notifier."]
+    #[doc = " @param[out] tokens receives up to @p capacity tokens."]
+    #[doc = " @param capacity room in @p tokens; 1 or more."]
+    #[doc = " @param[out] count receives how many were written (0 when none is"]
+    #[doc = "        queued)."]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p tokens or"]
+    #[doc = "         @p count is NULL or @p capacity is 0; ::EVX_ERROR_INVALID_HANDLE."]
+    #[doc = ""]
+    #[doc = " Thread-safe: concurrent readers each get distinct tokens."]
+    pub fn evx_notifier_read(
+        notifier: evx_notifier_t,
+        tokens: *mut u64,
+        capacity: u32,
+        count: *mut u32,
+    ) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief How many watches are pending and how many tokens are queued."]
+    #[doc = ""]
+    #[doc = " @param notifier the notifier."]
+    #[doc = " @param[out] pending receives the watches not yet delivered (tokens and"]
+    #[doc = "        callbacks); may be NULL."]
+    #[doc = " @param[out] queued receives the tokens delivered and not yet read; may"]
+    #[doc = "        be NULL."]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if both are NULL;"]
+    #[doc = "         ::EVX_ERROR_INVALID_HANDLE."]
+    #[doc = ""]
+    #[doc = " Thread-safe; the counts may change as soon as the call returns."]
+    pub fn evx_notifier_get_counts(
+        notifier: evx_notifier_t,
+        pending: *mut u64,
+        queued: *mut u64,
+    ) -> evx_status_t;
 }

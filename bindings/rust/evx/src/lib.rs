@@ -30,6 +30,8 @@ use std::ptr;
 
 pub use evx_sys as sys;
 
+pub mod notify;
+
 /// `Result<T, Status>`.
 pub type Result<T> = std::result::Result<T, Status>;
 

@@ -5,27 +5,14 @@
 // emulation) here, or on a GPU. "Slow work" is a host function that blocks
 // until the test releases it, so pending states are exact, not timed.
 
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
 use evx::{sys, Device, EventFlags, EventPool, Status, Stream, Timeline, Timer};
 
-fn dev() -> Device {
-    Device::new(0).expect("device 0")
-}
-
-/// Blocks `stream` until the returned sender is used (or dropped).
-fn gate(stream: &Stream) -> mpsc::Sender<()> {
-    let (tx, rx) = mpsc::channel::<()>();
-    stream
-        .launch_host_func(move || {
-            let _ = rx.recv();
-        })
-        .expect("launch the gate");
-    tx
-}
+mod common;
+use common::{dev, gate};
 
 fn assert_send_sync<T: Send + Sync>() {}
 

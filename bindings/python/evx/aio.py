@@ -1,0 +1,227 @@
+# Copyright 2026 The evx Authors
+# SPDX-License-Identifier: Apache-2.0
+"""Await GPU work from asyncio (the default loop or uvloop), or get a
+``concurrent.futures.Future`` for it in threaded code, with no thread
+blocked and none polling.
+
+::
+
+    import asyncio, evx, evx.aio
+
+    async def main():
+        s = evx.Device(0).create_stream()
+        ...                                 # queue GPU work on s
+        await evx.aio.synchronize(s)        # or: await s.synchronize_async()
+        done = s.record()
+        await evx.aio.wait(done)            # or: await done.wait_async()
+
+    asyncio.run(main())
+
+Built on the C notifier (``evx/notify.h``): each running loop gets one
+notifier, whose file descriptor is registered with ``loop.add_reader``;
+:func:`wait` watches the event under a token and returns an
+``asyncio.Future`` that the reader completes when the token comes back.
+Thousands of concurrent awaits cost one notifier and its few internal
+streams, no threads.
+
+**The watch is made when** :func:`wait` **is called**, not when the result
+is awaited: it captures the work the event's last record marks at that
+moment (as ``cuStreamWaitEvent`` does); re-recording or closing the event
+afterwards does not change it.
+
+**Cancellation** of the awaiting task is safe: the watch stays in the C
+notifier until its event completes, and its token is then dropped.
+
+The notifier of a loop is destroyed when the loop is garbage collected;
+that waits until the watches still pending (of cancelled awaits, say) have
+completed. :func:`future` uses one process-wide notifier and its callback
+form instead of a loop.
+"""
+
+import asyncio as _asyncio
+import concurrent.futures as _cf
+import ctypes as _ct
+import itertools as _itertools
+import threading as _threading
+import weakref as _weakref
+
+from . import (_error, _host_keys, _host_pending, _host_trampoline, capi,
+               Event, Stream)
+
+__all__ = ["wait", "synchronize", "future", "READ_BATCH"]
+
+#: Tokens taken from the C notifier per ``evx_notifier_read`` call.
+READ_BATCH = 256
+
+_create = capi.evx_notifier_create
+_destroy = capi.evx_notifier_destroy
+_get_fd = capi.evx_notifier_get_fd
+_watch = capi.evx_notifier_watch
+_watch_cb = capi.evx_notifier_watch_callback
+_read = capi.evx_notifier_read
+_c_void_p = _ct.c_void_p
+_byref = _ct.byref
+
+
+def _new_notifier():
+    h = _c_void_p()
+    st = _create(None, _byref(h))
+    if st:
+        raise _error(st)
+    return h
+
+
+class _LoopNotifier:
+    """One C notifier serving one event loop."""
+
+    __slots__ = ("h", "fd", "futures", "tokens", "buf", "count", "loop_ref",
+                 "__weakref__")
+
+    def __init__(self, loop):
+        self.h = _new_notifier()
+        fd = _ct.c_int()
+        st = _get_fd(self.h, _byref(fd))
+        if st:
+            err = _error(st)
+            _destroy(self.h)
+            raise err
+        self.fd = fd.value
+        self.futures = {}
+        self.tokens = _itertools.count(1)
+        self.buf = (_ct.c_uint64 * READ_BATCH)()
+        self.count = _ct.c_uint32()
+        self.loop_ref = _weakref.ref(loop)
+        loop.add_reader(self.fd, self._on_readable)
+        # Destroys the C notifier when the loop goes away; holds no
+        # reference to the loop or to self.
+        # Not at interpreter exit: it could wait there for work that never
+        # completes.
+        _weakref.finalize(loop, _finish, self.h).atexit = False
+
+    def watch(self, loop, handle):
+        token = next(self.tokens)
+        st = _watch(self.h, handle, token)
+        if st:
+            raise _error(st)
+        fut = loop.create_future()
+        self.futures[token] = fut
+        return fut
+
+    def _on_readable(self):
+        buf, count, futures = self.buf, self.count, self.futures
+        while True:
+            st = _read(self.h, buf, READ_BATCH, _byref(count))
+            if st:
+                loop = self.loop_ref()
+                if loop is not None:
+                    loop.call_exception_handler({
+                        "message": "evx.aio: evx_notifier_read failed",
+                        "exception": _error(st)})
+                return
+            n = count.value
+            for token in buf[:n]:
+                fut = futures.pop(token, None)
+                if fut is not None and not fut.done():  # done: cancelled
+                    fut.set_result(None)
+            if n < READ_BATCH:
+                return
+
+
+def _finish(h):
+    # The loop is gone (its selector with it); pending watches are waited
+    # for by the C call, which releases the GIL while it waits.
+    try:
+        _destroy(h)
+    except Exception:
+        pass
+
+
+_notifiers = _weakref.WeakKeyDictionary()
+
+
+def _loop_notifier(loop):
+    n = _notifiers.get(loop)
+    if n is None:
+        n = _notifiers[loop] = _LoopNotifier(loop)
+    return n
+
+
+def _running_loop(fn):
+    try:
+        return _asyncio.get_running_loop()
+    except RuntimeError:
+        raise RuntimeError("evx.aio.%s() needs a running event loop: call it "
+                           "from a coroutine (or use evx.aio.future() from "
+                           "threads)" % fn) from None
+
+
+def _event_handle(fn, event):
+    if not isinstance(event, Event):
+        raise TypeError("evx.aio.%s() needs an evx.Event, not %s"
+                        % (fn, type(event).__name__))
+    return event.handle
+
+
+def wait(event):
+    """An ``asyncio.Future`` that completes (with None) once the work the
+    event's last record marks now has completed: ``await evx.aio.wait(ev)``.
+
+    A never-recorded event completes at once. Needs a running loop.
+    Raises CudaError for a closed event (EVX_ERROR_INVALID_HANDLE)."""
+    handle = _event_handle("wait", event)
+    loop = _running_loop("wait")
+    return _loop_notifier(loop).watch(loop, handle)
+
+
+def synchronize(stream):
+    """An ``asyncio.Future`` that completes once all work queued on the
+    stream so far has completed: ``await evx.aio.synchronize(s)``."""
+    if not isinstance(stream, Stream):
+        raise TypeError("evx.aio.synchronize() needs an evx.Stream, not %s"
+                        % type(stream).__name__)
+    loop = _running_loop("synchronize")
+    ev = stream.device.create_event(timing=False)
+    try:
+        ev.record(stream)
+        return _loop_notifier(loop).watch(loop, ev.handle)
+    finally:
+        ev.close()  # allowed: the watch keeps what it captured
+
+
+# --------------------------------------------------------------------------
+# concurrent.futures, through the callback form. The callback is the
+# package's host-function trampoline (the same C signature): it pops the
+# completion from the package's table of pending host functions, never lets
+# an exception escape into the driver, and the interpreter waits at exit for
+# what is pending there (evx.HOST_FUNC_EXIT_WAIT_S).
+
+_cf_lock = _threading.Lock()
+_cf_notifier = None
+
+
+def _complete(fut):
+    if fut.set_running_or_notify_cancel():  # False: cancelled meanwhile
+        fut.set_result(None)
+
+
+def future(event):
+    """A ``concurrent.futures.Future`` that completes (with None) once the
+    work the event's last record marks now has completed; for threaded code
+    (``fut.result(timeout)``) or ``asyncio.wrap_future``.
+
+    Its completion runs on the driver's thread, and so do callbacks added
+    with ``add_done_callback``: they must be short and must not call evx or
+    CUDA. Cancelling the future before it completes is allowed."""
+    global _cf_notifier
+    handle = _event_handle("future", event)
+    with _cf_lock:
+        if _cf_notifier is None:
+            _cf_notifier = _new_notifier()
+    fut = _cf.Future()
+    key = next(_host_keys)
+    _host_pending[key] = lambda: _complete(fut)
+    st = _watch_cb(_cf_notifier, handle, _host_trampoline, key)
+    if st:
+        _host_pending.pop(key, None)
+        raise _error(st)
+    return fut

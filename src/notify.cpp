@@ -1,0 +1,438 @@
+// Copyright 2026 The evx Authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Completion notifiers (include/evx/notify.h). A watch is a
+// cuStreamWaitEvent on an internal stream ("lane") of the event's device and
+// a host function that delivers it: queues its token (and makes the eventfd
+// readable) or runs its callback. Lanes are per device, made on first need
+// up to the notifier's cap; a watch goes to a lane with nothing pending, so
+// a late event holds back no other watch until the cap is reached.
+//
+// Everything below a notifier is guarded by its mutex, which is never held
+// across a driver call. `pending` counts watch calls in progress and watches
+// queued on lanes; destroy waits until it is 0, so no host function refers
+// to the notifier when it is freed. Token storage is reserved by the watch
+// call (where running out of memory can be reported), so a host function
+// never allocates and never drops a token.
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+
+#include "driver.hpp"
+#include "error.hpp"
+#include "evx/notify.h"
+#include "evx/status.h"
+#include "handle.hpp"
+#include "objects.hpp"
+
+namespace evx {
+
+namespace {
+
+struct Notifier;
+
+struct Lane {
+    CUstream cu = nullptr;
+    int device = 0;
+    uint32_t pending = 0;  // watches queued on it and not yet delivered
+};
+
+struct DeviceLanes {
+    Lane *lane[EVX_NOTIFIER_MAX_STREAMS] = {};
+    uint32_t count = 0;     // lanes made
+    uint32_t creating = 0;  // lanes being made (outside the mutex)
+};
+
+struct Watch {
+    Notifier *n;
+    Lane *lane;
+    uint64_t token;
+    evx_notify_fn_t fn;  // nullptr: a token watch
+    void *user_data;
+};
+
+struct Notifier {
+    std::mutex mu;
+    std::condition_variable idle;       // pending reached 0
+    std::condition_variable lane_made;  // a lane was made (or failed to be)
+    int fd = -1;
+    uint32_t max_lanes = EVX_NOTIFIER_DEFAULT_STREAMS;
+    bool closed = false;
+    uint64_t pending = 0;
+    // Queued tokens: a ring of `cap` entries, `count` from `head`; room for
+    // `reserved` more is kept for the token watches still pending.
+    uint64_t *ring = nullptr;
+    size_t cap = 0, head = 0, count = 0, reserved = 0;
+    DeviceLanes *devices = nullptr;  // one per device
+    int ndevices = 0;
+};
+
+// The notifier whose callback this thread runs, for destroy's refusal.
+thread_local Notifier *t_delivering = nullptr;
+
+constexpr uint32_t kOptionsSize = 12;  // the fields first published
+
+// Makes room for one more token; the caller holds n->mu.
+bool reserve_token(Notifier *n) {
+    const size_t need = n->count + n->reserved + 1;
+    if (need > n->cap) {
+        size_t cap = n->cap ? n->cap * 2 : 64;
+        while (cap < need) cap *= 2;
+        uint64_t *ring = static_cast<uint64_t *>(std::malloc(sizeof(uint64_t) * cap));
+        if (!ring) return false;
+        for (size_t i = 0; i < n->count; ++i) ring[i] = n->ring[(n->head + i) % n->cap];
+        std::free(n->ring);
+        n->ring = ring;
+        n->cap = cap;
+        n->head = 0;
+    }
+    ++n->reserved;
+    return true;
+}
+
+// Queues a token reserved earlier; the caller holds n->mu. The eventfd's
+// counter is nonzero exactly while tokens are queued.
+void push_token(Notifier *n, uint64_t token) {
+    --n->reserved;
+    n->ring[(n->head + n->count) % n->cap] = token;
+    if (n->count++ == 0) {
+        const uint64_t one = 1;
+        if (write(n->fd, &one, sizeof one) < 0) {
+            // Only an overflow of the counter fails, and it is 0 or 1 here.
+        }
+    }
+}
+
+// Ends a watch call or a queued watch; the caller holds n->mu.
+void end_pending(Notifier *n) {
+    if (--n->pending == 0) n->idle.notify_all();
+}
+
+// The host function of every watch.
+void deliver(void *data) {
+    Watch *w = static_cast<Watch *>(data);
+    Notifier *n = w->n;
+    if (w->fn) {
+        t_delivering = n;
+        w->fn(w->user_data);
+        t_delivering = nullptr;
+    }
+    {
+        std::lock_guard<std::mutex> lk(n->mu);
+        if (!w->fn) push_token(n, w->token);
+        if (w->lane) --w->lane->pending;
+        end_pending(n);  // n may be freed once the mutex is released
+    }
+    delete w;
+}
+
+// A lane of the device for one more watch, counted in its pending: one
+// with nothing pending, else a new one below the cap, else the one with the
+// fewest pending watches.
+evx_status_t take_lane(const char *fn, Notifier *n, int device, Lane **out) {
+    DeviceLanes &d = n->devices[device];
+    std::unique_lock<std::mutex> lk(n->mu);
+    for (;;) {
+        Lane *best = nullptr;
+        for (uint32_t i = 0; i < d.count; ++i)
+            if (!best || d.lane[i]->pending < best->pending) best = d.lane[i];
+        if (best && (best->pending == 0 || d.count + d.creating >= n->max_lanes)) {
+            ++best->pending;
+            *out = best;
+            return 0;
+        }
+        if (d.count + d.creating < n->max_lanes) break;
+        n->lane_made.wait(lk);  // every lane allowed is being made
+    }
+    ++d.creating;
+    lk.unlock();
+    Lane *lane = new (std::nothrow) Lane;
+    evx_status_t st = lane ? 0 : fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    if (!st) {
+        lane->device = device;
+        ContextGuard guard;
+        st = guard.enter(fn, device);
+        if (!st) {
+            const CUresult res =
+                cu().cuStreamCreateWithPriority(&lane->cu, CU_STREAM_NON_BLOCKING, 0);
+            if (res != CUDA_SUCCESS)
+                st = driver_failed(res, fn, "cuStreamCreateWithPriority",
+                                   "an internal stream of the notifier, device %d", device);
+        }
+        if (st) delete lane;
+    }
+    lk.lock();
+    --d.creating;
+    if (!st) {
+        d.lane[d.count++] = lane;
+        lane->pending = 1;
+        *out = lane;
+    }
+    n->lane_made.notify_all();
+    return st;
+}
+
+// The watch of both public calls, the notifier and event held by hazards.
+evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, Event *e,
+                   uint64_t token, evx_notify_fn_t cb, void *user_data) {
+    {
+        std::lock_guard<std::mutex> lk(n->mu);
+        if (n->closed)
+            return fail(EVX_ERROR_INVALID_HANDLE,
+                        "%s: notifier 0x%" PRIx64 " is being destroyed", fn, handle_value(nh));
+        if (!cb && !reserve_token(n))
+            return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory for the token queue", fn);
+        ++n->pending;
+    }
+    evx_status_t st = 0;
+    Watch *w = nullptr;
+    Lane *lane = nullptr;
+    // Complete already (never recorded in this life, or the driver says so):
+    // nothing to wait for.
+    bool complete = !e->recorded.load(std::memory_order_acquire);
+    if (!complete) {
+        const CUresult q = cu().cuEventQuery(e->cu);
+        if (q == CUDA_SUCCESS)
+            complete = true;
+        else if (q != CUDA_ERROR_NOT_READY)
+            st = driver_failed(q, fn, "cuEventQuery", "event 0x%" PRIx64, handle_value(eh));
+    }
+    if (!st && complete && !cb) {  // a token is delivered by the call itself
+        std::lock_guard<std::mutex> lk(n->mu);
+        push_token(n, token);
+        end_pending(n);
+        return 0;
+    }
+    if (!st) {
+        w = new (std::nothrow) Watch{n, nullptr, token, cb, user_data};
+        if (!w) st = fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    }
+    if (!st) st = take_lane(fn, n, e->device, &lane);
+    if (!st && !complete) {
+        const CUresult res = cu().cuStreamWaitEvent(lane->cu, e->cu, 0);
+        if (res != CUDA_SUCCESS)
+            st = driver_failed(res, fn, "cuStreamWaitEvent",
+                               "an internal stream of device %d, event 0x%" PRIx64, e->device,
+                               handle_value(eh));
+    }
+    if (!st) {
+        w->lane = lane;
+        const CUresult res = cu().cuLaunchHostFunc(lane->cu, deliver, w);
+        if (res == CUDA_SUCCESS) return 0;
+        st = driver_failed(res, fn, "cuLaunchHostFunc", "an internal stream of device %d",
+                           e->device);
+    }
+    delete w;
+    std::lock_guard<std::mutex> lk(n->mu);
+    if (lane) --lane->pending;
+    if (!cb) --n->reserved;
+    end_pending(n);
+    return st;
+}
+
+// Two handles under the hazard slots for the call; runs use(slot0, slot1).
+template <class Use>
+evx_status_t with_live2(const char *fn, const void *h0, uint32_t kind0, const char *role0,
+                        const void *h1, uint32_t kind1, const char *role1, Use use) {
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Slot *s0 = nullptr, *s1 = nullptr;
+    evx_status_t st = lookup2(r, fn, h0, kind0, role0, &s0, h1, kind1, role1, &s1);
+    if (st) return st;
+    st = use(*s0, *s1);
+    clear_hazards(r);
+    return st;
+}
+
+template <class Use>
+evx_status_t with_notifier(const char *fn, evx_notifier_t notifier, Use use) {
+    return with_live(fn, notifier, kNotifier, "notifier",
+                     [&use](Slot &s) { return use(static_cast<Notifier *>(s.obj)); });
+}
+
+}  // namespace
+
+evx_status_t notifier_free(ThreadRecord *, void *obj) {
+    Notifier *n = static_cast<Notifier *>(obj);
+    CUresult first = CUDA_SUCCESS;
+    for (int d = 0; d < n->ndevices; ++d) {
+        for (uint32_t i = 0; i < n->devices[d].count; ++i) {
+            Lane *lane = n->devices[d].lane[i];
+            ContextGuard guard;
+            guard.enter(nullptr, d);  // destroy all the same on failure
+            const CUresult res = cu().cuStreamDestroy(lane->cu);
+            if (first == CUDA_SUCCESS) first = res;
+            delete lane;
+        }
+    }
+    delete[] n->devices;
+    close(n->fd);
+    std::free(n->ring);
+    delete n;
+    return first;
+}
+
+}  // namespace evx
+
+using namespace evx;
+
+extern "C" {
+
+EVX_API evx_status_t evx_notifier_create(const evx_notifier_options_t *options,
+                                         evx_notifier_t *notifier) {
+    static const char fn[] = "evx_notifier_create";
+    if (!notifier)
+        return fail(EVX_ERROR_INVALID_VALUE, "%s: notifier (the out-pointer) is NULL", fn);
+    *notifier = nullptr;
+    uint32_t max_lanes = EVX_NOTIFIER_DEFAULT_STREAMS;
+    if (options) {
+        if (options->struct_size < kOptionsSize)
+            return fail(EVX_ERROR_INVALID_VALUE,
+                        "%s: options->struct_size is %u, less than the %u bytes of "
+                        "evx_notifier_options_t as first published",
+                        fn, options->struct_size, kOptionsSize);
+        if (options->flags != EVX_NOTIFIER_DEFAULT)
+            return fail(EVX_ERROR_INVALID_VALUE,
+                        "%s: options->flags 0x%x has unknown bits (known: none; pass "
+                        "EVX_NOTIFIER_DEFAULT 0x0)",
+                        fn, options->flags);
+        if (options->max_streams_per_device > EVX_NOTIFIER_MAX_STREAMS)
+            return fail(EVX_ERROR_INVALID_VALUE,
+                        "%s: options->max_streams_per_device %u exceeds "
+                        "EVX_NOTIFIER_MAX_STREAMS (%d)",
+                        fn, options->max_streams_per_device, EVX_NOTIFIER_MAX_STREAMS);
+        if (options->max_streams_per_device) max_lanes = options->max_streams_per_device;
+    }
+    evx_status_t st = ensure_driver(fn);
+    if (st) return st;
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    const int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (fd < 0)
+        return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: eventfd failed: %s", fn, std::strerror(errno));
+    Notifier *n = new (std::nothrow) Notifier;
+    DeviceLanes *devices = new (std::nothrow) DeviceLanes[g_driver.device_count];
+    uint32_t index = 0;
+    st = n && devices ? slot_alloc(r, fn, &index)
+                      : fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    if (st) {
+        delete n;
+        delete[] devices;
+        close(fd);
+        return st;
+    }
+    n->fd = fd;
+    n->max_lanes = max_lanes;
+    n->devices = devices;
+    n->ndevices = g_driver.device_count;
+    *notifier = reinterpret_cast<evx_notifier_t>(
+        static_cast<uintptr_t>(publish(index, kNotifier, n)));
+    return EVX_SUCCESS;
+}
+
+EVX_API evx_status_t evx_notifier_destroy(evx_notifier_t notifier) {
+    static const char fn[] = "evx_notifier_destroy";
+    if (t_delivering)
+        return fail(EVX_ERROR_NOT_PERMITTED,
+                    "%s: called from a notifier callback, which would wait for itself "
+                    "(notifier 0x%" PRIx64 " is left alive)",
+                    fn, handle_value(notifier));
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Slot *s = nullptr;
+    evx_status_t st = unpublish(notifier, kNotifier, fn, "notifier", &s);
+    if (st) return st;
+    Notifier *n = static_cast<Notifier *>(s->obj);
+    {
+        // Calls that passed the handle check before it died either counted
+        // themselves in pending or will see `closed`.
+        std::unique_lock<std::mutex> lk(n->mu);
+        n->closed = true;
+        n->idle.wait(lk, [n] { return n->pending == 0; });
+    }
+    st = retire(r, notifier);
+    if (st)
+        return driver_failed(static_cast<CUresult>(st), fn, "cuStreamDestroy",
+                             "an internal stream of notifier 0x%" PRIx64
+                             "; the handle is dead all the same",
+                             handle_value(notifier));
+    return EVX_SUCCESS;
+}
+
+EVX_API evx_status_t evx_notifier_get_fd(evx_notifier_t notifier, int *fd) {
+    static const char fn[] = "evx_notifier_get_fd";
+    if (!fd) return fail(EVX_ERROR_INVALID_VALUE, "%s: fd (the out-pointer) is NULL", fn);
+    return with_notifier(fn, notifier, [fd](Notifier *n) {
+        *fd = n->fd;
+        return EVX_SUCCESS;
+    });
+}
+
+EVX_API evx_status_t evx_notifier_watch(evx_notifier_t notifier, evx_event_t event,
+                                        uint64_t token) {
+    static const char fn[] = "evx_notifier_watch";
+    return with_live2(fn, notifier, kNotifier, "notifier", event, kEvent, "event",
+                      [&](Slot &sn, Slot &se) {
+                          return watch(fn, notifier, static_cast<Notifier *>(sn.obj), event,
+                                       &se.event, token, nullptr, nullptr);
+                      });
+}
+
+EVX_API evx_status_t evx_notifier_watch_callback(evx_notifier_t notifier, evx_event_t event,
+                                                 evx_notify_fn_t cb, void *user_data) {
+    static const char fn[] = "evx_notifier_watch_callback";
+    if (!cb) return fail(EVX_ERROR_INVALID_VALUE, "%s: fn (the callback) is NULL", fn);
+    return with_live2(fn, notifier, kNotifier, "notifier", event, kEvent, "event",
+                      [&](Slot &sn, Slot &se) {
+                          return watch(fn, notifier, static_cast<Notifier *>(sn.obj), event,
+                                       &se.event, 0, cb, user_data);
+                      });
+}
+
+EVX_API evx_status_t evx_notifier_read(evx_notifier_t notifier, uint64_t *tokens,
+                                       uint32_t capacity, uint32_t *count) {
+    static const char fn[] = "evx_notifier_read";
+    if (!count) return fail(EVX_ERROR_INVALID_VALUE, "%s: count (the out-pointer) is NULL", fn);
+    *count = 0;
+    if (!tokens) return fail(EVX_ERROR_INVALID_VALUE, "%s: tokens (the buffer) is NULL", fn);
+    if (capacity == 0) return fail(EVX_ERROR_INVALID_VALUE, "%s: capacity is 0", fn);
+    return with_notifier(fn, notifier, [&](Notifier *n) {
+        std::lock_guard<std::mutex> lk(n->mu);
+        const size_t k = n->count < capacity ? n->count : capacity;
+        for (size_t i = 0; i < k; ++i) tokens[i] = n->ring[(n->head + i) % n->cap];
+        if (k > 0) {
+            n->head = (n->head + k) % n->cap;
+            n->count -= k;
+            if (n->count == 0) {  // the descriptor stops being readable
+                uint64_t v;
+                if (read(n->fd, &v, sizeof v) < 0) {
+                    // EAGAIN cannot happen: the counter is nonzero here.
+                }
+            }
+        }
+        *count = static_cast<uint32_t>(k);
+        return EVX_SUCCESS;
+    });
+}
+
+EVX_API evx_status_t evx_notifier_get_counts(evx_notifier_t notifier, uint64_t *pending,
+                                             uint64_t *queued) {
+    static const char fn[] = "evx_notifier_get_counts";
+    if (!pending && !queued)
+        return fail(EVX_ERROR_INVALID_VALUE, "%s: pending and queued are both NULL", fn);
+    return with_notifier(fn, notifier, [&](Notifier *n) {
+        std::lock_guard<std::mutex> lk(n->mu);
+        if (pending) *pending = n->pending;
+        if (queued) *queued = n->count;
+        return EVX_SUCCESS;
+    });
+}
+
+}  // extern "C"

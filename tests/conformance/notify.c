@@ -1,0 +1,813 @@
+/*
+ * Copyright 2026 The evx Authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/* Completion notifiers (evx/notify.h): tokens through the file descriptor,
+ * callbacks, what a watch captures, head-of-line blocking between watches,
+ * the stream cap, destroy with watches pending, bad input, threads.
+ *
+ * Host functions of one context run one at a time on the real driver (see
+ * docs/host-emulation.md), so a gate (a blocking host function) on device 0
+ * would hold back every delivery of device 0, not only the watch it is
+ * meant to hold. The cases that need one watch held while another of the
+ * same device is delivered therefore hold device 0's stream with a raw
+ * cross-device wait on an event behind a gate on device 1 (the driver
+ * allows cross-device waits; evx refuses them), and need two devices. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "util.h"
+
+/* Whether the notifier's fd becomes readable within timeout_ms. */
+static int fd_readable(evx_notifier_t n, int timeout_ms)
+{
+    struct pollfd p;
+    int fd = -1;
+    if (!EXPECT_OK(evx_notifier_get_fd(n, &fd)))
+        return 0;
+    p.fd = fd;
+    p.events = POLLIN;
+    p.revents = 0;
+    return poll(&p, 1, timeout_ms) == 1 && (p.revents & POLLIN);
+}
+
+/* Reads tokens until `want` have come or timeout_ms passed (waiting on the
+ * fd in between); returns how many were read into out. */
+static uint32_t read_tokens(evx_notifier_t n, uint64_t *out, uint32_t want,
+                            int timeout_ms)
+{
+    uint32_t got = 0;
+    double until = now_ms() + timeout_ms;
+    while (got < want) {
+        uint32_t c = 0;
+        if (!EXPECT_OK(evx_notifier_read(n, out + got, want - got, &c)))
+            break;
+        got += c;
+        if (got >= want)
+            break;
+        if (now_ms() > until)
+            break;
+        (void)fd_readable(n, 20);
+    }
+    return got;
+}
+
+static uint64_t queued_count(evx_notifier_t n)
+{
+    uint64_t q = 99999;
+    EXPECT_OK(evx_notifier_get_counts(n, NULL, &q));
+    return q;
+}
+
+static void on_count(void *user_data)
+{
+    __atomic_fetch_add((int *)user_data, 1, __ATOMIC_SEQ_CST);
+}
+
+static int count_get(int *c) { return __atomic_load_n(c, __ATOMIC_SEQ_CST); }
+
+/* Cleanup: destroy if not NULL, expect success, set to NULL. */
+static void drop_notifier(evx_notifier_t *n)
+{
+    if (*n != NULL)
+        EXPECT_OK(evx_notifier_destroy(*n));
+    *n = NULL;
+}
+
+/* ---- a held stream of device 0 with no host function on device 0 ------- */
+
+typedef struct hold {
+    conf_gate *gate;
+    evx_stream_t far;    /* device 1: the gate, then far_ev */
+    evx_event_t far_ev;
+    evx_stream_t near;   /* device 0: waits (raw) for far_ev */
+} hold;
+
+/* near is held until hold_release(); work queued on near after this waits. */
+static int hold_make(hold *h)
+{
+    const conf_cu *cu = conf_cu_get();
+    void *ns = NULL, *ne = NULL;
+    memset(h, 0, sizeof *h);
+    if (cu == NULL)
+        return 0;
+    h->gate = gate_new();
+    h->far = make_stream(1);
+    h->near = make_stream(0);
+    h->far_ev = make_event(1, EVX_EVENT_DISABLE_TIMING);
+    if (h->far == NULL || h->near == NULL || h->far_ev == NULL)
+        return 0;
+    if (!EXPECT_OK(gate_launch(h->far, h->gate)) ||
+        !EXPECT_OK(evx_event_record(h->far_ev, h->far)) ||
+        !EXPECT_OK(evx_stream_get_native(h->near, &ns)) ||
+        !EXPECT_OK(evx_event_get_native(h->far_ev, &ne)))
+        return 0;
+    return EXPECTF(cu->stream_wait_event((CUstream)ns, (CUevent)ne, 0) ==
+                       CUDA_SUCCESS,
+                   "raw cuStreamWaitEvent across devices failed");
+}
+
+static void hold_release(hold *h)
+{
+    if (h->gate != NULL)
+        gate_open(h->gate);
+    if (h->near != NULL)
+        EXPECT_OK(evx_stream_synchronize(h->near));
+    drop_event(&h->far_ev);
+    drop_stream(&h->near);
+    drop_stream(&h->far);
+}
+
+/* ---- cases -------------------------------------------------------------- */
+
+static void t_never_recorded_at_once(void)
+{
+    evx_notifier_t n = NULL;
+    evx_event_t e = NULL;
+    uint64_t tok[4] = {0};
+    uint32_t c = 99;
+    uint64_t pending = 99, queued = 99;
+    int calls = 0;
+    REQUIRE_OK(evx_notifier_create(NULL, &n));
+    REQUIRE((e = make_event(0, 0)) != NULL);
+    EXPECT(!fd_readable(n, 0));
+    REQUIRE_OK(evx_notifier_watch(n, e, 0xFEEDFACECAFEBEEFULL));
+    /* queued by the call itself: readable at once */
+    EXPECT(fd_readable(n, 0));
+    EXPECT_OK(evx_notifier_get_counts(n, &pending, &queued));
+    EXPECTF(pending == 0 && queued == 1, "pending %llu queued %llu",
+            (unsigned long long)pending, (unsigned long long)queued);
+    EXPECT_OK(evx_notifier_read(n, tok, 4, &c));
+    EXPECTF(c == 1 && tok[0] == 0xFEEDFACECAFEBEEFULL, "read %u tokens", c);
+    EXPECT(!fd_readable(n, 0));
+    EXPECT_OK(evx_notifier_read(n, tok, 4, &c));
+    EXPECT(c == 0);
+    /* the callback form runs on a driver thread, never in the call */
+    REQUIRE_OK(evx_notifier_watch_callback(n, e, on_count, &calls));
+    EXPECT(poll_flag(&calls, 5000));
+    EXPECT_OK(evx_notifier_destroy(n));
+    n = NULL;
+    EXPECT(count_get(&calls) == 1);
+out:
+    drop_notifier(&n);
+    drop_event(&e);
+}
+
+static void t_pending_then_delivered(void)
+{
+    evx_notifier_t n = NULL;
+    evx_stream_t s = NULL;
+    evx_event_t e = NULL;
+    conf_gate *g = gate_new();
+    uint64_t tok = 0, pending = 0;
+    uint32_t c = 0;
+    int calls = 0;
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE((e = make_event(0, 0)) != NULL);
+    REQUIRE_OK(evx_notifier_create(NULL, &n));
+    REQUIRE_OK(gate_launch(s, g));
+    REQUIRE_OK(evx_event_record(e, s));
+    REQUIRE_OK(evx_notifier_watch(n, e, 7));
+    REQUIRE_OK(evx_notifier_watch_callback(n, e, on_count, &calls));
+    EXPECT(!fd_readable(n, 50));
+    EXPECT_OK(evx_notifier_read(n, &tok, 1, &c));
+    EXPECT(c == 0);
+    EXPECT_OK(evx_notifier_get_counts(n, &pending, NULL));
+    EXPECTF(pending == 2, "pending %llu, expected 2", (unsigned long long)pending);
+    EXPECT(count_get(&calls) == 0);
+    gate_open(g);
+    EXPECT(fd_readable(n, 5000));
+    EXPECT(read_tokens(n, &tok, 1, 5000) == 1 && tok == 7);
+    EXPECT_OK(evx_event_query(e));
+    EXPECT(poll_flag(&calls, 5000));
+out:
+    gate_open(g);
+    drop_notifier(&n);
+    EXPECT(count_get(&calls) == 1);
+    drop_event(&e);
+    drop_stream(&s);
+}
+
+/* Many watches, read back in batches: each token exactly once. */
+static void t_batches(void)
+{
+    enum { N = 200 };
+    evx_notifier_t n = NULL;
+    evx_stream_t s = NULL;
+    evx_event_t ev[N] = {NULL};
+    conf_gate *g = gate_new();
+    uint64_t got[N + 1];
+    int seen[N] = {0};
+    uint32_t total = 0, c, i;
+    int batches = 0;
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE_OK(evx_notifier_create(NULL, &n));
+    REQUIRE_OK(gate_launch(s, g));
+    for (i = 0; i < N; i++) {
+        REQUIRE((ev[i] = make_event(0, EVX_EVENT_DISABLE_TIMING)) != NULL);
+        REQUIRE_OK(evx_event_record(ev[i], s));
+        REQUIRE_OK(evx_notifier_watch(n, ev[i], 1000 + i));
+    }
+    gate_open(g);
+    REQUIRE_OK(evx_stream_synchronize(s));
+    /* delivery follows completion; wait until every token is queued */
+    {
+        double until = now_ms() + 5000;
+        while (queued_count(n) < N && now_ms() < until)
+            sleep_ms(2);
+    }
+    EXPECT(fd_readable(n, 0));
+    do {
+        c = 0;
+        REQUIRE_OK(evx_notifier_read(n, got, 16, &c));
+        EXPECT(c <= 16);
+        for (i = 0; i < c; i++) {
+            uint64_t t = got[i];
+            if (EXPECTF(t >= 1000 && t < 1000 + N, "token %llu",
+                        (unsigned long long)t))
+                seen[t - 1000]++;
+        }
+        total += c;
+        batches++;
+    } while (c == 16);
+    EXPECTF(total == N, "read %u tokens, expected %d", total, N);
+    EXPECT(batches == N / 16 + 1);
+    for (i = 0; i < N; i++)
+        EXPECTF(seen[i] == 1, "token %u seen %d times", 1000 + i, seen[i]);
+    EXPECT(!fd_readable(n, 0));
+out:
+    gate_open(g);
+    drop_notifier(&n);
+    for (i = 0; i < N; i++)
+        drop_event(&ev[i]);
+    drop_stream(&s);
+}
+
+/* A watch keeps the state it captured: re-recording the event later on an
+ * idle stream does not deliver it early; a watch made after the re-record
+ * is delivered at once. */
+static void t_captures_state(void)
+{
+    hold h;
+    evx_notifier_t n = NULL;
+    evx_stream_t idle = NULL;
+    evx_event_t e = NULL;
+    uint64_t tok = 0;
+    int held_ok;
+    NEED_DEVICES(2);
+    held_ok = hold_make(&h);
+    REQUIRE(held_ok);
+    REQUIRE((idle = make_stream(0)) != NULL);
+    REQUIRE((e = make_event(0, 0)) != NULL);
+    REQUIRE_OK(evx_notifier_create(NULL, &n));
+    REQUIRE_OK(evx_event_record(e, h.near));
+    REQUIRE_OK(evx_notifier_watch(n, e, 1));  /* captures the held record */
+    REQUIRE_OK(evx_event_record(e, idle));   /* overwrites the event */
+    REQUIRE_OK(evx_event_synchronize(e));
+    EXPECT_OK(evx_event_query(e));
+    REQUIRE_OK(evx_notifier_watch(n, e, 2));  /* captures the idle record */
+    EXPECT(read_tokens(n, &tok, 1, 5000) == 1 && tok == 2);
+    /* device 0's host functions are free; watch 1 is held by its capture */
+    EXPECT(!fd_readable(n, 100));
+    EXPECT(queued_count(n) == 0);
+    hold_release(&h);
+    EXPECT(read_tokens(n, &tok, 1, 5000) == 1 && tok == 1);
+out:
+    hold_release(&h);
+    drop_notifier(&n);
+    drop_event(&e);
+    drop_stream(&idle);
+}
+
+/* Destroying the event after watching it is allowed, and a new event that
+ * reuses its driver event does not change the watch. */
+static void t_destroy_event_after_watch(void)
+{
+    evx_notifier_t n = NULL;
+    evx_stream_t s = NULL, idle = NULL;
+    evx_event_t e = NULL, f = NULL;
+    conf_gate *g = gate_new();
+    uint64_t tok = 0;
+    int calls = 0;
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE((idle = make_stream(0)) != NULL);
+    REQUIRE((e = make_event(0, 0)) != NULL);
+    REQUIRE_OK(evx_notifier_create(NULL, &n));
+    REQUIRE_OK(gate_launch(s, g));
+    REQUIRE_OK(evx_event_record(e, s));
+    REQUIRE_OK(evx_notifier_watch(n, e, 42));
+    REQUIRE_OK(evx_notifier_watch_callback(n, e, on_count, &calls));
+    drop_event(&e);
+    REQUIRE((f = make_event(0, 0)) != NULL); /* may reuse e's driver event */
+    REQUIRE_OK(evx_event_record(f, idle));
+    EXPECT_OK(evx_event_query(f) == EVX_ERROR_NOT_READY
+                  ? evx_event_synchronize(f) : EVX_SUCCESS);
+    EXPECT(queued_count(n) == 0);
+    EXPECT(count_get(&calls) == 0);
+    gate_open(g);
+    EXPECT(read_tokens(n, &tok, 1, 5000) == 1 && tok == 42);
+    EXPECT(poll_flag(&calls, 5000));
+out:
+    gate_open(g);
+    drop_notifier(&n);
+    EXPECT(count_get(&calls) == 1);
+    drop_event(&e);
+    drop_event(&f);
+    drop_stream(&s);
+    drop_stream(&idle);
+}
+
+/* Head-of-line: watch A on a held event, then watch B on an event of the
+ * same device that completes later: B is delivered while A is pending. And
+ * B on an event already complete: delivered at once. */
+static void t_no_head_of_line(void)
+{
+    hold h;
+    evx_notifier_t n = NULL;
+    evx_stream_t y = NULL;
+    evx_event_t a = NULL, b = NULL, done = NULL;
+    uint64_t tok = 0;
+    int held_ok, calls_a = 0, calls_b = 0;
+    NEED_DEVICES(2);
+    held_ok = hold_make(&h);
+    REQUIRE(held_ok);
+    REQUIRE((y = make_stream(0)) != NULL);
+    REQUIRE((a = make_event(0, 0)) != NULL);
+    REQUIRE((b = make_event(0, 0)) != NULL);
+    REQUIRE((done = make_event(0, 0)) != NULL);
+    REQUIRE_OK(evx_notifier_create(NULL, &n));
+    REQUIRE_OK(evx_event_record(a, h.near));
+    REQUIRE_OK(evx_notifier_watch(n, a, 0xA));
+    REQUIRE_OK(evx_notifier_watch_callback(n, a, on_count, &calls_a));
+    /* B: pending when watched, completes after about 30 ms */
+    REQUIRE_OK(evx_stream_launch_host_func(y, host_sleep_ms, (void *)(intptr_t)30));
+    REQUIRE_OK(evx_event_record(b, y));
+    REQUIRE_OK(evx_notifier_watch(n, b, 0xB));
+    REQUIRE_OK(evx_notifier_watch_callback(n, b, on_count, &calls_b));
+    EXPECT(read_tokens(n, &tok, 1, 5000) == 1 && tok == 0xB);
+    EXPECT(poll_flag(&calls_b, 5000));
+    EXPECT_STATUS(evx_event_query(a), EVX_ERROR_NOT_READY);
+    /* an event already complete */
+    REQUIRE_OK(evx_event_record(done, y));
+    REQUIRE_OK(evx_event_synchronize(done));
+    REQUIRE_OK(evx_notifier_watch(n, done, 0xD));
+    EXPECT(read_tokens(n, &tok, 1, 0) == 1 && tok == 0xD);
+    EXPECT(count_get(&calls_a) == 0 && queued_count(n) == 0);
+    hold_release(&h);
+    EXPECT(read_tokens(n, &tok, 1, 5000) == 1 && tok == 0xA);
+    EXPECT(poll_flag(&calls_a, 5000));
+out:
+    hold_release(&h);
+    drop_notifier(&n);
+    drop_event(&a);
+    drop_event(&b);
+    drop_event(&done);
+    drop_stream(&y);
+}
+
+/* At the cap (one stream per device here) a watch waits behind the watches
+ * queued before it on its stream, as documented. */
+static void t_cap(void)
+{
+    hold h;
+    evx_notifier_options_t o;
+    evx_notifier_t n = NULL;
+    evx_stream_t y = NULL;
+    evx_event_t a = NULL, b = NULL;
+    uint64_t tok[2] = {0, 0};
+    int held_ok;
+    NEED_DEVICES(2);
+    held_ok = hold_make(&h);
+    REQUIRE(held_ok);
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.max_streams_per_device = 1;
+    REQUIRE((y = make_stream(0)) != NULL);
+    REQUIRE((a = make_event(0, 0)) != NULL);
+    REQUIRE((b = make_event(0, 0)) != NULL);
+    REQUIRE_OK(evx_notifier_create(&o, &n));
+    REQUIRE_OK(evx_event_record(a, h.near));
+    REQUIRE_OK(evx_notifier_watch(n, a, 0xA));
+    REQUIRE_OK(evx_stream_launch_host_func(y, host_sleep_ms, (void *)(intptr_t)20));
+    REQUIRE_OK(evx_event_record(b, y));
+    REQUIRE_OK(evx_notifier_watch(n, b, 0xB));
+    EXPECT_OK(evx_event_synchronize(b));
+    EXPECT(!fd_readable(n, 100));
+    EXPECT(queued_count(n) == 0);
+    hold_release(&h);
+    EXPECT(read_tokens(n, tok, 2, 5000) == 2);
+    EXPECTF(tok[0] == 0xA && tok[1] == 0xB, "order %llx %llx",
+            (unsigned long long)tok[0], (unsigned long long)tok[1]);
+out:
+    hold_release(&h);
+    drop_notifier(&n);
+    drop_event(&a);
+    drop_event(&b);
+    drop_stream(&y);
+}
+
+/* Destroy with watches pending waits for them: every callback has run
+ * exactly once when it returns; unread tokens go with the notifier. */
+typedef struct destroy_arg {
+    evx_notifier_t n;
+    int *calls;
+    int calls_at_return;
+    int returned;
+    evx_status_t st;
+} destroy_arg;
+
+static void *destroy_main(void *p)
+{
+    destroy_arg *a = (destroy_arg *)p;
+    a->st = evx_notifier_destroy(a->n);
+    a->calls_at_return = count_get(a->calls);
+    flag_set(&a->returned, 1);
+    return NULL;
+}
+
+static void t_destroy_waits(void)
+{
+    evx_notifier_t n = NULL;
+    evx_stream_t s = NULL;
+    evx_event_t e = NULL, fresh = NULL;
+    conf_gate *g = gate_new();
+    int calls = 0, i, fd = -1;
+    destroy_arg a;
+    pthread_t th;
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE((e = make_event(0, 0)) != NULL);
+    REQUIRE((fresh = make_event(0, 0)) != NULL);
+    REQUIRE_OK(evx_notifier_create(NULL, &n));
+    REQUIRE_OK(gate_launch(s, g));
+    REQUIRE_OK(evx_event_record(e, s));
+    for (i = 0; i < 5; i++)
+        REQUIRE_OK(evx_notifier_watch_callback(n, e, on_count, &calls));
+    REQUIRE_OK(evx_notifier_watch(n, e, 9));
+    REQUIRE_OK(evx_notifier_watch(n, fresh, 10)); /* queued, never read */
+    REQUIRE_OK(evx_notifier_get_fd(n, &fd));
+    memset(&a, 0, sizeof a);
+    a.n = n;
+    a.calls = &calls;
+    REQUIRE(pthread_create(&th, NULL, destroy_main, &a) == 0);
+    sleep_ms(100);
+    EXPECT(!flag_get(&a.returned));
+    EXPECT(count_get(&calls) == 0);
+    /* the handle died at once */
+    EXPECT_FAIL(evx_notifier_watch(n, fresh, 11), EVX_ERROR_INVALID_HANDLE);
+    gate_open(g);
+    pthread_join(th, NULL);
+    n = NULL;
+    EXPECT_OK(a.st);
+    EXPECTF(a.calls_at_return == 5, "%d callbacks had run when destroy returned",
+            a.calls_at_return);
+    EXPECT_FAIL(evx_notifier_get_fd(a.n, &fd), EVX_ERROR_INVALID_HANDLE);
+    EXPECT(str_has(evx_last_error_message(), "stale"));
+    EXPECT_FAIL(evx_notifier_destroy(a.n), EVX_ERROR_INVALID_HANDLE);
+out:
+    gate_open(g);
+    drop_notifier(&n);
+    drop_event(&e);
+    drop_event(&fresh);
+    drop_stream(&s);
+}
+
+/* A callback that destroys a notifier is refused (it would wait for
+ * itself); the notifier stays alive. */
+static evx_status_t from_callback_status = -1;
+static int from_callback_done;
+
+static void destroy_from_callback(void *p)
+{
+    from_callback_status = evx_notifier_destroy((evx_notifier_t)p);
+    flag_set(&from_callback_done, 1);
+}
+
+static void t_destroy_from_callback(void)
+{
+    evx_notifier_t n = NULL;
+    evx_event_t e = NULL;
+    int fd = -1;
+    REQUIRE((e = make_event(0, 0)) != NULL);
+    REQUIRE_OK(evx_notifier_create(NULL, &n));
+    REQUIRE_OK(evx_notifier_watch_callback(n, e, destroy_from_callback, n));
+    EXPECT(poll_flag(&from_callback_done, 5000));
+    EXPECT_STATUS(from_callback_status, EVX_ERROR_NOT_PERMITTED);
+    EXPECT_OK(evx_notifier_get_fd(n, &fd));
+out:
+    drop_notifier(&n);
+    drop_event(&e);
+}
+
+static void dummy_cb(void *p) { (void)p; }
+
+static void t_bad_input(void)
+{
+    evx_notifier_t n = NULL, dead = NULL;
+    evx_notifier_options_t o;
+    evx_event_t e = NULL, dead_e = NULL;
+    evx_stream_t s = NULL;
+    uint64_t tok[2], pending;
+    uint32_t c = 77;
+    int fd = 5;
+    const char *m;
+    REQUIRE((e = make_event(0, 0)) != NULL);
+    REQUIRE((dead_e = make_event(0, 0)) != NULL);
+    REQUIRE((s = make_stream(0)) != NULL);
+    drop_event(&dead_e);
+    dead_e = NULL;
+    REQUIRE_OK(evx_notifier_create(NULL, &dead));
+    REQUIRE_OK(evx_notifier_destroy(dead));
+
+    /* create */
+    EXPECT_FAIL(evx_notifier_create(NULL, NULL), EVX_ERROR_INVALID_VALUE);
+    memset(&o, 0, sizeof o);
+    o.struct_size = 8;
+    n = JUNK(evx_notifier_t);
+    EXPECT_FAIL(evx_notifier_create(&o, &n), EVX_ERROR_INVALID_VALUE);
+    EXPECT(n == NULL);
+    EXPECT(str_has(evx_last_error_message(), "struct_size"));
+    o.struct_size = sizeof o;
+    o.flags = 0x10;
+    n = JUNK(evx_notifier_t);
+    EXPECT_FAIL(evx_notifier_create(&o, &n), EVX_ERROR_INVALID_VALUE);
+    EXPECT(n == NULL);
+    EXPECT(str_has(evx_last_error_message(), "0x10"));
+    o.flags = 0;
+    o.max_streams_per_device = EVX_NOTIFIER_MAX_STREAMS + 1;
+    EXPECT_FAIL(evx_notifier_create(&o, &n), EVX_ERROR_INVALID_VALUE);
+    EXPECT(msg_has_int(evx_last_error_message(), EVX_NOTIFIER_MAX_STREAMS + 1));
+    o.max_streams_per_device = EVX_NOTIFIER_MAX_STREAMS;
+    REQUIRE_OK(evx_notifier_create(&o, &n));
+
+    /* handles: null, forged, wrong kind, stale */
+    EXPECT_FAIL(evx_notifier_get_fd(NULL, &fd), EVX_ERROR_INVALID_HANDLE);
+    EXPECT(str_has(evx_last_error_message(), "null notifier"));
+    EXPECT_FAIL(evx_notifier_get_fd(n, NULL), EVX_ERROR_INVALID_VALUE);
+    EXPECT_FAIL(evx_notifier_get_fd(FORGE(evx_notifier_t, 0x1234567890ULL), &fd),
+                EVX_ERROR_INVALID_HANDLE);
+    EXPECT_FAIL(evx_notifier_get_fd((evx_notifier_t)(void *)e, &fd),
+                EVX_ERROR_INVALID_HANDLE);
+    m = evx_last_error_message();
+    EXPECTF(str_has(m, "is an event, not a notifier"), "\"%s\"", m);
+    EXPECT_FAIL(evx_notifier_get_fd(dead, &fd), EVX_ERROR_INVALID_HANDLE);
+    EXPECT(str_has(evx_last_error_message(), "stale"));
+
+    /* watch */
+    EXPECT_FAIL(evx_notifier_watch(NULL, e, 1), EVX_ERROR_INVALID_HANDLE);
+    EXPECT_FAIL(evx_notifier_watch(dead, e, 1), EVX_ERROR_INVALID_HANDLE);
+    EXPECT_FAIL(evx_notifier_watch(n, NULL, 1), EVX_ERROR_INVALID_HANDLE);
+    EXPECT(str_has(evx_last_error_message(), "null event"));
+    EXPECT_FAIL(evx_notifier_watch(n, dead_e, 1), EVX_ERROR_INVALID_HANDLE);
+    EXPECT_FAIL(evx_notifier_watch(n, AS_EVENT(s), 1), EVX_ERROR_INVALID_HANDLE);
+    EXPECT(str_has(evx_last_error_message(), "is a stream, not an event"));
+    EXPECT_FAIL(evx_notifier_watch((evx_notifier_t)(void *)e, e, 1),
+                EVX_ERROR_INVALID_HANDLE);
+    EXPECT_FAIL(evx_notifier_watch_callback(n, e, NULL, NULL),
+                EVX_ERROR_INVALID_VALUE);
+    EXPECT_FAIL(evx_notifier_watch_callback(dead, e, dummy_cb, NULL),
+                EVX_ERROR_INVALID_HANDLE);
+    EXPECT_FAIL(evx_notifier_watch_callback(n, dead_e, dummy_cb, NULL),
+                EVX_ERROR_INVALID_HANDLE);
+    /* nothing was watched by the failures */
+    EXPECT_OK(evx_notifier_get_counts(n, &pending, NULL));
+    EXPECT(pending == 0 && queued_count(n) == 0);
+
+    /* read, counts */
+    EXPECT_FAIL(evx_notifier_read(n, tok, 2, NULL), EVX_ERROR_INVALID_VALUE);
+    EXPECT_FAIL(evx_notifier_read(n, NULL, 2, &c), EVX_ERROR_INVALID_VALUE);
+    EXPECT(c == 0);
+    c = 77;
+    EXPECT_FAIL(evx_notifier_read(n, tok, 0, &c), EVX_ERROR_INVALID_VALUE);
+    EXPECT(c == 0);
+    EXPECT_FAIL(evx_notifier_read(dead, tok, 2, &c), EVX_ERROR_INVALID_HANDLE);
+    EXPECT_FAIL(evx_notifier_get_counts(n, NULL, NULL), EVX_ERROR_INVALID_VALUE);
+    EXPECT_FAIL(evx_notifier_get_counts(dead, &pending, NULL),
+                EVX_ERROR_INVALID_HANDLE);
+
+    /* destroy */
+    EXPECT_FAIL(evx_notifier_destroy(NULL), EVX_ERROR_INVALID_HANDLE);
+    EXPECT_FAIL(evx_notifier_destroy(dead), EVX_ERROR_INVALID_HANDLE);
+    EXPECT_FAIL(evx_notifier_destroy((evx_notifier_t)(void *)s),
+                EVX_ERROR_INVALID_HANDLE);
+    EXPECT_OK(evx_notifier_destroy(n));
+    EXPECT_FAIL(evx_notifier_destroy(n), EVX_ERROR_INVALID_HANDLE);
+    n = NULL;
+    /* the stream and event were not touched by the wrong-kind calls */
+    EXPECT_OK(evx_event_query(e));
+    EXPECT_OK(evx_stream_query(s));
+out:
+    drop_notifier(&n);
+    drop_event(&e);
+    drop_stream(&s);
+}
+
+/* ---- threads ------------------------------------------------------------ */
+
+enum { TH_WATCHERS = 4, TH_PER = 150 };
+
+typedef struct th_shared {
+    evx_notifier_t n;
+    conf_gate *gate;
+    int device_count;
+    int seen[TH_WATCHERS * TH_PER];
+    int stop_reader;
+    int failures;
+} th_shared;
+
+typedef struct th_arg {
+    th_shared *sh;
+    int id;
+} th_arg;
+
+static void *watcher_main(void *p)
+{
+    th_arg *a = (th_arg *)p;
+    th_shared *sh = a->sh;
+    int dev = a->id % sh->device_count, i;
+    evx_stream_t s = NULL;
+    evx_event_t e = NULL;
+    if (evx_device_create_stream(dev, EVX_STREAM_NON_BLOCKING, 0, &s) ||
+        evx_device_create_event(dev, EVX_EVENT_DISABLE_TIMING, &e)) {
+        __atomic_fetch_add(&sh->failures, 1, __ATOMIC_SEQ_CST);
+        return NULL;
+    }
+    for (i = 0; i < TH_PER; i++) {
+        /* some events pending when watched, some complete, some never
+         * recorded; the event is re-recorded right after each watch */
+        if (i % 3 != 2 && evx_event_record(e, s))
+            __atomic_fetch_add(&sh->failures, 1, __ATOMIC_SEQ_CST);
+        if (i % 10 == 0 &&
+            evx_stream_launch_host_func(s, host_sleep_ms, (void *)(intptr_t)1))
+            __atomic_fetch_add(&sh->failures, 1, __ATOMIC_SEQ_CST);
+        if (evx_notifier_watch(sh->n, e, (uint64_t)(a->id * TH_PER + i)))
+            __atomic_fetch_add(&sh->failures, 1, __ATOMIC_SEQ_CST);
+        if (i % 3 == 2) {
+            evx_event_destroy(e);
+            if (evx_device_create_event(dev, EVX_EVENT_DISABLE_TIMING, &e)) {
+                __atomic_fetch_add(&sh->failures, 1, __ATOMIC_SEQ_CST);
+                break;
+            }
+        }
+    }
+    evx_stream_synchronize(s);
+    evx_event_destroy(e);
+    evx_stream_destroy(s);
+    return NULL;
+}
+
+static void *reader_main(void *p)
+{
+    th_shared *sh = (th_shared *)p;
+    int fd = -1;
+    uint64_t buf[32];
+    if (evx_notifier_get_fd(sh->n, &fd))
+        return NULL;
+    for (;;) {
+        struct pollfd pf;
+        uint32_t c = 0, i;
+        pf.fd = fd;
+        pf.events = POLLIN;
+        pf.revents = 0;
+        (void)poll(&pf, 1, 10);
+        do {
+            if (evx_notifier_read(sh->n, buf, 32, &c)) {
+                __atomic_fetch_add(&sh->failures, 1, __ATOMIC_SEQ_CST);
+                return NULL;
+            }
+            for (i = 0; i < c; i++)
+                if (buf[i] < TH_WATCHERS * TH_PER)
+                    __atomic_fetch_add(&sh->seen[buf[i]], 1, __ATOMIC_SEQ_CST);
+        } while (c == 32);
+        if (flag_get(&sh->stop_reader)) {
+            uint64_t q = 1;
+            if (evx_notifier_get_counts(sh->n, NULL, &q) || q == 0)
+                return NULL;
+        }
+    }
+}
+
+static void t_threads(void)
+{
+    static th_shared sh;
+    th_arg args[TH_WATCHERS];
+    pthread_t w[TH_WATCHERS], rd[2];
+    int i, made = 0, readers = 0, missing = 0, twice = 0;
+    double until;
+    uint64_t pending = 1;
+    memset(&sh, 0, sizeof sh);
+    sh.device_count = conf_device_count();
+    REQUIRE_OK(evx_notifier_create(NULL, &sh.n));
+    for (i = 0; i < 2; i++)
+        if (EXPECT(pthread_create(&rd[i], NULL, reader_main, &sh) == 0))
+            readers++;
+    for (i = 0; i < TH_WATCHERS; i++) {
+        args[i].sh = &sh;
+        args[i].id = i;
+        if (EXPECT(pthread_create(&w[i], NULL, watcher_main, &args[i]) == 0))
+            made++;
+    }
+    for (i = 0; i < made; i++)
+        pthread_join(w[i], NULL);
+    until = now_ms() + 10000;
+    while (now_ms() < until) {
+        EXPECT_OK(evx_notifier_get_counts(sh.n, &pending, NULL));
+        if (pending == 0)
+            break;
+        sleep_ms(5);
+    }
+    EXPECTF(pending == 0, "%llu watches still pending", (unsigned long long)pending);
+    flag_set(&sh.stop_reader, 1);
+    for (i = 0; i < readers; i++)
+        pthread_join(rd[i], NULL);
+    EXPECTF(sh.failures == 0, "%d calls failed in the threads", sh.failures);
+    for (i = 0; i < TH_WATCHERS * TH_PER; i++) {
+        if (sh.seen[i] == 0)
+            missing++;
+        else if (sh.seen[i] > 1)
+            twice++;
+    }
+    EXPECTF(missing == 0 && twice == 0, "%d tokens never read, %d read twice",
+            missing, twice);
+out:
+    drop_notifier(&sh.n);
+}
+
+/* Destroy racing with watches from other threads: each watch either fails
+ * with INVALID_HANDLE or has its callback run before destroy returns. */
+typedef struct race {
+    evx_notifier_t n;
+    evx_event_t e;
+    int ok;
+    int bad;
+    int other;
+    int calls;
+} race;
+
+static void *race_main(void *p)
+{
+    race *r = (race *)p;
+    int i;
+    for (i = 0; i < 2000; i++) {
+        evx_status_t st = evx_notifier_watch_callback(r->n, r->e, on_count, &r->calls);
+        if (st == EVX_SUCCESS)
+            __atomic_fetch_add(&r->ok, 1, __ATOMIC_SEQ_CST);
+        else if (st == EVX_ERROR_INVALID_HANDLE)
+            __atomic_fetch_add(&r->bad, 1, __ATOMIC_SEQ_CST);
+        else
+            __atomic_fetch_add(&r->other, 1, __ATOMIC_SEQ_CST);
+        if (st == EVX_ERROR_INVALID_HANDLE)
+            break;
+    }
+    return NULL;
+}
+
+static void t_destroy_races_watch(void)
+{
+    static race r;
+    evx_stream_t s = NULL;
+    pthread_t th[3];
+    int i, made = 0, calls;
+    memset(&r, 0, sizeof r);
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE((r.e = make_event(0, EVX_EVENT_DISABLE_TIMING)) != NULL);
+    REQUIRE_OK(evx_stream_launch_host_func(s, host_sleep_ms, (void *)(intptr_t)5));
+    REQUIRE_OK(evx_event_record(r.e, s));
+    REQUIRE_OK(evx_notifier_create(NULL, &r.n));
+    for (i = 0; i < 3; i++)
+        if (EXPECT(pthread_create(&th[i], NULL, race_main, &r) == 0))
+            made++;
+    sleep_ms(2);
+    EXPECT_OK(evx_notifier_destroy(r.n));
+    calls = count_get(&r.calls);
+    for (i = 0; i < made; i++)
+        pthread_join(th[i], NULL);
+    EXPECTF(r.other == 0, "%d watches failed with another status", r.other);
+    EXPECTF(calls == r.ok, "%d callbacks had run when destroy returned, %d watches "
+            "succeeded", calls, r.ok);
+    conf_note("%d watches before destroy, %d refused after", r.ok, r.bad);
+out:
+    drop_event(&r.e);
+    drop_stream(&s);
+}
+
+const conf_case conf_notify_cases[] = {
+    {"notify.never_recorded_at_once", t_never_recorded_at_once},
+    {"notify.pending_then_delivered", t_pending_then_delivered},
+    {"notify.batches", t_batches},
+    {"notify.captures_state", t_captures_state},
+    {"notify.destroy_event_after_watch", t_destroy_event_after_watch},
+    {"notify.no_head_of_line", t_no_head_of_line},
+    {"notify.cap", t_cap},
+    {"notify.destroy_waits", t_destroy_waits},
+    {"notify.destroy_from_callback", t_destroy_from_callback},
+    {"notify.bad_input", t_bad_input},
+    {"notify.threads", t_threads},
+    {"notify.destroy_races_watch", t_destroy_races_watch},
+    {NULL, NULL},
+};
