@@ -21,7 +21,7 @@ static void find(void)
 {
     const char *path = NULL;
     int emu = 0;
-    void *lib, *get, *set;
+    void *lib, *get, *set, *fired;
     if (evx_driver_is_emulation(&emu) != EVX_SUCCESS || !emu ||
         evx_driver_get_path(&path) != EVX_SUCCESS || path == NULL)
         return;
@@ -31,9 +31,11 @@ static void find(void)
         return;
     get = dlsym(lib, "evx_host_get_live");
     set = dlsym(lib, "evx_host_set_fault");
-    if (get != NULL && set != NULL) {
+    fired = dlsym(lib, "evx_host_faults_fired");
+    if (get != NULL && set != NULL && fired != NULL) {
         memcpy(&found.get_live, &get, sizeof get);
         memcpy(&found.set_fault, &set, sizeof set);
+        memcpy(&found.faults_fired, &fired, sizeof fired);
         have = 1;
     }
     /* The handle is kept: evx keeps the library open for the process. */
@@ -53,8 +55,10 @@ int host_live_start(evx_host_live *out)
     if (h == NULL)
         return 0;
     if (evx_device_count(&n) == EVX_SUCCESS)
-        for (d = 0; d < n; d++)
+        for (d = 0; d < n; d++) {
             (void)evx_device_stream_priority_range(d, &least, &greatest);
+            (void)evx_device_trim(d);
+        }
     h->get_live(out);
     return 1;
 }

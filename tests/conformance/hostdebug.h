@@ -17,6 +17,7 @@
 typedef struct host_debug {
     void (*get_live)(evx_host_live *out);
     int (*set_fault)(const char *entry, long long nth, int status);
+    long long (*faults_fired)(void);
 } host_debug;
 
 /* The calls, or NULL when evx's driver is not the emulation (or it did not
@@ -24,8 +25,10 @@ typedef struct host_debug {
 const host_debug *host_debug_get(void);
 
 /* The baseline for a leak check: retains evx's primary context on every
- * device (evx keeps one retain per device it has used, for the process),
- * then reads the counts. Returns 1, or 0 when there is nothing to count. */
+ * device (evx keeps one retain per device it has used, for the process) and
+ * trims every device (evx_device_trim: the baseline holds no cached driver
+ * events), then reads the counts. Returns 1, or 0 when there is nothing to
+ * count. */
 int host_live_start(evx_host_live *out);
 
 /* Trims every device (evx_device_trim), then waits up to timeout_ms for the
