@@ -32,6 +32,7 @@ struct Fault {
 struct Faults {
     std::mutex mu;
     std::vector<Fault> armed;
+    long long fired = 0;
     bool env_ok = true;
 };
 
@@ -110,6 +111,7 @@ CUresult fault_hit(const char *entry) {
             continue;
         }
         if (r == CUDA_SUCCESS) r = x.status;  // the first armed wins; all that fire go
+        ++f.fired;
         f.armed.erase(f.armed.begin() + static_cast<std::ptrdiff_t>(i));
     }
     g_faults_armed.store(static_cast<int>(f.armed.size()), std::memory_order_relaxed);
@@ -142,4 +144,10 @@ EVXH_API void evx_host_get_live(evx_host_live *out) {
 
 EVXH_API int evx_host_set_fault(const char *entry, long long nth, int status) {
     return arm(entry, nth, status);
+}
+
+EVXH_API long long evx_host_faults_fired(void) {
+    Faults &f = faults();
+    std::lock_guard<std::mutex> lk(f.mu);
+    return f.fired;
 }

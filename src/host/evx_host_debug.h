@@ -45,6 +45,10 @@ void evx_host_get_live(evx_host_live *out);
  * return CUDA_ERROR_INVALID_VALUE. */
 int evx_host_set_fault(const char *entry, long long nth, int status);
 
+/* How many injected faults have fired since the library was loaded: tells a
+ * test whether the call it armed a fault for reached that entry point. */
+long long evx_host_faults_fired(void);
+
 #ifdef __cplusplus
 }
 #endif
