@@ -35,11 +35,13 @@ static const conf_case *const tables[] = {
     conf_stream_cases,  conf_badinput_cases, conf_handle_cases,
     conf_reuse_cases,   conf_pool_cases,   conf_timing_cases,
     conf_context_cases, conf_crossdev_cases, conf_thread_cases,
-    conf_leak_cases,
+    conf_leak_cases,    conf_fault_cases,
     NULL,
 };
 
 const char *conf_self_path(void) { return self_path; }
+
+int conf_verbose(void) { return verbose; }
 
 static void case_header_once(void)
 {
