@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The README's second command, and what CI runs (.ci/run): install what is
 # missing, build, and run every test on the host emulation:
-#   1. the build (warnings are errors), the conformance suite, the header
-#      tests, the ABI checks, the install test, the emulation's self-test and
-#      the benchmark smoke runs (meson test);
+#   1. the build (warnings are errors), the conformance suite (with the
+#      injected driver faults and leak checks), the threads stress, the
+#      header tests, the ABI checks, the install test, the emulation's
+#      self-test and the benchmark smoke runs (meson test);
 #   2. the Doxygen reference (zero warnings);
 #   3. the conformance suite again under AddressSanitizer + UBSan, and the
 #      Python tests on the compiled core built with them;
-#   4. the conformance suite again under ThreadSanitizer;
+#   4. the conformance suite and the threads stress (tests/stress) again
+#      under ThreadSanitizer;
 #   5. the bindings: generated files up to date, layout check, pytest, cargo.
 # Each step runs even if an earlier one failed; the exit code is nonzero if
 # any failed. The GPU is never needed: the suite runs on the real driver with
@@ -76,7 +78,7 @@ asan_python() {
 tsan() {
   configure build-tsan -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debug \
     && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-       meson test -C build-tsan --print-errorlogs --num-processes 1 --suite conformance
+       meson test -C build-tsan --print-errorlogs --num-processes 1 --suite conformance --suite stress
 }
 
 bindings() {
@@ -86,7 +88,7 @@ bindings() {
 step "build + meson test (conformance on the host emulation, ABI, headers, install)" build_and_test
 step "docs (Doxygen, zero warnings)" docs
 step "conformance and the compiled Python core under ASan + UBSan" asan
-step "conformance under TSan" tsan
+step "conformance and stress under TSan" tsan
 step "bindings (generated files, layout, pytest, cargo test)" bindings
 
 echo
