@@ -255,22 +255,23 @@ static int no_setup(fctx *c)
     return EXPECT_OK(evx_device_trim(c->dev));
 }
 
-static void out_event_null_on_failure(fctx *c, int failed)
+/* A failed create leaves its out-pointer NULL; a successful one sets it. */
+static void null_iff_failed(const void *out, int failed, const char *what)
 {
     if (failed)
-        EXPECTF(c->out_e == NULL, "a failed create set the event to %p",
-                (void *)c->out_e);
+        EXPECTF(out == NULL, "a failed call set the %s to %p", what, out);
     else
-        EXPECT(c->out_e != NULL);
+        EXPECTF(out != NULL, "a successful call left the %s NULL", what);
+}
+
+static void out_event_null_on_failure(fctx *c, int failed)
+{
+    null_iff_failed(c->out_e, failed, "event");
 }
 
 static void out_stream_null_on_failure(fctx *c, int failed)
 {
-    if (failed)
-        EXPECTF(c->out_s == NULL, "a failed create set the stream to %p",
-                (void *)c->out_s);
-    else
-        EXPECT(c->out_s != NULL);
+    null_iff_failed(c->out_s, failed, "stream");
 }
 
 static void nothing_to_verify(fctx *c, int failed)
@@ -488,9 +489,7 @@ static evx_status_t run_pool_create(fctx *c)
 
 static void verify_pool_null_on_failure(fctx *c, int failed)
 {
-    if (failed)
-        EXPECTF(c->pool == NULL, "a failed create set the pool to %p",
-                (void *)c->pool);
+    null_iff_failed(c->pool, failed, "pool");
 }
 
 static evx_status_t run_pool_prewarm(fctx *c)
@@ -505,9 +504,7 @@ static evx_status_t run_pool_acquire(fctx *c)
 
 static void verify_acquire(fctx *c, int failed)
 {
-    if (failed)
-        EXPECTF(c->e == NULL, "a failed acquire set the event to %p",
-                (void *)c->e);
+    null_iff_failed(c->e, failed, "event");
 }
 
 /* A pool event recorded on a stream whose host function holds it: its
@@ -582,9 +579,7 @@ static evx_status_t run_timer_create(fctx *c)
 
 static void verify_timer_null_on_failure(fctx *c, int failed)
 {
-    if (failed)
-        EXPECTF(c->timer == NULL, "a failed create set the timer to %p",
-                (void *)c->timer);
+    null_iff_failed(c->timer, failed, "timer");
 }
 
 static int setup_timer(fctx *c)

@@ -181,6 +181,65 @@ static uintptr_t any_of(worker *w, uintptr_t *slots, unsigned n)
 static evx_event_t ev_at(worker *w) { return (evx_event_t)any_of(w, events, NEV); }
 static evx_stream_t st_at(worker *w) { return (evx_stream_t)any_of(w, streams, NST); }
 
+static evx_status_t d_event(uintptr_t h) { return evx_event_destroy((evx_event_t)h); }
+static evx_status_t d_stream(uintptr_t h) { return evx_stream_destroy((evx_stream_t)h); }
+static evx_status_t d_pool(uintptr_t h) { return evx_event_pool_destroy((evx_event_pool_t)h); }
+static evx_status_t d_timer(uintptr_t h) { return evx_timer_destroy((evx_timer_t)h); }
+static evx_status_t d_timeline(uintptr_t h) { return evx_timeline_destroy((evx_timeline_t)h); }
+
+static evx_status_t new_timer(int dev, uintptr_t *out)
+{
+    evx_timer_t t = NULL;
+    evx_status_t st = evx_timer_create(dev, &t);
+    *out = (uintptr_t)t;
+    return st;
+}
+
+static evx_status_t new_timeline(int dev, uintptr_t *out)
+{
+    evx_timeline_t t = NULL;
+    evx_status_t st = evx_timeline_create(dev, 16, &t);
+    *out = (uintptr_t)t;
+    return st;
+}
+
+/* Destroys the object in a random slot (1 time in 6), or fills it if empty. */
+typedef struct kind_ops {
+    const char *create_name, *destroy_name; /* for the watchdog and failures */
+    evx_status_t (*create)(int dev, uintptr_t *out);
+    evx_status_t (*destroy)(uintptr_t h);
+} kind_ops;
+
+static const kind_ops timer_ops = {"evx_timer_create", "evx_timer_destroy",
+                                   new_timer, d_timer};
+static const kind_ops timeline_ops = {"evx_timeline_create",
+                                      "evx_timeline_destroy", new_timeline,
+                                      d_timeline};
+
+static evx_status_t destroy_one(worker *w, const kind_ops *k, uintptr_t h)
+{
+    enter(w, k->destroy_name);
+    return leave(w, k->destroy_name, k->destroy(h));
+}
+
+static void churn(worker *w, uintptr_t *slots, unsigned n, int dev,
+                  const kind_ops *k)
+{
+    unsigned i = pick(w, n);
+    uintptr_t h = 0;
+    if (pick(w, 6) == 0) {
+        h = take(&slots[i]);
+        if (h)
+            destroy_one(w, k, h);
+    } else if (load(&slots[i]) == 0) {
+        evx_status_t st;
+        enter(w, k->create_name);
+        st = leave(w, k->create_name, k->create(dev, &h));
+        if (st == EVX_SUCCESS && !put(&slots[i], h))
+            destroy_one(w, k, h);
+    }
+}
+
 static void act(worker *w)
 {
     const int dev = (int)pick(w, (unsigned)ndev);
@@ -282,20 +341,9 @@ static void act(worker *w)
         }
         break;
     }
-    case 16: { /* timers */
-        unsigned i = pick(w, NTIMER);
-        if (pick(w, 6) == 0) {
-            uintptr_t h = take(&timers[i]);
-            if (h)
-                CALL(w, evx_timer_destroy((evx_timer_t)h));
-        } else if (load(&timers[i]) == 0) {
-            evx_timer_t t = NULL;
-            if (CALL(w, evx_timer_create(dev, &t)) == EVX_SUCCESS &&
-                !put(&timers[i], (uintptr_t)t))
-                CALL(w, evx_timer_destroy(t));
-        }
+    case 16: /* timers */
+        churn(w, timers, NTIMER, dev, &timer_ops);
         break;
-    }
     case 17: {
         evx_timer_t t = (evx_timer_t)any_of(w, timers, NTIMER);
         if (pick(w, 2))
@@ -312,20 +360,9 @@ static void act(worker *w)
             CALL(w, evx_timer_synchronize(t, &ms));
         break;
     }
-    case 19: { /* timelines */
-        unsigned i = pick(w, NTL);
-        if (pick(w, 6) == 0) {
-            uintptr_t h = take(&timelines[i]);
-            if (h)
-                CALL(w, evx_timeline_destroy((evx_timeline_t)h));
-        } else if (load(&timelines[i]) == 0) {
-            evx_timeline_t t = NULL;
-            if (CALL(w, evx_timeline_create(dev, 16, &t)) == EVX_SUCCESS &&
-                !put(&timelines[i], (uintptr_t)t))
-                CALL(w, evx_timeline_destroy(t));
-        }
+    case 19: /* timelines */
+        churn(w, timelines, NTL, dev, &timeline_ops);
         break;
-    }
     case 20:
         CALL(w, evx_timeline_mark((evx_timeline_t)any_of(w, timelines, NTL),
                                   st_at(w), &n));
@@ -435,11 +472,6 @@ static void drain(uintptr_t *slots, int n, evx_status_t (*destroy)(uintptr_t),
     }
 }
 
-static evx_status_t d_event(uintptr_t h) { return evx_event_destroy((evx_event_t)h); }
-static evx_status_t d_stream(uintptr_t h) { return evx_stream_destroy((evx_stream_t)h); }
-static evx_status_t d_pool(uintptr_t h) { return evx_event_pool_destroy((evx_event_pool_t)h); }
-static evx_status_t d_timer(uintptr_t h) { return evx_timer_destroy((evx_timer_t)h); }
-static evx_status_t d_timeline(uintptr_t h) { return evx_timeline_destroy((evx_timeline_t)h); }
 
 int main(void)
 {
