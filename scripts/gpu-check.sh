@@ -3,7 +3,12 @@
 # the conformance suite against the real driver and against the host
 # emulation with the same number of devices, then the stages asked for.
 #
-#   scripts/gpu-check.sh [conformance] [interop] [bench] [pybench] [asyncbench]
+#   scripts/gpu-check.sh [conformance] [sanitizer] [stress] [interop] [bench] [pybench] [asyncbench]
+#
+# sanitizer: the conformance suite under compute-sanitizer (memcheck with
+# leak checking, then synccheck); the stage fails unless each run exits 0
+# and its ERROR SUMMARY says 0 errors. stress: tests/stress on the GPU
+# (EVX_STRESS_SECONDS, default 30). See docs/robustness.md.
 #
 # No stage named: all of them. Full logs go to $OUT (or /tmp/evx-out).
 set -uo pipefail
@@ -11,7 +16,7 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/evx-out}
 mkdir -p "$out"
 build=${EVX_GPU_BUILD:-/tmp/evx-gpu-build}
-stages=${*:-conformance interop bench pybench asyncbench}
+stages=${*:-conformance sanitizer stress interop bench pybench asyncbench}
 status=0
 
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader || true
@@ -37,6 +42,34 @@ for stage in $stages; do
     echo "=== conformance, host emulation with EVX_HOST_DEVICES=$ndev"
     EVX_DRIVER=host EVX_HOST_DEVICES=$ndev "$conf" >"$out/conformance-host.txt" 2>&1 || status=1
     grep -E "^(FAIL|SKIP)|conformance:" "$out/conformance-host.txt" | tail -40
+    ;;
+  sanitizer)
+    cs=$(command -v compute-sanitizer || echo "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer")
+    if [ ! -x "$cs" ]; then
+      echo "=== sanitizer: compute-sanitizer not found (PATH, \$CUDA_HOME/bin)"; status=1; continue
+    fi
+    for tool in memcheck synccheck; do
+      args=(--tool "$tool" --error-exitcode 99)
+      # API errors are the suite's own bad-input cases; leaks are not.
+      [ "$tool" = memcheck ] && args+=(--report-api-errors no --leak-check full)
+      log="$out/sanitizer-$tool.txt"
+      echo "=== conformance under compute-sanitizer ${args[*]}"
+      env -u EVX_DRIVER "$cs" "${args[@]}" "$conf" >"$log" 2>&1
+      rc=$?
+      grep -E "^(FAIL|SKIP)|conformance:|ERROR SUMMARY" "$log" | tail -40
+      errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9][0-9]*\) error.*/\1/p' "$log" | tail -1)
+      if [ "$rc" -ne 0 ] || [ "${errors:-x}" != 0 ]; then
+        echo "sanitizer $tool: FAILED (exit $rc, ERROR SUMMARY ${errors:-missing})"; status=1
+      else
+        echo "sanitizer $tool: 0 errors"
+      fi
+    done
+    ;;
+  stress)
+    echo "=== threads stress, real driver"
+    env -u EVX_DRIVER EVX_STRESS_SECONDS="${EVX_STRESS_SECONDS:-30}" "$build/tests/evx-stress" \
+      >"$out/stress-gpu.txt" 2>&1 || status=1
+    tail -8 "$out/stress-gpu.txt"
     ;;
   interop)
     # once on each core of the Python layer: compiled, then ctypes

@@ -5,7 +5,8 @@
 # scripts/gpu-check.sh runs the suites on the real driver):
 #
 #   build_and_test  the build (warnings are errors), then meson test: the
-#                   conformance suite, the header tests, the ABI check, the
+#                   conformance suite (injected driver faults and leak checks
+#                   included), the threads stress, the header tests, the ABI check, the
 #                   emulation's self-test, the benchmark smoke runs
 #   install_test    meson install into a temporary folder, a client built
 #                   with pkg-config alone, the installed Python package
@@ -13,7 +14,7 @@
 #   links           README.md and docs/*.md cite only files in the repository
 #   asan            the conformance suite under AddressSanitizer + UBSan
 #   asan_python     the Python tests on the compiled core built with them
-#   tsan            the conformance suite under ThreadSanitizer
+#   tsan            the conformance suite and the threads stress under ThreadSanitizer
 #   generated       the generated bindings equal a fresh bindings/generate
 #   python_tests    pytest on the compiled core, then on the ctypes core
 #                   (layout check included)
@@ -196,7 +197,7 @@ asan_python() {
 tsan() {
   configure build-tsan -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debug \
     && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-       meson_test build-tsan --suite conformance
+       meson_test build-tsan --suite conformance --suite stress
 }
 
 # on_build CMD...: CMD on the host emulation with build/'s libevx, for the

@@ -47,11 +47,18 @@ Depot *depot(int device, unsigned flags) {
     return g_depots ? &g_depots[key_of(device, flags)] : nullptr;
 }
 
-void destroy_all(int device, const CachedEvent *ev, size_t n) {
-    if (n == 0) return;
+// Returns the first failure of cuEventDestroy (the event it refused stays
+// the driver's; the others are destroyed all the same).
+CUresult destroy_all(int device, const CachedEvent *ev, size_t n) {
+    if (n == 0) return CUDA_SUCCESS;
     ContextGuard guard;
     guard.enter(nullptr, device);  // on failure destroy all the same
-    for (size_t i = 0; i < n; ++i) cu().cuEventDestroy(ev[i].ev);
+    CUresult first = CUDA_SUCCESS;
+    for (size_t i = 0; i < n; ++i) {
+        const CUresult r = cu().cuEventDestroy(ev[i].ev);
+        if (first == CUDA_SUCCESS) first = r;
+    }
+    return first;
 }
 
 CacheBucket *bucket_slow(ThreadRecord *r, uint32_t key) {
@@ -120,9 +127,9 @@ evx_status_t create_driver_event(const char *fn, int device, unsigned flags, CUe
     return 0;
 }
 
-void destroy_driver_event(int device, CUevent ev) {
+CUresult destroy_driver_event(int device, CUevent ev) {
     const CachedEvent one{ev, false};
-    destroy_all(device, &one, 1);
+    return destroy_all(device, &one, 1);
 }
 
 evx_status_t cache_take(ThreadRecord *r, const char *fn, int device, unsigned flags,
@@ -169,23 +176,34 @@ evx_status_t cache_trim(ThreadRecord *r, const char *fn, int device) {
     ContextGuard guard;
     evx_status_t st = guard.enter(fn, device);
     if (st) return st;
+    CUresult first = CUDA_SUCCESS;
     for (unsigned flags = 0; flags < 4; ++flags) {
         // Pending work is allowed: the driver frees such an event once the
         // work completes.
         const uint32_t key = key_of(device, flags);
+        CUresult r1 = CUDA_SUCCESS, r2 = CUDA_SUCCESS;
         if (key < r->nbuckets && r->buckets[key]) {
             CacheBucket *b = r->buckets[key];
-            destroy_all(device, b->ev, b->n);
+            r1 = destroy_all(device, b->ev, b->n);
             b->n = 0;
         }
         Depot *d = depot(device, flags);
-        if (!d) continue;
-        std::lock_guard<std::mutex> lock(d->mu);
-        destroy_all(device, d->ev.data(), d->ev.size());
-        d->ev.clear();
-        d->ev.shrink_to_fit();
-        d->n.store(0, std::memory_order_relaxed);
+        if (d) {
+            std::lock_guard<std::mutex> lock(d->mu);
+            r2 = destroy_all(device, d->ev.data(), d->ev.size());
+            d->ev.clear();
+            d->ev.shrink_to_fit();
+            d->n.store(0, std::memory_order_relaxed);
+        }
+        if (first == CUDA_SUCCESS) first = r1 != CUDA_SUCCESS ? r1 : r2;
     }
+    // Every kept event is gone from the cache; one the driver refused to
+    // destroy stays the driver's.
+    if (first != CUDA_SUCCESS)
+        return driver_failed(first, fn, "cuEventDestroy",
+                             "device %d: a kept driver event was refused; the others are "
+                             "destroyed and none is kept",
+                             device);
     return 0;
 }
 

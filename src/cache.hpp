@@ -31,14 +31,16 @@ void cache_give(ThreadRecord *r, int device, unsigned flags, CUevent ev,
 evx_status_t create_driver_event(const char *fn, int device, unsigned flags,
                                  CUevent *out);
 // cuEventDestroy under the device's context guard. The driver accepts an
-// event with pending work (it frees it once the work completes).
-void destroy_driver_event(int device, CUevent ev);
+// event with pending work (it frees it once the work completes). Returns
+// the driver's status; callers with no one to tell drop it.
+CUresult destroy_driver_event(int device, CUevent ev);
 
 // At thread exit: moves the thread's kept events to the depot.
 void cache_flush_thread(ThreadRecord *r);
 
 // evx_device_trim(): destroys the events kept for a device by the calling
-// thread and by the depot.
+// thread and by the depot; a cuEventDestroy failure is returned (with its
+// message) after all were tried.
 evx_status_t cache_trim(ThreadRecord *r, const char *fn, int device);
 
 }  // namespace evx

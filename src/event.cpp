@@ -148,13 +148,23 @@ evx_status_t event_own_state(const char *fn, Event *e) {
         !claim_former(e))
         return 0;
     CUevent fresh;
-    const evx_status_t st = create_driver_event(fn, e->device, e->flags, &fresh);
-    if (!st) {
-        destroy_driver_event(e->device, e->cu);  // pending work is allowed
+    evx_status_t st = create_driver_event(fn, e->device, e->flags, &fresh);
+    const bool renewed = st == 0;
+    if (renewed) {
+        const CUevent old = e->cu;
         e->cu = fresh;
         if (e->pool) pool_count_created(e->pool);
+        // Pending work is allowed. A refused destroy is reported; the event
+        // has its new driver event all the same, and the old one stays the
+        // driver's.
+        const CUresult res = destroy_driver_event(e->device, old);
+        if (res != CUDA_SUCCESS)
+            st = driver_failed(res, fn, "cuEventDestroy",
+                               "the former driver event of an event of device %d, replaced by "
+                               "a new one",
+                               e->device);
     }
-    e->former.store(st ? kFormer : kOwn, std::memory_order_release);
+    e->former.store(renewed ? kOwn : kFormer, std::memory_order_release);
     return st;
 }
 

@@ -85,10 +85,16 @@ evx_status_t fill(Pool *p, const char *fn, uint32_t want) {
 inline CUevent driver_event(CUevent ev) { return ev; }
 inline CUevent driver_event(const CachedEvent &c) { return c.ev; }
 
+// Returns the first refusal of the driver (that event stays the driver's).
 template <class Entry>
-void destroy_list(Pool *p, std::vector<Entry> &list) {
-    for (const Entry &e : list) destroy_driver_event(p->device, driver_event(e));
+CUresult destroy_list(Pool *p, std::vector<Entry> &list) {
+    CUresult first = CUDA_SUCCESS;
+    for (const Entry &e : list) {
+        const CUresult r = destroy_driver_event(p->device, driver_event(e));
+        if (first == CUDA_SUCCESS) first = r;
+    }
     list.clear();
+    return first;
 }
 
 }  // namespace
@@ -123,16 +129,20 @@ void pool_take_back(Pool *p, CUevent ev, bool maybe_pending, bool former) {
     unref(p);
 }
 
+// The status: CUDA_SUCCESS, or the first cuEventDestroy the driver refused
+// (evx_event_pool_destroy reports it).
 evx_status_t pool_free(ThreadRecord *, void *obj) {
     Pool *p = static_cast<Pool *>(obj);
+    CUresult first;
     {
         std::lock_guard<std::mutex> lock(p->mu);
         p->closed = true;
-        destroy_list(p, p->idle);
-        destroy_list(p, p->pending);
+        first = destroy_list(p, p->idle);
+        const CUresult second = destroy_list(p, p->pending);
+        if (first == CUDA_SUCCESS) first = second;
     }
     unref(p);
-    return 0;
+    return first;
 }
 
 }  // namespace evx
@@ -191,7 +201,19 @@ EVX_API evx_status_t evx_event_pool_create(const evx_event_pool_options_t *optio
 }
 
 EVX_API evx_status_t evx_event_pool_destroy(evx_event_pool_t pool) {
-    return destroy_handle(pool, kPool, "evx_event_pool_destroy", "event pool");
+    static const char fn[] = "evx_event_pool_destroy";
+    ThreadRecord *r = self();
+    if (!r) return no_thread_record();
+    Slot *s = nullptr;
+    evx_status_t st = unpublish(pool, kPool, fn, "event pool", &s);
+    if (st) return st;
+    st = retire(r, pool);
+    if (st == EVX_SUCCESS) return st;
+    // The pool was freed now and the driver refused one of its idle events.
+    return driver_failed(static_cast<CUresult>(st), fn, "cuEventDestroy",
+                         "an idle event of pool 0x%" PRIx64
+                         "; the handle is dead all the same, the others are destroyed",
+                         handle_value(pool));
 }
 
 EVX_API evx_status_t evx_event_pool_prewarm(evx_event_pool_t pool, uint32_t count) {

@@ -28,8 +28,11 @@ bool g_key_ok = false;
 void on_thread_exit(void *p) {
     ThreadRecord *r = static_cast<ThreadRecord *>(p);
     clear_hazards(r);
-    cache_flush_thread(r);
+    // Handles first: the retired events it frees go to this thread's cache,
+    // which the flush then moves to the shared depot (evx_device_trim
+    // reaches them there).
     handles_detach(r);
+    cache_flush_thread(r);
     r->last_status = 0;
     r->message[0] = '\0';
     t_record = nullptr;

@@ -117,44 +117,12 @@ static void t_trim(void)
 
 static int run_child(const char *mode, const char *driver)
 {
-    char **env;
-    char *argv[4];
     char var[1024];
-    size_t n = 0, i, k = 0;
-    pid_t pid;
-    int st = 0;
-
-    while (environ[n] != NULL)
-        n++;
-    env = (char **)calloc(n + 2, sizeof *env);
-    if (env == NULL)
-        return -1;
-    for (i = 0; i < n; i++)
-        if (strncmp(environ[i], "EVX_DRIVER=", 11) != 0)
-            env[k++] = environ[i];
+    const char *vars[2];
     snprintf(var, sizeof var, "EVX_DRIVER=%s", driver);
-    env[k++] = var;
-    env[k] = NULL;
-    argv[0] = (char *)conf_self_path();
-    argv[1] = (char *)"--child";
-    argv[2] = (char *)mode;
-    argv[3] = NULL;
-    fflush(stdout);
-    pid = fork();
-    if (pid == 0) {
-        /* argv[0] when it is a path (it is under valgrind, where
-         * /proc/self/exe is the tool), else the running executable */
-        if (strchr(argv[0], '/') != NULL)
-            execve(argv[0], argv, env);
-        execve("/proc/self/exe", argv, env);
-        _exit(127);
-    }
-    free(env);
-    if (pid < 0)
-        return -1;
-    if (waitpid(pid, &st, 0) != pid)
-        return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    vars[0] = var;
+    vars[1] = NULL;
+    return run_child_env(mode, vars);
 }
 
 static void t_missing_driver(void)
@@ -226,6 +194,8 @@ int conf_child_main(const char *mode)
         driver = "";
     if (strcmp(mode, "bad-driver") == 0 || strcmp(mode, "not-a-driver") == 0)
         return child_bad_driver(driver);
+    if (strncmp(mode, "fault-", 6) == 0)
+        return conf_fault_child(mode);
     fprintf(stderr, "unknown child mode %s\n", mode);
     return 2;
 }

@@ -36,10 +36,13 @@ static const conf_case *const tables[] = {
     conf_reuse_cases,   conf_pool_cases,   conf_timing_cases,
     conf_context_cases, conf_crossdev_cases, conf_thread_cases,
     conf_notify_cases,
+    conf_leak_cases,    conf_fault_cases,
     NULL,
 };
 
 const char *conf_self_path(void) { return self_path; }
+
+int conf_verbose(void) { return verbose; }
 
 static void case_header_once(void)
 {
@@ -220,6 +223,62 @@ static void print_driver(void)
            count);
 }
 
+static void run_case(const conf_case *c, unsigned *passed, unsigned *failed,
+                     unsigned *skipped)
+{
+    double t0;
+    int left_closed;
+    current_case = c->name;
+    case_failed = 0;
+    case_skipped = 0;
+    notes_len = 0;
+    notes[0] = '\0';
+    alarm(CASE_LIMIT_S);
+    t0 = now_ms();
+    c->fn();
+    left_closed = gate_open_all_for_case();
+    alarm(0);
+    if (left_closed > 0) {
+        case_failed = 1;
+        case_header_once();
+        printf("  FAIL the case left %d gate(s) closed (a test bug)\n",
+               left_closed);
+    }
+    if (case_failed) {
+        (*failed)++;
+        if (notes_len)
+            fputs(notes, stdout);
+        printf("FAIL %s\n", c->name);
+    } else if (case_skipped) {
+        (*skipped)++;
+        printf("SKIP %s: %s\n", c->name, notes);
+    } else {
+        (*passed)++;
+        if (verbose && notes_len)
+            fputs(notes, stdout);
+        printf("PASS %s (%.1f ms)\n", c->name, now_ms() - t0);
+    }
+}
+
+/* Ends every run: after the cases' teardown and evx_device_trim, the
+ * emulation's live driver objects are back to what they were before the
+ * first case. A real driver cannot count them: skipped there. */
+static evx_host_live suite_start;
+static int counting;
+
+static void t_teardown_live_counts(void)
+{
+    if (!counting) {
+        conf_skip("the driver is not the host emulation: its live driver "
+                  "objects cannot be counted");
+        return;
+    }
+    live_expect_back(&suite_start, "after every case");
+}
+
+static const conf_case teardown_case = {"teardown.live_counts_back",
+                                        t_teardown_live_counts};
+
 int main(int argc, char **argv)
 {
     int i, t, first = 1, list = 0;
@@ -256,45 +315,14 @@ int main(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGALRM, &sa, NULL);
 
-    for (t = 0; all_tables[t] != NULL; t++) {
-        for (i = 0; all_tables[t][i].name != NULL; i++) {
-            const conf_case *c = &all_tables[t][i];
-            double t0;
-            int left_closed;
-            if (!selected(c->name, argc, argv, first))
-                continue;
-            current_case = c->name;
-            case_failed = 0;
-            case_skipped = 0;
-            notes_len = 0;
-            notes[0] = '\0';
-            alarm(CASE_LIMIT_S);
-            t0 = now_ms();
-            c->fn();
-            left_closed = gate_open_all_for_case();
-            alarm(0);
-            if (left_closed > 0) {
-                case_failed = 1;
-                case_header_once();
-                printf("  FAIL the case left %d gate(s) closed (a test bug)\n",
-                       left_closed);
-            }
-            if (case_failed) {
-                failed++;
-                if (notes_len)
-                    fputs(notes, stdout);
-                printf("FAIL %s\n", c->name);
-            } else if (case_skipped) {
-                skipped++;
-                printf("SKIP %s: %s\n", c->name, notes);
-            } else {
-                passed++;
-                if (verbose && notes_len)
-                    fputs(notes, stdout);
-                printf("PASS %s (%.1f ms)\n", c->name, now_ms() - t0);
-            }
-        }
-    }
+    /* The baseline of the leak check that ends the run. */
+    counting = host_live_start(&suite_start);
+
+    for (t = 0; all_tables[t] != NULL; t++)
+        for (i = 0; all_tables[t][i].name != NULL; i++)
+            if (selected(all_tables[t][i].name, argc, argv, first))
+                run_case(&all_tables[t][i], &passed, &failed, &skipped);
+    run_case(&teardown_case, &passed, &failed, &skipped);
     printf("bad-input checks run: %lu\n", conf_bad_input_checks);
     printf("conformance: %u passed, %u failed, %u skipped\n", passed, failed,
            skipped);

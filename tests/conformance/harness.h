@@ -45,9 +45,13 @@ extern const conf_case conf_context_cases[];
 extern const conf_case conf_crossdev_cases[];
 extern const conf_case conf_thread_cases[];
 extern const conf_case conf_notify_cases[];
+extern const conf_case conf_leak_cases[];
+extern const conf_case conf_fault_cases[];
 
 /* Child modes run by some cases in a fresh process (argv[1] == "--child"). */
 int conf_child_main(const char *mode);
+/* The child modes of faults.c ("fault-..."). */
+int conf_fault_child(const char *mode);
 
 int conf_expect_status(evx_status_t got, evx_status_t want, const char *text,
                        const char *file, int line);
@@ -72,6 +76,8 @@ void conf_note(const char *fmt, ...)
 #endif
     ;
 
+/* Whether -v was given. */
+int conf_verbose(void);
 /* The number of devices, read once (0 if the driver did not open). */
 int conf_device_count(void);
 /* argv[0] of the running suite, for child processes. */

@@ -233,12 +233,58 @@ out:
     drop_stream(&s);
 }
 
+/* Whether the driver's own cuStreamDestroy returns while the stream still
+ * has pending work, as the driver API documents ("the function will return
+ * immediately"): a raw stream held by a gate is destroyed with the raw
+ * driver. 1: it returned first; 0: it waited for the work (so does the
+ * driver under compute-sanitizer, see docs/conformance.md); -1: no answer
+ * (failures reported). */
+static int driver_destroy_returns_first(void)
+{
+    CUstream raw = NULL;
+    evx_stream_t w = NULL;
+    conf_gate *g = gate_new();
+    int first = -1;
+
+    if (!raw_stream_create(0, CU_STREAM_NON_BLOCKING, 0, &raw))
+        return -1;
+    /* The gate goes in through evx (the raw table has no host-function
+     * launch); the wrapper is borrowed, so only the raw destroy below
+     * reaches cuStreamDestroy. */
+    if (EXPECT_OK(evx_stream_wrap_external(0, raw, &w)) &&
+        EXPECT_OK(gate_launch(w, g))) {
+        gate_open_later(g, 3000);
+        if (raw_stream_destroy(0, raw))
+            first = gate_passed(g) == 0;
+        raw = NULL;
+    }
+    gate_open(g);
+    gate_join_opener(g);
+    if (raw != NULL)
+        raw_stream_destroy(0, raw);
+    drop_stream(&w);
+    return first;
+}
+
 static void t_destroy_with_pending_work(void)
 {
     evx_stream_t s = NULL;
-    conf_gate *g = gate_new();
-    int ran = 0;
+    conf_gate *g;
+    int ran = 0, driver_first;
 
+    /* evx_stream_destroy makes one driver call, cuStreamDestroy. Whether
+     * evx waits can only be seen where the driver's own destroy does not. */
+    driver_first = driver_destroy_returns_first();
+    if (driver_first < 0)
+        return;
+    if (driver_first == 0) {
+        conf_skip("the driver's own cuStreamDestroy waited for the stream's "
+                  "pending work (as it did under compute-sanitizer on the "
+                  "H200), so whether evx_stream_destroy waits cannot be "
+                  "observed here");
+        return;
+    }
+    g = gate_new();
     REQUIRE((s = make_stream(0)) != NULL);
     REQUIRE_OK(gate_launch(s, g));
     REQUIRE_OK(evx_stream_launch_host_func(s, host_set_flag, &ran));

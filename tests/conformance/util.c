@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -462,11 +464,13 @@ const conf_cu *conf_cu_get(void)
     memcpy(&gp, &sym, sizeof gp);
     ok &= lookup(gp, "cuCtxGetCurrent", &cu.ctx_get_current, 1);
     ok &= lookup(gp, "cuCtxSetCurrent", &cu.ctx_set_current, 1);
+    ok &= lookup(gp, "cuCtxPopCurrent", &cu.ctx_pop_current, 1);
     ok &= lookup(gp, "cuDevicePrimaryCtxRetain", &cu.primary_retain, 1);
     ok &= lookup(gp, "cuDevicePrimaryCtxRelease", &cu.primary_release, 1);
     ok &= lookup(gp, "cuStreamCreateWithPriority",
                  &cu.stream_create_with_priority, 1);
     ok &= lookup(gp, "cuStreamDestroy", &cu.stream_destroy, 1);
+    ok &= lookup(gp, "cuEventDestroy", &cu.event_destroy, 1);
     ok &= lookup(gp, "cuStreamQuery", &cu.stream_query, 1);
     ok &= lookup(gp, "cuEventQuery", &cu.event_query, 1);
     ok &= lookup(gp, "cuEventElapsedTime", &cu.event_elapsed_time, 1);
@@ -542,4 +546,73 @@ int raw_stream_destroy(int device, CUstream stream)
     r = conf_cu_get()->stream_destroy(stream);
     end_primary(device, old);
     return EXPECTF(r == CUDA_SUCCESS, "cuStreamDestroy -> %d", (int)r);
+}
+
+/* ---- child processes ----------------------------------------------------- */
+
+extern char **environ;
+
+int run_child_env(const char *mode, const char *const *vars)
+{
+    char **env;
+    char *argv[4];
+    size_t n = 0, nv = 0, i, j, k = 0;
+    pid_t pid;
+    int st = 0;
+
+    while (environ[n] != NULL)
+        n++;
+    while (vars[nv] != NULL)
+        nv++;
+    env = (char **)calloc(n + nv + 1, sizeof *env);
+    if (env == NULL)
+        return -1;
+    for (i = 0; i < n; i++) {
+        int replaced = 0;
+        for (j = 0; j < nv && !replaced; j++) {
+            size_t len = strcspn(vars[j], "=") + 1;
+            replaced = strncmp(environ[i], vars[j], len) == 0;
+        }
+        if (!replaced)
+            env[k++] = environ[i];
+    }
+    for (j = 0; j < nv; j++)
+        env[k++] = (char *)vars[j];
+    env[k] = NULL;
+    argv[0] = (char *)conf_self_path();
+    argv[1] = (char *)"--child";
+    argv[2] = (char *)mode;
+    argv[3] = NULL;
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        /* argv[0] when it is a path (it is under valgrind, where
+         * /proc/self/exe is the tool), else the running executable */
+        if (strchr(argv[0], '/') != NULL)
+            execve(argv[0], argv, env);
+        execve("/proc/self/exe", argv, env);
+        _exit(127);
+    }
+    free(env);
+    if (pid < 0)
+        return -1;
+    if (waitpid(pid, &st, 0) != pid)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* ---- leak accounting ---------------------------------------------------- */
+
+int live_expect_back(const evx_host_live *start, const char *where)
+{
+    evx_host_live now;
+    if (host_live_settle(start, &now, 2000))
+        return 1;
+    return EXPECTF(0, "%s: live driver objects not back to the start "
+                      "(after evx_device_trim): events %lld (start %lld), "
+                      "streams %lld (%lld), context retains %lld (%lld), "
+                      "host functions pending %lld (%lld)",
+                   where, now.events, start->events, now.streams,
+                   start->streams, now.contexts, start->contexts,
+                   now.host_funcs, start->host_funcs);
 }

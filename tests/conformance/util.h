@@ -16,6 +16,8 @@
 
 #include <evx/evx.h>
 
+#include "hostdebug.h"
+
 /* ---- gates ------------------------------------------------------------- */
 
 /* A gate: a host function launched on a stream blocks in it until the test
@@ -114,10 +116,12 @@ evx_event_t make_event(int device, unsigned flags);
 typedef struct conf_cu {
     CUresult (*ctx_get_current)(CUcontext *);
     CUresult (*ctx_set_current)(CUcontext);
+    CUresult (*ctx_pop_current)(CUcontext *);
     CUresult (*primary_retain)(CUcontext *, CUdevice);
     CUresult (*primary_release)(CUdevice);
     CUresult (*stream_create_with_priority)(CUstream *, unsigned, int);
     CUresult (*stream_destroy)(CUstream);
+    CUresult (*event_destroy)(CUevent);
     CUresult (*stream_query)(CUstream);
     CUresult (*event_query)(CUevent);
     CUresult (*event_elapsed_time)(float *, CUevent, CUevent);
@@ -141,5 +145,21 @@ CUdevice conf_cu_device(int ordinal);
 int raw_stream_create(int device, unsigned flags, int priority,
                       CUstream *stream);
 int raw_stream_destroy(int device, CUstream stream);
+
+/* ---- child processes ----------------------------------------------------- */
+
+/* Runs this executable as `--child mode` in a fresh process, with the
+ * environment changed by vars ("NAME=value" strings, NULL-terminated: each
+ * replaces a variable of that name). Returns the child's exit status,
+ * 128 + the signal if it was killed, or -1 if it could not be run. */
+int run_child_env(const char *mode, const char *const *vars);
+
+/* ---- leak accounting (the host emulation only) ------------------------ */
+
+/* After host_live_start(start): trims every device, waits for the counts to
+ * come back (up to 2 s) and fails the running case, naming `where` and each
+ * count that differs, if they do not. Returns 1 when back. Call it only
+ * when host_live_start() returned 1. */
+int live_expect_back(const evx_host_live *start, const char *where);
 
 #endif /* EVX_CONF_UTIL_H */

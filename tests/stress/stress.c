@@ -1,0 +1,572 @@
+/*
+ * Copyright 2026 The evx Authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/*
+ * Threads stress: 16 threads share one table of handles (events, streams,
+ * pools, timers, timelines) and call evx on them at random, some destroying
+ * and re-creating handles while the others record, query, wait, take
+ * elapsed times, use pools and timers. It checks that every status is one
+ * the call may return (no crash, no unknown code), that every failure other
+ * than EVX_ERROR_NOT_READY leaves a non-empty message, and, on the host
+ * emulation, that no driver object is left after the handles are destroyed
+ * and the devices trimmed.
+ *
+ * A watchdog thread turns a hang into a failure: a worker whose call has not
+ * returned for EVX_STRESS_HANG_SECONDS (default 20) is reported with the
+ * call it is in, and the program exits 2.
+ *
+ * Environment: EVX_STRESS_SECONDS (run time, default 5), EVX_STRESS_THREADS
+ * (default 16), EVX_STRESS_SEED. Runs on any driver: EVX_DRIVER=host for
+ * the emulation, unset for the GPU. See docs/robustness.md.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h> /* _exit */
+
+#include <evx/evx.h>
+
+#include "hostdebug.h"
+
+enum { MAX_THREADS = 64, NEV = 48, NST = 8, NPOOL = 3, NTIMER = 6, NTL = 3 };
+
+/* The shared table: each entry a handle or 0, swapped atomically. A thread
+ * may use a handle another thread is destroying: evx answers
+ * EVX_ERROR_INVALID_HANDLE for a dead one. */
+static uintptr_t events[NEV], streams[NST], pools[NPOOL], timers[NTIMER],
+    timelines[NTL];
+
+static int ndev = 1;
+static volatile int stop_flag;
+
+typedef struct worker {
+    pthread_t th;
+    int id;
+    uint64_t rng;
+    const char *in_call;        /* the evx call running, or NULL (atomic) */
+    long long call_started_us;  /* when it started (atomic) */
+    unsigned long long calls;
+    unsigned long long failures; /* statuses other than SUCCESS/NOT_READY */
+    int bad;                    /* atomic: the main thread reads it */
+    char first_bad[512];
+} worker;
+
+static worker workers[MAX_THREADS];
+static int nthreads = 16;
+
+static void pause_ms(long ms)
+{
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static uint64_t next(worker *w)
+{
+    uint64_t x = w->rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return w->rng = x;
+}
+
+static unsigned pick(worker *w, unsigned n) { return (unsigned)(next(w) % n); }
+
+static uintptr_t load(uintptr_t *slot)
+{
+    return __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+}
+
+static uintptr_t take(uintptr_t *slot)
+{
+    return __atomic_exchange_n(slot, (uintptr_t)0, __ATOMIC_ACQ_REL);
+}
+
+/* Puts h in an empty slot; returns 0 if the slot was taken meanwhile. */
+static int put(uintptr_t *slot, uintptr_t h)
+{
+    uintptr_t empty = 0;
+    return __atomic_compare_exchange_n(slot, &empty, h, 0, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE);
+}
+
+/* ---- status checks ------------------------------------------------------- */
+
+/* Statuses a call on shared handles may return here. Anything else, an
+ * unrecognised code included, is a failure. */
+static int allowed(evx_status_t st)
+{
+    switch (st) {
+    case EVX_SUCCESS:
+    case EVX_ERROR_NOT_READY:
+    case EVX_ERROR_INVALID_HANDLE:  /* destroyed by another thread */
+    case EVX_ERROR_INVALID_VALUE:   /* an event released to the wrong pool */
+    case EVX_ERROR_ILLEGAL_STATE:   /* a timer stopped before it started */
+    case EVX_ERROR_OUT_OF_MEMORY:   /* a full pool or timeline */
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static void bad(worker *w, const char *call, const char *fmt, evx_status_t st)
+{
+    if (__atomic_fetch_add(&w->bad, 1, __ATOMIC_ACQ_REL) == 0)
+        snprintf(w->first_bad, sizeof w->first_bad, "%s -> %s (%d): %s: %s",
+                 call, evx_status_name(st), (int)st, fmt,
+                 evx_last_error_message());
+}
+
+static void enter(worker *w, const char *call)
+{
+    __atomic_store_n(&w->call_started_us, (long long)(now_ms() * 1e3),
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&w->in_call, call, __ATOMIC_RELEASE);
+    evx_clear_last_error();
+}
+
+static evx_status_t leave(worker *w, const char *call, evx_status_t st)
+{
+    const char *m;
+    __atomic_store_n(&w->in_call, (const char *)NULL, __ATOMIC_RELEASE);
+    w->calls++;
+    if (!allowed(st)) {
+        bad(w, call, "a status this call may not return here", st);
+        return st;
+    }
+    if (st == EVX_SUCCESS || st == EVX_ERROR_NOT_READY)
+        return st;
+    w->failures++;
+    m = evx_last_error_message();
+    if (m == NULL || m[0] == '\0')
+        bad(w, call, "failed without a message", st);
+    else if (evx_last_error() != st)
+        bad(w, call, "evx_last_error() disagrees", st);
+    return st;
+}
+
+#define CALL(w, expr) (enter((w), #expr), leave((w), #expr, (expr)))
+
+/* ---- the actions ----------------------------------------------------------- */
+
+static void host_pause(void *arg)
+{
+    struct timespec t = {0, (long)(uintptr_t)arg * 1000L};
+    nanosleep(&t, NULL);
+}
+
+/* A handle from the table: a few tries for a live one, else what the last
+ * try found (possibly NULL, which evx refuses with a message). */
+static uintptr_t any_of(worker *w, uintptr_t *slots, unsigned n)
+{
+    uintptr_t h = 0;
+    int tries;
+    for (tries = 0; tries < 3 && h == 0; tries++)
+        h = load(&slots[pick(w, n)]);
+    return h;
+}
+
+static evx_event_t ev_at(worker *w) { return (evx_event_t)any_of(w, events, NEV); }
+static evx_stream_t st_at(worker *w) { return (evx_stream_t)any_of(w, streams, NST); }
+
+static evx_status_t d_event(uintptr_t h) { return evx_event_destroy((evx_event_t)h); }
+static evx_status_t d_stream(uintptr_t h) { return evx_stream_destroy((evx_stream_t)h); }
+static evx_status_t d_pool(uintptr_t h) { return evx_event_pool_destroy((evx_event_pool_t)h); }
+static evx_status_t d_timer(uintptr_t h) { return evx_timer_destroy((evx_timer_t)h); }
+static evx_status_t d_timeline(uintptr_t h) { return evx_timeline_destroy((evx_timeline_t)h); }
+
+static evx_status_t new_timer(int dev, uintptr_t *out)
+{
+    evx_timer_t t = NULL;
+    evx_status_t st = evx_timer_create(dev, &t);
+    *out = (uintptr_t)t;
+    return st;
+}
+
+static evx_status_t new_timeline(int dev, uintptr_t *out)
+{
+    evx_timeline_t t = NULL;
+    evx_status_t st = evx_timeline_create(dev, 16, &t);
+    *out = (uintptr_t)t;
+    return st;
+}
+
+/* Destroys the object in a random slot (1 time in 6), or fills it if empty. */
+typedef struct kind_ops {
+    const char *create_name, *destroy_name; /* for the watchdog and failures */
+    evx_status_t (*create)(int dev, uintptr_t *out);
+    evx_status_t (*destroy)(uintptr_t h);
+} kind_ops;
+
+static const kind_ops timer_ops = {"evx_timer_create", "evx_timer_destroy",
+                                   new_timer, d_timer};
+static const kind_ops timeline_ops = {"evx_timeline_create",
+                                      "evx_timeline_destroy", new_timeline,
+                                      d_timeline};
+
+static evx_status_t destroy_one(worker *w, const kind_ops *k, uintptr_t h)
+{
+    enter(w, k->destroy_name);
+    return leave(w, k->destroy_name, k->destroy(h));
+}
+
+static void churn(worker *w, uintptr_t *slots, unsigned n, int dev,
+                  const kind_ops *k)
+{
+    unsigned i = pick(w, n);
+    uintptr_t h = 0;
+    if (pick(w, 6) == 0) {
+        h = take(&slots[i]);
+        if (h)
+            destroy_one(w, k, h);
+    } else if (load(&slots[i]) == 0) {
+        evx_status_t st;
+        enter(w, k->create_name);
+        st = leave(w, k->create_name, k->create(dev, &h));
+        if (st == EVX_SUCCESS && !put(&slots[i], h))
+            destroy_one(w, k, h);
+    }
+}
+
+static void act(worker *w)
+{
+    const int dev = (int)pick(w, (unsigned)ndev);
+    const unsigned what = pick(w, 24);
+    float ms = 0, iv[4];
+    uint32_t n = 0;
+
+    switch (what) {
+    case 0: { /* create an event into an empty slot */
+        evx_event_t e = NULL;
+        unsigned flags = pick(w, 2) ? EVX_EVENT_DISABLE_TIMING : 0;
+        if (CALL(w, evx_device_create_event(dev, flags, &e)) == EVX_SUCCESS &&
+            !put(&events[pick(w, NEV)], (uintptr_t)e))
+            CALL(w, evx_event_destroy(e));
+        break;
+    }
+    case 1: { /* destroy an event others may be using */
+        uintptr_t h = take(&events[pick(w, NEV)]);
+        if (h)
+            CALL(w, evx_event_destroy((evx_event_t)h));
+        break;
+    }
+    case 2: {
+        evx_stream_t s = NULL;
+        if (CALL(w, evx_device_create_stream(dev, pick(w, 2), 0, &s)) ==
+                EVX_SUCCESS &&
+            !put(&streams[pick(w, NST)], (uintptr_t)s))
+            CALL(w, evx_stream_destroy(s));
+        break;
+    }
+    case 3: {
+        uintptr_t h = pick(w, 4) == 0 ? take(&streams[pick(w, NST)]) : 0;
+        if (h)
+            CALL(w, evx_stream_destroy((evx_stream_t)h));
+        break;
+    }
+    case 4:
+    case 5:
+    case 6:
+        CALL(w, evx_event_record(ev_at(w), st_at(w)));
+        break;
+    case 7:
+        CALL(w, evx_event_query(ev_at(w)));
+        break;
+    case 8:
+        CALL(w, evx_event_synchronize(ev_at(w)));
+        break;
+    case 9:
+        CALL(w, evx_event_elapsed_time(&ms, ev_at(w), ev_at(w)));
+        break;
+    case 10:
+        CALL(w, evx_stream_wait_event(st_at(w), ev_at(w), 0));
+        break;
+    case 11:
+        CALL(w, evx_stream_query(st_at(w)));
+        break;
+    case 12:
+        CALL(w, evx_stream_launch_host_func(st_at(w), host_pause,
+                                            (void *)(uintptr_t)pick(w, 300)));
+        break;
+    case 13:
+        if (pick(w, 8) == 0)
+            CALL(w, evx_stream_synchronize(st_at(w)));
+        break;
+    case 14: { /* pools: create, or destroy one in use */
+        unsigned i = pick(w, NPOOL);
+        if (pick(w, 3) == 0) {
+            uintptr_t h = take(&pools[i]);
+            if (h)
+                CALL(w, evx_event_pool_destroy((evx_event_pool_t)h));
+        } else if (load(&pools[i]) == 0) {
+            evx_event_pool_options_t o;
+            evx_event_pool_t p = NULL;
+            memset(&o, 0, sizeof o);
+            o.struct_size = (uint32_t)sizeof o;
+            o.device = dev;
+            o.capacity = 8;
+            o.prewarm = 2;
+            if (CALL(w, evx_event_pool_create(&o, &p)) == EVX_SUCCESS &&
+                !put(&pools[i], (uintptr_t)p))
+                CALL(w, evx_event_pool_destroy(p));
+        }
+        break;
+    }
+    case 15: { /* acquire into the shared table; release one back */
+        evx_event_pool_t p = (evx_event_pool_t)any_of(w, pools, NPOOL);
+        if (pick(w, 2)) {
+            evx_event_t e = NULL;
+            if (CALL(w, evx_event_pool_acquire(p, &e)) == EVX_SUCCESS &&
+                !put(&events[pick(w, NEV)], (uintptr_t)e))
+                CALL(w, evx_event_destroy(e));
+        } else {
+            uintptr_t h = take(&events[pick(w, NEV)]);
+            /* Not from that pool (or it is gone): the event stays live,
+             * and is destroyed instead. */
+            if (h && CALL(w, evx_event_pool_release(p, (evx_event_t)h)) !=
+                         EVX_SUCCESS)
+                CALL(w, evx_event_destroy((evx_event_t)h));
+        }
+        break;
+    }
+    case 16: /* timers */
+        churn(w, timers, NTIMER, dev, &timer_ops);
+        break;
+    case 17: {
+        evx_timer_t t = (evx_timer_t)any_of(w, timers, NTIMER);
+        if (pick(w, 2))
+            CALL(w, evx_timer_start(t, st_at(w)));
+        else
+            CALL(w, evx_timer_stop(t, st_at(w)));
+        break;
+    }
+    case 18: {
+        evx_timer_t t = (evx_timer_t)any_of(w, timers, NTIMER);
+        if (pick(w, 4))
+            CALL(w, evx_timer_elapsed(t, &ms));
+        else
+            CALL(w, evx_timer_synchronize(t, &ms));
+        break;
+    }
+    case 19: /* timelines */
+        churn(w, timelines, NTL, dev, &timeline_ops);
+        break;
+    case 20:
+        CALL(w, evx_timeline_mark((evx_timeline_t)any_of(w, timelines, NTL),
+                                  st_at(w), &n));
+        break;
+    case 21: {
+        evx_timeline_t t = (evx_timeline_t)any_of(w, timelines, NTL);
+        switch (pick(w, 4)) {
+        case 0: CALL(w, evx_timeline_intervals(t, iv, 4, &n)); break;
+        case 1: CALL(w, evx_timeline_synchronize(t)); break;
+        case 2: CALL(w, evx_timeline_reset(t)); break;
+        default: CALL(w, evx_timeline_count(t, &n)); break;
+        }
+        break;
+    }
+    case 22:
+        if (pick(w, 16) == 0)
+            CALL(w, evx_device_trim(dev));
+        break;
+    default: {
+        void *native = NULL;
+        CALL(w, evx_event_get_native(ev_at(w), &native));
+        break;
+    }
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = (worker *)arg;
+    while (!__atomic_load_n(&stop_flag, __ATOMIC_ACQUIRE) &&
+           __atomic_load_n(&w->bad, __ATOMIC_ACQUIRE) == 0)
+        act(w);
+    return NULL;
+}
+
+/* ---- the watchdog ---------------------------------------------------------- */
+
+static double hang_ms = 20000;
+static double deadline_ms; /* the whole run, teardown included; set before start */
+static volatile int watchdog_done;
+
+static void *watchdog_main(void *arg)
+{
+    int i, stuck = 0;
+    (void)arg;
+    while (!__atomic_load_n(&watchdog_done, __ATOMIC_ACQUIRE)) {
+        const double t = now_ms();
+        for (i = 0; i < nthreads; i++) {
+            const char *c = __atomic_load_n(&workers[i].in_call, __ATOMIC_ACQUIRE);
+            const double since =
+                (double)__atomic_load_n(&workers[i].call_started_us, __ATOMIC_RELAXED) / 1e3;
+            if (c != NULL && t - since > hang_ms) {
+                fprintf(stderr, "stress: HANG: thread %d has been in %s for "
+                                "%.0f ms\n",
+                        i, c, t - since);
+                stuck++;
+            }
+        }
+        if (t > deadline_ms) {
+            fprintf(stderr, "stress: HANG: the run has not ended %.0f ms after "
+                            "its time (teardown stuck?)\n", t - deadline_ms + hang_ms);
+            stuck++;
+        }
+        if (stuck) {
+            fprintf(stderr, "stress: FAIL: %d thread(s) stuck\n", stuck);
+            fflush(stderr);
+            _exit(2);
+        }
+        pause_ms(200);
+    }
+    return NULL;
+}
+
+/* ---- main -------------------------------------------------------------------- */
+
+static long env_long(const char *name, long dflt, long lo, long hi)
+{
+    const char *v = getenv(name);
+    char *end = NULL;
+    long x;
+    if (v == NULL || *v == '\0')
+        return dflt;
+    x = strtol(v, &end, 10);
+    if (*end != '\0' || x < lo || x > hi) {
+        fprintf(stderr, "stress: %s=%s is not an integer in [%ld, %ld]\n",
+                name, v, lo, hi);
+        exit(2);
+    }
+    return x;
+}
+
+static void drain(uintptr_t *slots, int n, evx_status_t (*destroy)(uintptr_t),
+                  int *fails)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        uintptr_t h = take(&slots[i]);
+        evx_status_t st;
+        if (h == 0)
+            continue;
+        st = destroy(h);
+        if (st != EVX_SUCCESS) {
+            fprintf(stderr, "stress: destroying a handle at the end -> %s: %s\n",
+                    evx_status_name(st), evx_last_error_message());
+            (*fails)++;
+        }
+    }
+}
+
+
+int main(void)
+{
+    const long seconds = env_long("EVX_STRESS_SECONDS", 5, 1, 86400);
+    const long seed = env_long("EVX_STRESS_SEED", 12345, 0, 0x7fffffffL);
+    pthread_t wd;
+    evx_host_live start, now;
+    int counting, i, fails = 0, emu = 0;
+    unsigned long long calls = 0, failures = 0;
+    double t0, elapsed;
+    evx_status_t st;
+
+    nthreads = (int)env_long("EVX_STRESS_THREADS", 16, 1, MAX_THREADS);
+    hang_ms = 1000.0 * (double)env_long("EVX_STRESS_HANG_SECONDS", 20, 1, 3600);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if ((st = evx_device_count(&ndev)) != EVX_SUCCESS || ndev < 1) {
+        fprintf(stderr, "stress: no driver: %s: %s\n", evx_status_name(st),
+                evx_last_error_message());
+        return 1;
+    }
+    (void)evx_driver_is_emulation(&emu);
+    counting = host_live_start(&start);
+    printf("stress: %d threads, %ld s, %d device(s), %s, seed %ld\n", nthreads,
+           seconds, ndev, emu ? "host emulation" : "GPU driver", seed);
+
+    deadline_ms = now_ms() + 1000.0 * (double)seconds + hang_ms;
+    if (pthread_create(&wd, NULL, watchdog_main, NULL) != 0) {
+        fprintf(stderr, "stress: cannot start the watchdog\n");
+        return 1;
+    }
+    t0 = now_ms();
+    for (i = 0; i < nthreads; i++) {
+        workers[i].id = i;
+        workers[i].rng = 0x9e3779b97f4a7c15ULL * (uint64_t)(seed + i + 1) | 1;
+        if (pthread_create(&workers[i].th, NULL, worker_main, &workers[i]) != 0) {
+            fprintf(stderr, "stress: cannot start thread %d\n", i);
+            return 1;
+        }
+    }
+    while (now_ms() - t0 < 1000.0 * (double)seconds) {
+        int any_bad = 0;
+        for (i = 0; i < nthreads; i++)
+            any_bad |= __atomic_load_n(&workers[i].bad, __ATOMIC_ACQUIRE) != 0;
+        if (any_bad)
+            break;
+        pause_ms(50);
+    }
+    __atomic_store_n(&stop_flag, 1, __ATOMIC_RELEASE);
+    for (i = 0; i < nthreads; i++)
+        pthread_join(workers[i].th, NULL);
+    elapsed = (now_ms() - t0) / 1e3;
+
+    /* Teardown: still under the watchdog (a destroy that hangs fails). */
+    drain(events, NEV, d_event, &fails);
+    drain(timers, NTIMER, d_timer, &fails);
+    drain(timelines, NTL, d_timeline, &fails);
+    drain(pools, NPOOL, d_pool, &fails);
+    drain(streams, NST, d_stream, &fails);
+    for (i = 0; i < ndev; i++)
+        if ((st = evx_device_trim(i)) != EVX_SUCCESS) {
+            fprintf(stderr, "stress: evx_device_trim(%d) -> %s: %s\n", i,
+                    evx_status_name(st), evx_last_error_message());
+            fails++;
+        }
+    __atomic_store_n(&watchdog_done, 1, __ATOMIC_RELEASE);
+    pthread_join(wd, NULL);
+
+    for (i = 0; i < nthreads; i++) {
+        calls += workers[i].calls;
+        failures += workers[i].failures;
+        if (workers[i].bad) {
+            fprintf(stderr, "stress: thread %d: %d bad result(s), first: %s\n",
+                    i, workers[i].bad, workers[i].first_bad);
+            fails++;
+        }
+    }
+    printf("stress: %llu calls in %.1f s (%.0f/s), %llu expected failures "
+           "(stale handles, full pools, unstarted timers)\n",
+           calls, elapsed, (double)calls / elapsed, failures);
+    if (counting) {
+        if (host_live_settle(&start, &now, 5000)) {
+            printf("stress: live driver objects back to the start\n");
+        } else {
+            fprintf(stderr, "stress: live driver objects not back to the start: "
+                            "events %lld (%lld), streams %lld (%lld), contexts "
+                            "%lld (%lld), host functions %lld (%lld)\n",
+                    now.events, start.events, now.streams, start.streams,
+                    now.contexts, start.contexts, now.host_funcs,
+                    start.host_funcs);
+            fails++;
+        }
+    } else {
+        printf("stress: the driver cannot count its live objects (not the "
+               "emulation): leak check not done\n");
+    }
+    printf("stress: %s\n", fails ? "FAIL" : "ok");
+    return fails ? 1 : 0;
+}
