@@ -7,8 +7,9 @@
 #      temporary folder, so it works before and after they are committed);
 #   2. the layout check (C program vs ctypes, inside pytest; vs Rust, inside
 #      cargo test);
-#   3. pytest on bindings/python/tests (not gpu/), once on the compiled core
-#      (BUILD/bindings/python/_speedups*.so) and once on the ctypes core;
+#   3. pytest on bindings/python/tests (not gpu/) against the package as
+#      meson built it: BUILD/bindings/python/evx, with its compiled core
+#      evx._core, which finds BUILD/src/libevx.so.0 through its rpath;
 #   4. a smoke run of bench/py_bench.py;
 #   5. cargo test --offline in bindings/rust.
 #
@@ -31,11 +32,8 @@ if [ ! -e "$LIBDIR/libevx.so" ] && [ ! -e "$LIBDIR/libevx.so.0" ]; then
     echo "run_tests.sh: no libevx in $LIBDIR: build first (meson setup $BUILD && meson compile -C $BUILD)" >&2
     exit 2
 fi
-LIBFILE="$LIBDIR/libevx.so.0"
-[ -e "$LIBFILE" ] || LIBFILE="$LIBDIR/libevx.so"
 
 export EVX_DRIVER=host
-export EVX_LIBRARY="$LIBFILE"
 export EVX_LIB_DIR="$LIBDIR"
 export LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
@@ -72,24 +70,22 @@ else
     failed+=("bindings/generate")
 fi
 
-# 2 + 3. Layout check and the Python tests, once on each core: the compiled
-# one (evx._speedups from BUILD/bindings/python) and ctypes (EVX_SPEEDUPS=0).
-SPEEDUPS_DIR="$BUILD/bindings/python"
-pytest_on() { # pytest_on LABEL EVX_SPEEDUPS-value
-    step "pytest bindings/python/tests on the $1 core (layout check included; gpu/ excluded)"
-    if ! (cd "$ROOT/bindings/python" && EVX_SPEEDUPS="$2" \
-          "$PY" -m pytest -p no:cacheprovider tests --ignore=tests/gpu -q -rs); then
-        failed+=("pytest ($1 core)")
-    fi
-}
+# 2 + 3. Layout check and the Python tests, on the package in the build tree
+# (run from there, so that it is the evx imported, not bindings/python/evx,
+# which has no compiled core). EVX_LIBRARY is left unset: the core's own
+# search finds the build's libevx (the tests check that the ctypes layer
+# opens the same file).
+PKGDIR="$BUILD/bindings/python"
 if "$PY" -m pytest --version >/dev/null 2>&1; then
-    if ls "$SPEEDUPS_DIR"/_speedups*.so >/dev/null 2>&1; then
-        pytest_on compiled "$SPEEDUPS_DIR"
-    else
-        echo "evx._speedups was not built in $SPEEDUPS_DIR (meson found no Python headers?)"
-        failed+=("evx._speedups not built")
+    step "pytest bindings/python/tests on $PKGDIR/evx (layout check included; gpu/ excluded)"
+    if ! ls "$PKGDIR"/evx/_core*.so >/dev/null 2>&1; then
+        echo "evx._core was not built in $PKGDIR/evx (meson found no Cython or no Python headers?)"
+        failed+=("evx._core not built")
+    elif ! (cd "$PKGDIR" && env -u EVX_LIBRARY PYTHONPATH="$PKGDIR" \
+            "$PY" -m pytest -p no:cacheprovider "$ROOT/bindings/python/tests" \
+            --ignore="$ROOT/bindings/python/tests/gpu" -q -rs); then
+        failed+=("pytest")
     fi
-    pytest_on ctypes 0
 else
     echo "pytest is not installed (pip install pytest)"
     failed+=("pytest missing")
@@ -97,8 +93,8 @@ fi
 
 # The Python benchmark runs (a smoke run: it must finish, its figures mean
 # nothing on the emulation).
-step "bench/py_bench.py smoke run on the compiled core (host emulation)"
-if ! EVX_SPEEDUPS="$SPEEDUPS_DIR" "$PY" "$ROOT/bench/py_bench.py" --n 80 --reps 1 --pairs 3 \
+step "bench/py_bench.py smoke run (host emulation)"
+if ! PYTHONPATH="$PKGDIR" "$PY" "$ROOT/bench/py_bench.py" --n 80 --reps 1 --pairs 3 \
         >"$BUILD/py_bench-smoke.txt" 2>&1 ||
    ! grep -q "^| timed region |" "$BUILD/py_bench-smoke.txt"; then
     tail -20 "$BUILD/py_bench-smoke.txt"

@@ -65,12 +65,14 @@ asan() {
 asan_python() {
   local rt
   rt="$(cc -print-file-name=libasan.so) $(cc -print-file-name=libubsan.so)"
-  (cd bindings/python &&
+  # The package as meson built it there (its core links build-asan's libevx
+  # through its rpath), run from its folder so that it is the evx imported.
+  (cd build-asan/bindings/python &&
    LD_PRELOAD="$rt" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-   EVX_DRIVER=host EVX_LIBRARY="$PWD/../../build-asan/src/libevx.so.0" \
-   EVX_SPEEDUPS="$PWD/../../build-asan/bindings/python" \
-   python -m pytest -p no:cacheprovider tests --ignore=tests/gpu -q)
+   EVX_DRIVER=host PYTHONPATH="$PWD" \
+   python -m pytest -p no:cacheprovider ../../../bindings/python/tests \
+     --ignore=../../../bindings/python/tests/gpu -q)
 }
 
 tsan() {
