@@ -32,6 +32,7 @@ until one has been made. bind(..., release_all=True)
 
 cimport cython
 from cpython.long cimport PyLong_AsVoidPtr, PyLong_FromVoidPtr
+from cpython.object cimport PyObject, PyTypeObject
 
 from .libevx cimport *
 
@@ -175,6 +176,17 @@ cdef class Handle:
         return False
 
 
+cdef tuple NO_ARGS = ()
+
+
+cdef inline object new_core(type base, type cls):
+    """A new object of cls (evx.Event or evx.Stream) made by its core base's
+    own tp_new: cls.__new__ refuses callers (Event and Stream are made by
+    the library's calls only), and base.__new__(cls) would go through a
+    Python-level method call."""
+    return (<PyTypeObject *>base).tp_new(cls, <PyObject *>NO_ARGS, NULL)
+
+
 cdef class EventCore(Handle):
     """The compiled core of evx.Event."""
 
@@ -306,7 +318,7 @@ cdef EventCore make_event(int dev, unsigned flags, str op):
     if st:
         raise failure(st, op)
     try:
-        ev = EventCore.__new__(g_event_type)
+        ev = new_core(EventCore, g_event_type)
     except BaseException:
         evx_event_destroy(h)
         raise
@@ -323,7 +335,7 @@ def create_event(int ordinal, unsigned flags, str op="Device.create_event"):
 def new_event(handle, int ordinal, bint pooled=False):
     """An evx.Event owning an existing handle (``pooled``: acquired from a
     pool)."""
-    cdef EventCore ev = EventCore.__new__(g_event_type)
+    cdef EventCore ev = new_core(EventCore, g_event_type)
     ev.h = <evx_event_t>handle_from(handle)
     ev._dev = ordinal
     ev.pooled = pooled
@@ -461,7 +473,7 @@ cdef class StreamCore(Handle):
 
 def new_stream(handle, int ordinal):
     """An evx.Stream owning an existing handle."""
-    cdef StreamCore s = StreamCore.__new__(g_stream_type)
+    cdef StreamCore s = new_core(StreamCore, g_stream_type)
     s.h = <evx_stream_t>handle_from(handle)
     s._dev = ordinal
     return s
