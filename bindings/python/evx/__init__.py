@@ -43,7 +43,7 @@ import traceback as _traceback
 from . import _args, _capi
 from ._capi import (DeviceSpecial, EventFlags, EventRecordFlags,  # noqa: F401
                     EventWaitFlags, Status, StreamFlags)
-from ._loader import CoreNotBuiltError, LibraryNotFoundError, load_library
+from ._loader import LibraryNotFoundError, load_library
 
 __all__ = [
     "CudaError", "Device", "Event", "EventPool", "LibraryNotFoundError",
