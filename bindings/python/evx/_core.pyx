@@ -1,6 +1,9 @@
 # Copyright 2026 The evx Authors
 # SPDX-License-Identifier: Apache-2.0
-# cython: language_level=3, embedsignature=True
+# cython: language_level=3, embedsignature=True, binding=False
+# (binding=False: methods are the C method descriptors CPython's own types
+# use, as the hand-written core's were; embedsignature keeps signatures in
+# their docstrings.)
 """evx._core: the compiled core of evx's Python layer, written in Cython.
 
 It links libevx and calls it directly (the declarations are in
