@@ -25,8 +25,7 @@ the loop) against the two usual workarounds, in one process:
    run with the same count for the CPU comparison): wall time from the
    release to all resumed, OS threads before and after, CPU time per await.
 
-    EVX_LIBRARY=build/src/libevx.so.0 EVX_SPEEDUPS=build/bindings/python \\
-        python3 bench/py_async_bench.py
+    PYTHONPATH=build/bindings/python python3 bench/py_async_bench.py
     EVX_DRIVER=host ... python3 bench/py_async_bench.py --trials 5 --concurrent 200
 
 On the host emulation the figures say nothing about a GPU: a smoke run only.

@@ -17,12 +17,12 @@ All columns record on one driver stream, each through its own wrapper of it
 region is compared paired: evx against each framework in adjacent blocks,
 the order alternating, with the median ratio and its 95 % interval.
 
-    EVX_LIBRARY=build/src/libevx.so.0 EVX_SPEEDUPS=build/bindings/python \
-        python3 bench/py_bench.py
-    EVX_DRIVER=host ... python3 bench/py_bench.py --n 2000 --reps 3
+    python3 bench/py_bench.py
+    EVX_DRIVER=host python3 bench/py_bench.py --n 2000 --reps 3
 
-The "evx" and "evx.timed" columns use the core the package loaded (printed
-at the top: the compiled evx._speedups, or ctypes with EVX_SPEEDUPS=0).
+evx is the package on PYTHONPATH (an installed one, or a build tree's
+BUILD/bindings/python), else the one meson built in build/bindings/python;
+the top of the output names the package and the library it loaded.
 
 The ctypes column calls the driver evx itself opened (evx.driver_path():
 libcuda.so.1 on a GPU, the host emulation with EVX_DRIVER=host), so the
@@ -39,7 +39,16 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "bindings", "python"))
+
+def _find_evx():
+    """Puts build/bindings/python (the package with its compiled core, as
+    meson builds it) on the path, unless an evx is importable already."""
+    import importlib.util
+    if importlib.util.find_spec("evx") is None:
+        sys.path.insert(0, os.path.join(os.path.dirname(HERE), "build", "bindings", "python"))
+
+
+_find_evx()
 
 CALLS = ("create+destroy", "record", "query (done)", "timed region")
 
@@ -487,8 +496,8 @@ def main():
     print("# evx Python per-call benchmark")
     print("python %s, %s; evx %s (%s)" % (platform.python_version(), platform.machine(),
                                         evx.library_version(), evx.library_path))
-    print("evx's Python core: %s%s" % (evx.implementation,
-          "" if evx.speedups_error is None else " (%s)" % evx.speedups_error))
+    print("evx's Python package: %s (compiled core %s)" % (
+        os.path.dirname(evx.__file__), os.path.basename(evx._core.__file__)))
     print("driver: %s%s, version %d; %d device(s)" % (
         drv, " (host emulation)" if evx.is_emulation() else "", evx.driver_version(),
         evx.device_count()))

@@ -19,14 +19,14 @@ Prints one line of median ratios (< 1: faster than the reference). Run it a
 few times: which hardware queue each new stream lands on changes from
 process to process.
 
-    EVX_LIBRARY=build/src/libevx.so.0 EVX_SPEEDUPS=build/bindings/python \\
-        python3 bench/py_stream_effect.py [--pairs 301] [--k 200]
+    python3 bench/py_stream_effect.py [--pairs 301] [--k 200]
 """
 
 import argparse
+import os
 import sys
 
-from py_bench import median_interval, paired_ratios   # puts bindings/python on the path
+from py_bench import median_interval, paired_ratios   # finds evx as py_bench.py does
 
 
 def paired(fa, fb, pairs, k):
@@ -93,8 +93,8 @@ def main():
         ("evx.timed, evx's stream", timed_on(es)),
         ("evx 4 calls, evx's stream", layer_on(es)),
     ]
-    print("evx core: %s; ratio to cuda.core on its first stream (%d pairs of %d regions)"
-          % (evx.implementation, args.pairs, args.k))
+    print("evx %s; ratio to cuda.core on its first stream (%d pairs of %d regions)"
+          % (os.path.dirname(evx.__file__), args.pairs, args.k))
     print("  ".join("%s %.4f" % (name, paired(f, ref, args.pairs, args.k))
                     for name, f in cases), flush=True)
     return 0

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing evx needs, by package name only:
 # Debian packages (meson, ninja, doxygen, bindgen, rustfmt, python3-dev, ...) and, into a virtual
-# environment at .venv, PyPI packages (pytest, libclang, uvloop). Safe to run again:
+# environment at .venv, PyPI packages (pytest, libclang, cython, uvloop). Safe to run again:
 # it installs only what is missing. The CUDA toolkit (for cuda.h) is expected
 # at /usr/local/cuda, or wherever CUDA_INCLUDE points.
 set -euo pipefail
@@ -25,7 +25,7 @@ for pair in meson:meson ninja:ninja-build doxygen:doxygen pkg-config:pkg-config 
   command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then missing+=(python3-venv); fi
-# Python's headers, for the compiled core of the Python bindings (evx._speedups)
+# Python's headers, for the compiled core of the Python bindings (evx._core)
 if ! python3 -c 'import os, sysconfig, sys
 sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
      >/dev/null 2>&1; then
@@ -44,4 +44,12 @@ fi
 if ! .venv/bin/python -c 'import pytest, clang.cindex, uvloop' >/dev/null 2>&1; then
   echo "setup: installing PyPI packages into .venv: pytest libclang uvloop"
   .venv/bin/python -m pip install -q --disable-pip-version-check pytest libclang uvloop
+fi
+# Cython 3, which compiles the Python package's core (evx/_core.pyx); meson
+# finds .venv/bin/cython when .venv/bin is on PATH (scripts/test.sh puts it
+# there).
+if ! .venv/bin/python -c 'import Cython, sys; sys.exit(int(Cython.__version__.split(".")[0]) < 3)' \
+     >/dev/null 2>&1; then
+  echo "setup: installing PyPI packages into .venv: cython"
+  .venv/bin/python -m pip install -q --disable-pip-version-check 'cython>=3'
 fi

@@ -16,7 +16,7 @@
 #   asan_python     the Python tests on the compiled core built with them
 #   tsan            the conformance suite and the threads stress under ThreadSanitizer
 #   generated       the generated bindings equal a fresh bindings/generate
-#   python_tests    pytest on the compiled core, then on the ctypes core
+#   python_tests    pytest on the package as meson built it (its Cython core)
 #                   (layout check included)
 #   pybench         smoke runs of bench/py_bench.py and bench/py_async_bench.py
 #   rust            cargo test of bindings/rust (layout check included)
@@ -183,13 +183,14 @@ asan() {
 asan_python() {
   local rt rc=0 xml="$root/build-asan/pytest-asan.xml"
   rt="$(cc -print-file-name=libasan.so) $(cc -print-file-name=libubsan.so)"
-  rm -f "$xml"
-  (cd bindings/python &&
+  # The package as meson built it there (its core links build-asan's libevx
+  # through its rpath), run from its folder so that it is the evx imported.
+  (cd build-asan/bindings/python &&
    LD_PRELOAD="$rt" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-   EVX_DRIVER=host EVX_LIBRARY="$PWD/../../build-asan/src/libevx.so.0" \
-   EVX_SPEEDUPS="$PWD/../../build-asan/bindings/python" \
-   python -m pytest -p no:cacheprovider tests --ignore=tests/gpu -q --junitxml="$xml") || rc=$?
+   EVX_DRIVER=host PYTHONPATH="$PWD" \
+   python -m pytest -p no:cacheprovider ../../../bindings/python/tests \
+     --ignore=../../../bindings/python/tests/gpu -q --junitxml="$xml") || rc=$?
   counts junit "$xml" "Python, compiled core, ASan + UBSan"
   return $rc
 }
@@ -200,15 +201,17 @@ tsan() {
        meson_test build-tsan --suite conformance --suite stress
 }
 
-# on_build CMD...: CMD on the host emulation with build/'s libevx, for the
-# bindings (ctypes opens EVX_LIBRARY; evx-sys links from EVX_LIB_DIR).
+# on_build CMD...: CMD on the host emulation with build/'s libevx and the
+# Python package as meson built it there (build/bindings/python/evx, whose
+# compiled core finds build/src/libevx.so.0 through its rpath; evx-sys links
+# from EVX_LIB_DIR).
 on_build() {
   local lib=$root/build/src
   if [ ! -e "$lib/libevx.so.0" ]; then
     echo "no libevx in $lib: run the build_and_test step first" >&2
     return 2
   fi
-  EVX_DRIVER=host EVX_LIBRARY="$lib/libevx.so.0" EVX_LIB_DIR="$lib" \
+  EVX_DRIVER=host EVX_LIB_DIR="$lib" PYTHONPATH="$root/build/bindings/python" \
     LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"
 }
 
@@ -241,27 +244,20 @@ generated() {
   [ "$ok" = 1 ]
 }
 
-# pytest_on LABEL EVX_SPEEDUPS-value: bindings/python/tests (not gpu/) on
-# one core of the Python layer, with its counts.
-pytest_on() {
-  local rc=0 xml="$root/build/pytest-$1.xml"
-  rm -f "$xml"
-  echo "--- pytest bindings/python/tests on the $1 core (layout check included; gpu/ excluded)"
-  (cd bindings/python && EVX_SPEEDUPS="$2" \
-     on_build python3 -m pytest -p no:cacheprovider tests --ignore=tests/gpu -q -rs --junitxml="$xml") || rc=$?
-  counts junit "$xml" "Python, $1 core"
-  return $rc
-}
-
+# bindings/python/tests (not gpu/) on the package in build/bindings/python,
+# run from there so that it is the evx imported (the source tree's
+# bindings/python/evx has no compiled core), with its counts.
 python_tests() {
-  local rc=0
-  if ls build/bindings/python/_speedups*.so >/dev/null 2>&1; then
-    pytest_on compiled "$root/build/bindings/python" || rc=1
-  else
-    echo "evx._speedups was not built in build/bindings/python (meson found no Python headers?)"
-    rc=1
+  local rc=0 xml="$root/build/pytest.xml" pkg="$root/build/bindings/python"
+  rm -f "$xml"
+  if ! ls "$pkg"/evx/_core*.so >/dev/null 2>&1; then
+    echo "evx._core was not built in $pkg/evx (meson found no Cython or no Python headers?)"
+    return 1
   fi
-  pytest_on ctypes 0 || rc=1
+  echo "--- pytest bindings/python/tests on $pkg/evx (layout check included; gpu/ excluded)"
+  (cd "$pkg" && on_build python3 -m pytest -p no:cacheprovider "$root/bindings/python/tests" \
+     --ignore="$root/bindings/python/tests/gpu" -q -rs --junitxml="$xml") || rc=$?
+  counts junit "$xml" "Python, compiled core"
   return $rc
 }
 
@@ -269,7 +265,7 @@ python_tests() {
 # nothing on the emulation.
 pybench() {
   local log=build/py_bench-smoke.txt
-  if EVX_SPEEDUPS="$root/build/bindings/python" on_build python3 bench/py_bench.py --n 80 --reps 1 --pairs 3 >"$log" 2>&1 &&
+  if on_build python3 bench/py_bench.py --n 80 --reps 1 --pairs 3 >"$log" 2>&1 &&
      grep -q "^| timed region |" "$log"; then
     echo "ok ($log)"
   else
@@ -277,7 +273,7 @@ pybench() {
     return 1
   fi
   log=build/py_async_bench-smoke.txt
-  if EVX_SPEEDUPS="$root/build/bindings/python" on_build python3 bench/py_async_bench.py --trials 3 \
+  if on_build python3 bench/py_async_bench.py --trials 3 \
         --concurrent 300 --hold-ms 5 >"$log" 2>&1 &&
      grep -q "^| notifier |" "$log"; then
     echo "ok ($log)"

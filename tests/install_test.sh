@@ -6,8 +6,9 @@
 # builds tests/install_client.c against it with pkg-config alone, runs it
 # on the host emulation with only the installed libdir on the library path,
 # and checks that the installed emulation is the one evx found. With PYTHON
-# (the build made evx._speedups for it), also imports the installed Python
-# package and checks that it runs on the installed compiled core.
+# (the build made the package's compiled core evx._core for it), also imports
+# the installed Python package and checks that it runs on the installed core
+# and that its ctypes layer opened the installed libevx.
 #
 # usage: install_test.sh BUILD_DIR CLIENT_SOURCE [MESON] [CC] [PYTHON]
 set -eu
@@ -76,20 +77,30 @@ case "$driver" in
     *) fail "evx found the emulation at $driver, not in the install ($root)" ;;
 esac
 if [ -n "$python" ]; then
-    ext=$(find "$root" -path '*/evx/_speedups*.so' | head -n 1)
-    [ -n "$ext" ] || fail "evx._speedups was built but not installed"
+    ext=$(find "$root" -path '*/evx/_core*.so' | head -n 1)
+    [ -n "$ext" ] || fail "evx._core was built but not installed"
     site=$(dirname "$(dirname "$ext")")
     [ -f "$site/evx/__init__.py" ] || fail "the Python package was not installed next to $ext"
-    out=$(cd "$tmp" && env -u EVX_SPEEDUPS EVX_DRIVER=host EVX_LIBRARY="$lib" PYTHONPATH="$site" \
+    rpath=$(readelf -d "$ext" | sed -n 's/.*R[UN]*PATH.*\[\(.*\)\]/\1/p')
+    echo "install_test: $ext rpath: $rpath"
+    case "$rpath" in
+        '$ORIGIN:'/*) ;;
+        *) fail "the installed core's rpath is not \$ORIGIN then the libdir: $rpath" ;;
+    esac
+    # The rpath names the final prefix, not $root: EVX_LIBRARY points the
+    # core at the installed copy (opened first, it stands for libevx.so.0).
+    out=$(cd "$tmp" && env EVX_DRIVER=host EVX_LIBRARY="$lib" PYTHONPATH="$site" \
           "$python" -c '
-import evx
+import os, evx
 assert evx.__file__.startswith("'"$site"'"), evx.__file__
-assert evx.implementation == "speedups", evx.speedups_error
+assert evx._core.__file__.startswith("'"$site"'"), evx._core.__file__
+assert os.path.samefile(evx._core.library_path(), "'"$lib"'"), evx._core.library_path()
+assert os.path.samefile(evx.library_path, "'"$lib"'"), evx.library_path
 d = evx.Device(0); s = d.create_stream()
 with evx.timed(s) as t:
     e = s.record()
 e.sync(); assert t.elapsed_ms >= 0.0
-print("python=%s core=%s" % (evx.__file__, evx.implementation))') ||
+print("python=%s core=%s library=%s" % (evx.__file__, evx._core.__file__, evx.library_path))') ||
         { echo "$out"; fail "the installed Python package failed"; }
     echo "install_test: $out"
 fi

@@ -40,7 +40,7 @@ import sys as _sys
 import time as _time
 import traceback as _traceback
 
-from . import _capi, _pycore
+from . import _args, _capi
 from ._capi import (DeviceSpecial, EventFlags, EventRecordFlags,  # noqa: F401
                     EventWaitFlags, Status, StreamFlags)
 from ._loader import LibraryNotFoundError, load_library
@@ -56,9 +56,15 @@ __all__ = [
 __version__ = "%d.%d.%d" % (_capi.EVX_VERSION_MAJOR, _capi.EVX_VERSION_MINOR,
                             _capi.EVX_VERSION_PATCH)
 
+# The compiled core and the libevx it linked (see _loader.py).
 _lib, library_path = load_library()
+from . import _core  # noqa: E402 - imported by load_library, with its library
+
 #: Every C function of the loaded library (argtypes and restype set).
 capi = _capi.Functions(_lib)
+#: The core the hot paths run on: always "cython" (evx._core, compiled from
+#: evx/_core.pyx); kept so that programs that print it keep working.
+implementation = "cython"
 
 _c_void_p = _ct.c_void_p
 _c_int = _ct.c_int
@@ -66,14 +72,6 @@ _c_uint = _ct.c_uint
 _c_uint32 = _ct.c_uint32
 _c_float = _ct.c_float
 _byref = _ct.byref
-
-# The calls that never wait (queries, elapsed time, event creation and
-# destruction) are made holding the GIL, through this library object;
-# _pycore.py says why. EVX_PYTHON_RELEASE_GIL=1 makes them release it too.
-if _os.environ.get("EVX_PYTHON_RELEASE_GIL", "") not in ("", "0"):
-    _gil_lib = _lib
-else:
-    _gil_lib = _ct.PyDLL(library_path)
 
 # Not hot, or taking arguments the layer does not make itself: fully typed.
 _st_create = capi.evx_device_create_stream
@@ -88,70 +86,11 @@ _status_name = capi.evx_status_name
 _status_string = capi.evx_status_string
 
 _NOT_READY = _capi.EVX_ERROR_NOT_READY
+_INVALID_HANDLE = _capi.EVX_ERROR_INVALID_HANDLE
 _DISABLE_TIMING = _capi.EVX_EVENT_DISABLE_TIMING
 _BLOCKING_SYNC = _capi.EVX_EVENT_BLOCKING_SYNC
 _INTERPROCESS = _capi.EVX_EVENT_INTERPROCESS
 _FROM_STREAM = _capi.EVX_DEVICE_FROM_STREAM
-
-
-# --------------------------------------------------------------------------
-# The hot core: compiled (evx._speedups) or ctypes (evx._pycore)
-
-
-def _load_speedups(setting):
-    """The _speedups module: from EVX_SPEEDUPS (a file, or a folder holding
-    _speedups with this interpreter's extension suffix) or next to this
-    package."""
-    if not setting:
-        from . import _speedups
-        return _speedups
-    import importlib.machinery
-    import importlib.util
-    path = setting
-    if _os.path.isdir(path):
-        names = [_os.path.join(path, "_speedups" + suffix)
-                 for suffix in importlib.machinery.EXTENSION_SUFFIXES]
-        found = [n for n in names if _os.path.exists(n)]
-        if not found:
-            raise ImportError("EVX_SPEEDUPS=%s: no %s in that folder" % (
-                setting, " or ".join(_os.path.basename(n) for n in names)))
-        path = found[0]
-    spec = importlib.util.spec_from_file_location("evx._speedups", path)
-    if spec is None:
-        raise ImportError("EVX_SPEEDUPS=%s: not an extension module" % setting)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    _sys.modules["evx._speedups"] = mod
-    return mod
-
-
-def _choose_core():
-    """(the core module, why the compiled one is not used or None).
-
-    EVX_SPEEDUPS unset: the compiled core next to this package when it loads
-    and accepts the library, ctypes otherwise. EVX_SPEEDUPS=0: ctypes.
-    EVX_SPEEDUPS=PATH: that compiled core, and an ImportError when it cannot
-    be used (no silent fallback from an explicit choice)."""
-    setting = _os.environ.get("EVX_SPEEDUPS", "")
-    if setting == "0":
-        _pycore.bind_library(_lib, _gil_lib)
-        return _pycore, "EVX_SPEEDUPS=0"
-    try:
-        mod = _load_speedups(setting)
-        mod.bind_library(_lib, _gil_lib)
-        return mod, None
-    except ImportError as e:
-        if setting:
-            raise
-        _pycore.bind_library(_lib, _gil_lib)
-        return _pycore, "%s: %s" % (type(e).__name__, e)
-
-
-#: speedups_error: why the compiled core is not in use (None when it is).
-_core, speedups_error = _choose_core()
-#: Which core the hot paths run on: "speedups" (the compiled extension
-#: evx._speedups) or "ctypes" (evx._pycore).
-implementation = _core.IMPLEMENTATION
 
 
 def _handle_int(h):
@@ -189,20 +128,76 @@ class CudaError(RuntimeError):
         return (CudaError, (int(self.status), self.message))
 
 
-def _error(status):
-    """The CudaError for a status just returned on this thread."""
-    if status == _NOT_READY:
-        message = _status_string(status).decode("utf-8", "replace")
-    else:
-        message = _last_message().decode("utf-8", "replace")
-        if not message:
+def _error(status, op=None, message=None):
+    """The CudaError for a status just returned on this thread by a call
+    made for the Python operation ``op`` (``"Stream.wait"``), which the
+    message starts with; ``message``: what went wrong, when the layer found
+    it before the library (else the library's own message)."""
+    if message is None:
+        if status == _NOT_READY:
             message = _status_string(status).decode("utf-8", "replace")
+        else:
+            message = _last_message().decode("utf-8", "replace")
+            if not message:
+                message = _status_string(status).decode("utf-8", "replace")
+    if op:
+        message = "%s: %s" % (op, message)
     return CudaError(status, message)
 
 
-def _check(status):
+def _check(status, op):
     if status:
-        raise _error(status)
+        raise _error(status, op)
+
+
+def _live(obj, op, role):
+    """The handle of an evx object, or CudaError(INVALID_HANDLE) naming op
+    and saying the object is closed (or released to its pool)."""
+    h = obj._h
+    if h is None:
+        raise _error(_INVALID_HANDLE, op, "%s is %s" % (role, obj._gone))
+    return h
+
+
+class _Owned:
+    """What Timeline and EventPool share: one evx handle in ``_h``, closed by
+    ``close()`` (a second close does nothing), ``closed``, the context
+    manager, and a ``__del__`` that never raises, also at interpreter exit.
+    ``_destroy`` is the C destroy function."""
+
+    __slots__ = ()
+    _destroy = None
+    _gone = "closed"
+
+    @property
+    def closed(self):
+        return self._h is None
+
+    def close(self):
+        h = self._h
+        if h is not None:
+            self._h = None
+            _check(self._destroy(h), type(self).__name__ + ".close")
+
+    def __del__(self):
+        try:
+            h = self._h
+            destroy = self._destroy
+        except AttributeError:     # never initialized, or torn down at exit
+            return
+        if h is not None:
+            self._h = None
+            try:
+                destroy(h)
+            except Exception:
+                pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
 
 
 # --------------------------------------------------------------------------
@@ -212,14 +207,14 @@ def _check(status):
 def device_count():
     """The number of devices the driver sees (evx_device_count)."""
     n = _c_int()
-    _check(capi.evx_device_count(_byref(n)))
+    _check(capi.evx_device_count(_byref(n)), "evx.device_count")
     return n.value
 
 
 def driver_version():
     """The loaded driver's version, as cuDriverGetVersion gives it."""
     v = _c_int()
-    _check(capi.evx_driver_get_version(_byref(v)))
+    _check(capi.evx_driver_get_version(_byref(v)), "evx.driver_version")
     return v.value
 
 
@@ -227,14 +222,14 @@ def driver_path():
     """The path of the driver library evx opened ("libcuda.so.1" for the real
     driver; the host emulation's path with EVX_DRIVER=host)."""
     p = _ct.c_char_p()
-    _check(capi.evx_driver_get_path(_byref(p)))
+    _check(capi.evx_driver_get_path(_byref(p)), "evx.driver_path")
     return p.value.decode("utf-8", "replace")
 
 
 def is_emulation():
     """Whether the loaded driver is evx's host emulation."""
     v = _c_int()
-    _check(capi.evx_driver_is_emulation(_byref(v)))
+    _check(capi.evx_driver_is_emulation(_byref(v)), "evx.is_emulation")
     return bool(v.value)
 
 
@@ -243,15 +238,14 @@ def library_version():
     return capi.evx_version_string().decode()
 
 
-def _ordinal(device):
-    """A device ordinal from a Device or an int (not a bool)."""
-    if isinstance(device, bool):
-        raise TypeError("a device must be an evx.Device or an int, not bool")
-    try:
-        return _operator.index(device)
-    except TypeError:
-        raise TypeError("a device must be an evx.Device or an int, not %s"
-                        % type(device).__name__) from None
+def _ordinal(device, op):
+    """A device ordinal from a Device or an int (not a bool), for op."""
+    if isinstance(device, Device):
+        return device._id
+    if isinstance(device, bool) or not hasattr(type(device), "__index__"):
+        raise TypeError("%s: a device must be an evx.Device or an int, not %s"
+                        % (op, type(device).__name__))
+    return _args.integer(device, op, "device", _args.ORDINAL)
 
 
 _devices = {}
@@ -275,7 +269,10 @@ class Device:
     def __new__(cls, device_id=0):
         if isinstance(device_id, Device):
             return device_id
-        ordinal = _ordinal(device_id)
+        if isinstance(device_id, bool) or not hasattr(type(device_id), "__index__"):
+            raise TypeError("evx.Device: a device must be an evx.Device or an "
+                            "int, not %s" % type(device_id).__name__)
+        ordinal = _operator.index(device_id)
         d = _devices.get(ordinal)
         if d is not None:
             return d
@@ -312,7 +309,8 @@ class Device:
         H200)."""
         least, greatest = _c_int(), _c_int()
         _check(capi.evx_device_stream_priority_range(self._id, _byref(least),
-                                                      _byref(greatest)))
+                                                      _byref(greatest)),
+               "Device.stream_priority_range")
         return (least.value, greatest.value)
 
     def create_event(self, timing=True, blocking_sync=False, ipc=False):
@@ -338,34 +336,33 @@ class Device:
         refused, never clamped). ``non_blocking=False`` makes a stream that
         synchronizes with the legacy default stream.
         """
-        prio = 0 if priority is None else _operator.index(priority)
+        prio = 0 if priority is None else _args.integer(
+            priority, "Device.create_stream", "priority")
         flags = _capi.EVX_STREAM_NON_BLOCKING if non_blocking else _capi.EVX_STREAM_DEFAULT
         h = _c_void_p()
         st = _st_create(self._id, flags, prio, _byref(h))
         if st:
-            raise _error(st)
+            raise _error(st, "Device.create_stream")
         return _make_stream(h, self._id, None, True)
 
     def create_timeline(self, capacity):
         """A :class:`Timeline` of this device."""
-        return Timeline(self._id, capacity)
+        return Timeline._make(self._id, capacity, "Device.create_timeline")
 
     def create_event_pool(self, capacity, prewarm=0, timing=True, blocking_sync=False):
         """An :class:`EventPool` of this device."""
-        return EventPool(self._id, capacity, prewarm=prewarm, timing=timing,
-                         blocking_sync=blocking_sync)
+        return EventPool._make(self._id, capacity, prewarm, timing, blocking_sync,
+                               "Device.create_event_pool")
 
     def trim(self):
         """Releases the idle driver events evx keeps for reuse on this device."""
-        _check(capi.evx_device_trim(self._id))
+        _check(capi.evx_device_trim(self._id), "Device.trim")
 
 
 # --------------------------------------------------------------------------
 # Events
 
 
-_Owned = _pycore.Owned
-_pycore.set_error(_error)
 _create_event = _core.create_event
 
 
@@ -380,7 +377,7 @@ class Event(_core.EventCore):
     an event from a pool goes back to its pool.
 
     The hot methods (``record``, ``sync``, ``is_done``, ``-``, ``close``)
-    come from the core (:data:`implementation`).
+    come from the compiled core, evx._core.
     """
 
     __slots__ = ()
@@ -393,7 +390,8 @@ class Event(_core.EventCore):
     def flags(self):
         """The :class:`EventFlags` the event was created with."""
         f = _c_uint()
-        _check(capi.evx_event_get_flags(self._h, _byref(f)))
+        _check(capi.evx_event_get_flags(_live(self, "Event.flags", "the event"),
+                                        _byref(f)), "Event.flags")
         return EventFlags(f.value)
 
     @property
@@ -415,7 +413,8 @@ class Event(_core.EventCore):
         """The driver's ``CUevent`` address as an int. evx keeps owning it:
         valid while this event is open, never to be destroyed by the caller."""
         p = _c_void_p()
-        _check(capi.evx_event_get_native(self._h, _byref(p)))
+        _check(capi.evx_event_get_native(_live(self, "Event.native", "the event"),
+                                         _byref(p)), "Event.native")
         return p.value or 0
 
     def wait_async(self):
@@ -525,7 +524,7 @@ class Stream(_core.StreamCore):
     that protocol (cuda.core, CuPy, recent PyTorch) accept an evx stream.
 
     The hot methods (``record``, ``wait``, ``sync``, ``is_done``) come from
-    the core (:data:`implementation`).
+    the compiled core, evx._core.
     """
 
     __slots__ = ("_owner", "_owned", "_native")
@@ -552,16 +551,16 @@ class Stream(_core.StreamCore):
         if device is None and addr in (0, _capi.EVX_STREAM_LEGACY,
                                        _capi.EVX_STREAM_PER_THREAD):
             device = _device_hint(obj)
-        dev = _FROM_STREAM if device is None else _ordinal(device)
+        dev = _FROM_STREAM if device is None else _ordinal(device, "Stream.wrap")
         h = _c_void_p()
         st = _st_wrap(dev, addr, _byref(h))
         if st:
-            raise _error(st)
+            raise _error(st, "Stream.wrap")
         if dev == _FROM_STREAM:
             d = _c_int()
             st = capi.evx_stream_get_device(h, _byref(d))
             if st:
-                err = _error(st)
+                err = _error(st, "Stream.wrap")
                 capi.evx_stream_destroy(h)
                 raise err
             dev = d.value
@@ -578,25 +577,29 @@ class Stream(_core.StreamCore):
         stderr and otherwise ignored: it cannot cross into the driver.
         """
         if not callable(fn):
-            raise TypeError("launch_host_func() needs a callable")
+            raise TypeError("Stream.launch_host_func() needs a callable, not %s"
+                            % type(fn).__name__)
+        h = _live(self, "Stream.launch_host_func", "the stream")
         key = next(_host_keys)
         _host_pending[key] = fn
-        st = _st_launch(self._h, _host_trampoline, key)
+        st = _st_launch(h, _host_trampoline, key)
         if st:
             _host_pending.pop(key, None)
-            raise _error(st)
+            raise _error(st, "Stream.launch_host_func")
 
     @property
     def priority(self):
         p = _c_int()
-        _check(capi.evx_stream_get_priority(self._h, _byref(p)))
+        _check(capi.evx_stream_get_priority(_live(self, "Stream.priority", "the stream"),
+                                            _byref(p)), "Stream.priority")
         return p.value
 
     @property
     def flags(self):
         """The stream's :class:`StreamFlags`, as the driver reports them."""
         f = _c_uint()
-        _check(capi.evx_stream_get_flags(self._h, _byref(f)))
+        _check(capi.evx_stream_get_flags(_live(self, "Stream.flags", "the stream"),
+                                         _byref(f)), "Stream.flags")
         return StreamFlags(f.value)
 
     @property
@@ -607,7 +610,8 @@ class Stream(_core.StreamCore):
     def owned(self):
         """True when evx owns the driver stream, False when borrowed."""
         o = _c_int()
-        _check(capi.evx_stream_is_owned(self._h, _byref(o)))
+        _check(capi.evx_stream_is_owned(_live(self, "Stream.owned", "the stream"),
+                                        _byref(o)), "Stream.owned")
         return bool(o.value)
 
     @property
@@ -619,13 +623,12 @@ class Stream(_core.StreamCore):
     def native(self):
         """The driver's ``CUstream`` address as an int (usable as a
         ``cudaStream_t``). Ownership does not move."""
+        h = _live(self, "Stream.native", "the stream")
         n = self._native
         if n is None:
             p = _c_void_p()
-            _check(capi.evx_stream_get_native(self._h, _byref(p)))
+            _check(capi.evx_stream_get_native(h, _byref(p)), "Stream.native")
             n = self._native = p.value or 0
-        elif self._h is None:
-            _check(capi.evx_stream_get_native(None, _byref(_c_void_p())))
         return n
 
     def __cuda_stream__(self):
@@ -657,7 +660,8 @@ class Stream(_core.StreamCore):
             self.handle, self._dev, "owned" if self._owned else "borrowed")
 
 
-_core.bind_types(_error, Event, Stream, Stream.wrap)
+_core.bind(_error, Event, Stream, Stream.wrap,
+           _os.environ.get("EVX_PYTHON_RELEASE_GIL", "") not in ("", "0"))
 
 
 # --------------------------------------------------------------------------
@@ -676,26 +680,41 @@ class Timeline(_Owned):
     _destroy = _tl_destroy
 
     def __init__(self, device, capacity):
+        self._init(_ordinal(device, "evx.Timeline"), capacity, "evx.Timeline")
+
+    @classmethod
+    def _make(cls, ordinal, capacity, op):
+        tl = object.__new__(cls)
+        tl._init(ordinal, capacity, op)
+        return tl
+
+    def _init(self, ordinal, capacity, op):
         self._h = None
-        self._dev = _ordinal(device)
+        self._dev = ordinal
+        capacity = _args.integer(capacity, op, "capacity", _args.UINT32)
         h = _c_void_p()
-        _check(capi.evx_timeline_create(self._dev, _operator.index(capacity),
-                                        _byref(h)))
+        _check(capi.evx_timeline_create(ordinal, capacity, _byref(h)), op)
         self._h = h
 
     def mark(self, stream):
         """Records the next mark on ``stream``; returns its index."""
+        if not isinstance(stream, Stream):
+            raise TypeError("Timeline.mark() needs an evx.Stream, not %s"
+                            % type(stream).__name__)
+        h = _live(self, "Timeline.mark", "the timeline")
+        s = _live(stream, "Timeline.mark", "the stream")
         idx = _c_uint32()
-        st = capi.evx_timeline_mark(self._h, stream._h, _byref(idx))
+        st = capi.evx_timeline_mark(h, s, _byref(idx))
         if st:
-            raise _error(st)
+            raise _error(st, "Timeline.mark")
         return idx.value
 
     @property
     def count(self):
         """Marks recorded since creation or the last reset."""
         n = _c_uint32()
-        _check(capi.evx_timeline_count(self._h, _byref(n)))
+        _check(capi.evx_timeline_count(_live(self, "Timeline.count", "the timeline"),
+                                       _byref(n)), "Timeline.count")
         return n.value
 
     def __len__(self):
@@ -703,24 +722,28 @@ class Timeline(_Owned):
 
     def sync(self):
         """Waits for the last mark's work."""
-        _check(capi.evx_timeline_synchronize(self._h))
+        _check(capi.evx_timeline_synchronize(_live(self, "Timeline.sync", "the timeline")),
+               "Timeline.sync")
 
     def intervals(self):
         """Every interval between consecutive marks, in milliseconds (a list
         of floats, one fewer than the marks). Waits for the last mark."""
-        self.sync()
+        op = "Timeline.intervals"
+        h = _live(self, op, "the timeline")
+        _check(capi.evx_timeline_synchronize(h), op)
         n = _c_uint32()
-        _check(capi.evx_timeline_intervals(self._h, None, 0, _byref(n)))
+        _check(capi.evx_timeline_intervals(h, None, 0, _byref(n)), op)
         if n.value == 0:
             return []
         buf = (_c_float * n.value)()
         written = _c_uint32()
-        _check(capi.evx_timeline_intervals(self._h, buf, n.value, _byref(written)))
+        _check(capi.evx_timeline_intervals(h, buf, n.value, _byref(written)), op)
         return list(buf[:written.value])
 
     def reset(self):
         """Forgets every mark, keeping the events for reuse."""
-        _check(capi.evx_timeline_reset(self._h))
+        _check(capi.evx_timeline_reset(_live(self, "Timeline.reset", "the timeline")),
+               "Timeline.reset")
 
     @property
     def device(self):
@@ -748,47 +771,62 @@ class EventPool(_Owned):
     _destroy = _pool_destroy
 
     def __init__(self, device, capacity, prewarm=0, timing=True, blocking_sync=False):
+        self._init(_ordinal(device, "evx.EventPool"), capacity, prewarm, timing,
+                   blocking_sync, "evx.EventPool")
+
+    @classmethod
+    def _make(cls, ordinal, capacity, prewarm, timing, blocking_sync, op):
+        pool = object.__new__(cls)
+        pool._init(ordinal, capacity, prewarm, timing, blocking_sync, op)
+        return pool
+
+    def _init(self, ordinal, capacity, prewarm, timing, blocking_sync, op):
         self._h = None
-        self._dev = _ordinal(device)
+        self._dev = ordinal
         opts = _capi.evx_event_pool_options_t()
         opts.struct_size = _ct.sizeof(opts)
-        opts.device = self._dev
+        opts.device = ordinal
         opts.event_flags = (0 if timing else _DISABLE_TIMING) | \
             (_capi.EVX_EVENT_BLOCKING_SYNC if blocking_sync else 0)
-        opts.capacity = _operator.index(capacity)
-        opts.prewarm = _operator.index(prewarm)
+        opts.capacity = _args.integer(capacity, op, "capacity", _args.UINT32)
+        opts.prewarm = _args.integer(prewarm, op, "prewarm", _args.UINT32)
         h = _c_void_p()
-        _check(capi.evx_event_pool_create(_byref(opts), _byref(h)))
+        _check(capi.evx_event_pool_create(_byref(opts), _byref(h)), op)
         self._h = h
 
     def acquire(self):
         """An event from the pool, never recorded."""
         h = _c_void_p()
-        st = _pool_acquire(self._h, _byref(h))
+        st = _pool_acquire(_live(self, "EventPool.acquire", "the pool"), _byref(h))
         if st:
-            raise _error(st)
-        return _core.new_event(h, self._dev)
+            raise _error(st, "EventPool.acquire")
+        return _core.new_event(h, self._dev, True)
 
     def release(self, event):
         """Gives an event acquired from this pool back; the Event is closed.
         An event of another pool is refused and stays open."""
         if not isinstance(event, Event):
-            raise TypeError("EventPool.release() needs an evx.Event")
-        st = _pool_release(self._h, event._h)
+            raise TypeError("EventPool.release() needs an evx.Event, not %s"
+                            % type(event).__name__)
+        st = _pool_release(_live(self, "EventPool.release", "the pool"),
+                           _live(event, "EventPool.release", "the event"))
         if st:
-            raise _error(st)
+            raise _error(st, "EventPool.release")
         event._h = None
 
     def prewarm(self, count):
         """Makes driver events until the pool holds ``count`` idle ones."""
-        _check(capi.evx_event_pool_prewarm(self._h, _operator.index(count)))
+        count = _args.integer(count, "EventPool.prewarm", "count", _args.UINT32)
+        _check(capi.evx_event_pool_prewarm(_live(self, "EventPool.prewarm", "the pool"),
+                                           count), "EventPool.prewarm")
 
     @property
     def stats(self):
         """A :data:`PoolStats`."""
         s = _capi.evx_event_pool_stats_t()
         s.struct_size = _ct.sizeof(s)
-        _check(capi.evx_event_pool_get_stats(self._h, _byref(s)))
+        _check(capi.evx_event_pool_get_stats(_live(self, "EventPool.stats", "the pool"),
+                                             _byref(s)), "EventPool.stats")
         return PoolStats(s.capacity, s.idle, s.in_use, s.pending,
                          s.created_total, s.acquired_total, s.exhausted_total)
 

@@ -1,30 +1,33 @@
 # Copyright 2026 The evx Authors
 # SPDX-License-Identifier: Apache-2.0
-"""Finding and opening libevx.
+"""Loading the compiled core evx._core and the libevx it linked.
 
-Looked for, in order:
+The core links libevx, so the dynamic linker finds the library when the core
+is imported: through the core's rpath (``$ORIGIN``, the folder of the core
+itself, where a wheel puts libevx; then the install's libdir, or in a build
+tree the build's ``src`` folder), ``LD_LIBRARY_PATH`` and the system's
+search. ``EVX_LIBRARY`` (the path of a libevx, or of a folder holding
+``libevx.so.0``) picks another file: it is opened before the core is
+imported, and the dynamic linker then uses that copy for the core too (it
+matches the core's ``libevx.so.0`` by soname).
 
-1. ``EVX_LIBRARY``: the path of the library (or of a folder holding
-   ``libevx.so.0``). When it is set, nothing else is tried, so that a wrong
-   setting is reported instead of silently loading another copy.
-2. Next to this package: ``libevx.so.0`` or ``libevx.so`` in the ``evx``
-   folder (a wheel, or a copy made by hand).
-3. The system: ``ctypes.util.find_library("evx")``, then ``libevx.so.0``
-   through the dynamic linker's own search (``LD_LIBRARY_PATH``, the
-   ld.so cache, the default folders).
+The ctypes layer (``evx.capi``) then opens the very file the core reports
+(:func:`evx._core.library_path`, dladdr on a libevx function); the dynamic
+linker hands back the copy already loaded, so both layers share one library
+and one handle table.
 
-When none opens, :class:`LibraryNotFoundError` names every place tried and
-why each failed.
+Errors: :class:`LibraryNotFoundError` names every place tried and why each
+failed; :class:`CoreNotBuiltError` says how to build the core.
 """
 
 import ctypes
-import ctypes.util
+import importlib.machinery
 import os
 
-__all__ = ["LibraryNotFoundError", "load_library", "SONAME"]
+__all__ = ["CoreNotBuiltError", "LibraryNotFoundError", "load_library", "SONAME"]
 
 SONAME = "libevx.so.0"
-_LOCAL_NAMES = ("libevx.so.0", "libevx.so")
+_HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 class LibraryNotFoundError(ImportError):
@@ -40,55 +43,69 @@ class LibraryNotFoundError(ImportError):
         super().__init__("\n".join(lines))
 
 
+class CoreNotBuiltError(ImportError):
+    """The package has no compiled core (evx._core) beside it."""
+
+    def __init__(self):
+        super().__init__(
+            "evx's compiled core (evx._core) is not in %s: the package needs "
+            "it. Build it with meson (meson setup build && meson compile -C "
+            "build; it needs Cython and the Python headers), then import evx "
+            "from build/bindings/python (PYTHONPATH=build/bindings/python), "
+            "or install the package (pip install . from a clone, or meson "
+            "install)." % _HERE)
+
+
+def _core_file():
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = os.path.join(_HERE, "_core" + suffix)
+        if os.path.exists(path):
+            return path
+    return None
+
+
 def _open(path):
     return ctypes.CDLL(path)
 
 
-def load_library(environ=None):
-    """Opens libevx; returns ``(ctypes.CDLL, the path or name it was opened
-    by)``. Raises :class:`LibraryNotFoundError`."""
-    env = os.environ if environ is None else environ
-    tried = []
-
-    explicit = env.get("EVX_LIBRARY")
-    if explicit:
-        path = explicit
-        if os.path.isdir(path):
-            path = os.path.join(path, SONAME)
-        if not os.path.exists(path):
-            tried.append(("EVX_LIBRARY=%s" % explicit, "no such file"))
-        else:
-            try:
-                return _open(path), path
-            except OSError as e:
-                tried.append(("EVX_LIBRARY=%s" % explicit, str(e)))
-        raise LibraryNotFoundError(tried)
-    tried.append(("EVX_LIBRARY", "not set"))
-
-    here = os.path.dirname(os.path.abspath(__file__))
-    for name in _LOCAL_NAMES:
-        path = os.path.join(here, name)
-        if not os.path.exists(path):
-            tried.append((path, "no such file"))
-            continue
-        try:
-            return _open(path), path
-        except OSError as e:
-            tried.append((path, str(e)))
-
-    found = ctypes.util.find_library("evx")
-    if found:
-        try:
-            return _open(found), found
-        except OSError as e:
-            tried.append(("ctypes.util.find_library('evx') -> %s" % found, str(e)))
-    else:
-        tried.append(("ctypes.util.find_library('evx')", "found nothing"))
-
+def _explicit_library(explicit):
+    """Opens EVX_LIBRARY's file; returns its path."""
+    path = explicit
+    if os.path.isdir(path):
+        path = os.path.join(path, SONAME)
+    if not os.path.exists(path):
+        raise LibraryNotFoundError([("EVX_LIBRARY=%s" % explicit, "no such file")])
     try:
-        return _open(SONAME), SONAME
+        _open(path)
     except OSError as e:
-        tried.append(("%s through the dynamic linker's search path "
-                      "(LD_LIBRARY_PATH=%s)" % (SONAME, env.get("LD_LIBRARY_PATH", "")),
-                      str(e)))
-    raise LibraryNotFoundError(tried)
+        raise LibraryNotFoundError([("EVX_LIBRARY=%s" % explicit, str(e))]) from None
+    return path
+
+
+def load_library(environ=None):
+    """Imports the core and opens, with ctypes, the libevx it linked; returns
+    ``(the ctypes.CDLL, its path)``. Raises :class:`LibraryNotFoundError` or
+    :class:`CoreNotBuiltError`."""
+    env = os.environ if environ is None else environ
+    explicit = env.get("EVX_LIBRARY")
+    wanted = _explicit_library(explicit) if explicit else None
+    core_file = _core_file()
+    if core_file is None:
+        raise CoreNotBuiltError()
+    try:
+        from . import _core
+    except ImportError as e:
+        where = ("EVX_LIBRARY=%s" % explicit) if explicit else "EVX_LIBRARY: not set"
+        raise LibraryNotFoundError([
+            (where, "opened" if explicit else "the core's own search follows"),
+            ("%s, through its rpath, LD_LIBRARY_PATH=%s and the system's "
+             "search" % (core_file, env.get("LD_LIBRARY_PATH", "")), str(e)),
+        ]) from None
+    path = os.path.normpath(_core.library_path())
+    if wanted is not None and not os.path.samefile(path, wanted):
+        raise ImportError(
+            "EVX_LIBRARY=%s was opened, but evx._core (%s) linked %s: the "
+            "file EVX_LIBRARY names must be a libevx with the soname %s"
+            % (explicit, core_file, path, SONAME))
+    _core.check_library_version()
+    return _open(path), path

@@ -3,11 +3,16 @@
 """Shared setup of the evx Python tests.
 
 They run against whatever driver evx opens: the host emulation with
-EVX_DRIVER=host (as scripts/test.sh runs them), or a GPU. The library
-is found as the package finds it (EVX_LIBRARY, next to the package, the
-system); when it cannot be opened, every test fails with the loader's list
-of places tried.
+EVX_DRIVER=host (as scripts/test.sh runs them), or a GPU.
+
+The package under test is the evx that Python imports: from PYTHONPATH (a
+build tree's BUILD/bindings/python, where meson puts the package with its
+compiled core, as scripts/test.sh sets it) or installed; when there
+is none, the build tree at REPO/build. The source tree's bindings/python/evx
+has no compiled core and is not importable by itself.
 """
+
+import importlib.util
 
 import os
 import sys
@@ -18,7 +23,13 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYROOT = os.path.dirname(HERE)
 REPO = os.path.dirname(os.path.dirname(PYROOT))
-sys.path.insert(0, PYROOT)
+if importlib.util.find_spec("evx") is None:
+    sys.path.insert(0, os.path.join(REPO, "build", "bindings", "python"))
+_spec = importlib.util.find_spec("evx")
+#: The folder holding the package under test (put on the PYTHONPATH of the
+#: interpreters run_python starts).
+PKGROOT = (os.path.dirname(os.path.dirname(_spec.origin)) if _spec and _spec.origin
+           else os.path.join(REPO, "build", "bindings", "python"))
 
 # The host emulation shows two devices, so that cross-device refusals can be
 # tested. Set before the first evx call opens the driver; a GPU ignores it.
@@ -76,12 +87,13 @@ def gate():
 
 
 def run_python(code, env=None, timeout=60):
-    """Runs code in a fresh interpreter with the package importable; returns
-    the CompletedProcess."""
+    """Runs code in a fresh interpreter, from the tests' folder, with the
+    package under test importable (unless env sets PYTHONPATH itself);
+    returns the CompletedProcess."""
     import subprocess
     e = dict(os.environ)
-    e["PYTHONPATH"] = PYROOT + os.pathsep + e.get("PYTHONPATH", "")
+    e["PYTHONPATH"] = PKGROOT + os.pathsep + e.get("PYTHONPATH", "")
     if env:
         e.update(env)
     return subprocess.run([sys.executable, "-c", code], env=e, capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=timeout, cwd=HERE)

@@ -3,6 +3,7 @@
 """Errors: CudaError with the generated Status, the name and the library's
 message; finding the library."""
 
+import ctypes
 import os
 import pickle
 
@@ -74,30 +75,106 @@ def test_missing_library_lists_every_place_tried():
     assert "EVX_LIBRARY=/nonexistent/libevx.so.0" in r.stderr
 
 
-def test_unset_library_path_tries_package_then_system(tmp_path):
-    env = {"EVX_LIBRARY": "", "LD_LIBRARY_PATH": str(tmp_path)}
-    code = ("import ctypes.util, sys\n"
-            "if ctypes.util.find_library('evx'): sys.exit(77)\n"
-            "import evx\n")
-    r = run_python(code, env=env)
-    if r.returncode == 77:
-        pytest.skip("libevx is installed on this system: the search cannot fail")
-    assert r.returncode != 0
-    for place in ("EVX_LIBRARY: not set", "libevx.so.0: no such file",
-                  "find_library('evx')", "dynamic linker"):
-        assert place in r.stderr, (place, r.stderr)
+def _library_copy(evx, folder):
+    """Copies libevx (and the host emulation, which libevx looks for beside
+    itself) into folder; returns the copy's path."""
+    import shutil
+    real = os.path.realpath(evx.library_path)
+    shutil.copy(real, os.path.join(folder, "libevx.so.0"))
+    for host in (os.path.join(os.path.dirname(real), "host", "libevx-host.so"),
+                 os.path.join(os.path.dirname(real), "libevx-host.so")):
+        if os.path.exists(host):
+            shutil.copy(host, os.path.join(folder, "libevx-host.so"))
+            break
+    return os.path.join(folder, "libevx.so.0")
 
 
-def test_library_found_next_to_the_package(tmp_path, evx):
-    # A copy of the package with the library beside it loads without
-    # EVX_LIBRARY.
+def _package_copy(evx, tmp_path, with_library):
+    """A copy of the package under test (its compiled core included) in
+    tmp_path/evx, with a copy of its libevx beside the core or not."""
     import shutil
     pkg = tmp_path / "evx"
     shutil.copytree(os.path.dirname(evx.__file__), pkg,
-                    ignore=shutil.ignore_patterns("__pycache__", "*.so*"))
-    shutil.copy(os.path.realpath(evx.library_path), pkg / "libevx.so.0")
-    code = ("import sys; sys.path.insert(0, %r); import evx; "
-            "print(evx.library_path); print(evx.library_version())" % str(tmp_path))
-    r = run_python(code, env={"EVX_LIBRARY": ""})
+                    ignore=shutil.ignore_patterns("__pycache__", "libevx*"))
+    if with_library:
+        _library_copy(evx, str(pkg))
+    return pkg
+
+
+def test_core_that_finds_no_library_lists_what_it_tried(evx, tmp_path):
+    # A copy of the package away from the build tree, with nothing on the
+    # library path: the core's own search fails, and the error says where.
+    _package_copy(evx, tmp_path, with_library=False)
+    code = ("import ctypes.util, sys\n"
+            "if ctypes.util.find_library('evx'): sys.exit(77)\n"
+            "import evx\n")
+    r = run_python(code, env={"EVX_LIBRARY": "", "LD_LIBRARY_PATH": "",
+                              "PYTHONPATH": str(tmp_path)})
+    if r.returncode == 77:
+        pytest.skip("libevx is installed on this system: the search cannot fail")
+    assert r.returncode != 0
+    assert "LibraryNotFoundError" in r.stderr
+    for place in ("EVX_LIBRARY: not set", "_core", "through its rpath",
+                  "libevx.so.0: cannot open shared object file"):
+        assert place in r.stderr, (place, r.stderr)
+
+
+def test_library_found_next_to_the_core(evx, tmp_path):
+    # As a wheel lays it out: libevx beside the core ($ORIGIN in its rpath),
+    # found with no environment variable.
+    pkg = _package_copy(evx, tmp_path, with_library=True)
+    code = ("import evx; print(evx.library_path); print(evx._core.library_path()); "
+            "d = evx.Device(0); s = d.create_stream(); e = s.record(); e.sync(); "
+            "print(evx.library_version())")
+    r = run_python(code, env={"EVX_LIBRARY": "", "LD_LIBRARY_PATH": "",
+                              "PYTHONPATH": str(tmp_path)})
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines()[0] == str(pkg / "libevx.so.0")
+    lines = r.stdout.splitlines()
+    assert lines[0] == str(pkg / "libevx.so.0") == os.path.normpath(lines[1])
+    assert lines[2] == evx.library_version()
+
+
+def test_evx_library_picks_the_file_for_both_layers(evx, tmp_path):
+    # EVX_LIBRARY is opened first; the core's libevx.so.0 is then that copy,
+    # and the ctypes layer shares its handles.
+    lib = _library_copy(evx, str(tmp_path))
+    code = ("import ctypes, evx\n"
+            "print(evx.library_path); print(evx._core.library_path())\n"
+            "d = evx.Device(0); s = d.create_stream()\n"
+            "h = ctypes.c_void_p()\n"
+            "assert evx.capi.evx_device_create_event(0, 0, ctypes.byref(h)) == 0\n"
+            "e = evx._core.new_event(h, 0)\n"
+            "e.record(s); e.sync(); e.close()\n"
+            "print('shared')\n")
+    r = run_python(code, env={"EVX_LIBRARY": str(lib)})
+    assert r.returncode == 0, r.stderr
+    a, b, shared = r.stdout.splitlines()
+    assert a == str(lib) and os.path.samefile(b, lib) and shared == "shared"
+
+
+def test_evx_library_of_another_soname_is_refused(evx):
+    # A file that cannot stand in for the core's libevx.so.0 (the host
+    # emulation) is refused, naming both files, instead of two libraries
+    # with two handle tables.
+    host = os.path.join(os.path.dirname(os.path.realpath(evx.library_path)), "host",
+                        "libevx-host.so")
+    if not os.path.exists(host):
+        pytest.skip("no host emulation beside %s" % evx.library_path)
+    r = run_python("import evx", env={"EVX_LIBRARY": host})
+    assert r.returncode != 0
+    assert "EVX_LIBRARY=%s was opened, but evx._core" % host in r.stderr
+    assert "soname libevx.so.0" in r.stderr
+
+
+def test_capi_and_core_share_one_library(evx, dev):
+    assert os.path.samefile(evx.library_path, evx._core.library_path())
+    h = ctypes.c_void_p()
+    assert evx.capi.evx_device_create_event(dev.device_id, 0, ctypes.byref(h)) == 0
+    e = evx._core.new_event(h, dev.device_id)      # a ctypes-made handle
+    s = dev.create_stream()
+    e.record(s)
+    e.sync()
+    flags = ctypes.c_uint()
+    assert evx.capi.evx_event_get_flags(e._h, ctypes.byref(flags)) == 0
+    e.close()
+    s.close()

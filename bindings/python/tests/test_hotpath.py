@@ -1,12 +1,8 @@
 # Copyright 2026 The evx Authors
 # SPDX-License-Identifier: Apache-2.0
-"""The hot core (evx._speedups or evx._pycore): how the package picks it,
-timer reuse by evx.timed, foreign and forged handles, and which calls keep
-the GIL.
-
-scripts/test.sh runs this whole suite twice, once on each core. The
-tests here that look inside one core say which in their skip reason; the
-others hold for both."""
+"""The compiled core (evx._core): that the package runs on it, timer reuse by
+evx.timed, foreign and forged handles, and that calls which can wait release
+the GIL."""
 
 import contextlib
 import ctypes
@@ -24,51 +20,24 @@ from conftest import run_python
 from test_wrap import FakeCupyStream
 
 
-def test_the_core_is_the_one_asked_for(evx):
-    setting = os.environ.get("EVX_SPEEDUPS", "")
-    assert evx.implementation in ("speedups", "ctypes")
-    assert evx.implementation == evx._core.IMPLEMENTATION
-    if setting == "0":
-        assert evx.implementation == "ctypes"
-        assert evx.speedups_error == "EVX_SPEEDUPS=0"
-    elif setting:
-        assert evx.implementation == "speedups" and evx.speedups_error is None
+def test_the_package_runs_on_its_compiled_core(evx):
+    assert evx.implementation == "cython"
+    assert evx._core.__file__.startswith(os.path.dirname(evx.__file__))
     assert issubclass(evx.Event, evx._core.EventCore)
     assert issubclass(evx.Stream, evx._core.StreamCore)
     assert evx.timed is evx._core.timed
 
 
-def test_an_explicit_core_that_cannot_load_is_an_error(tmp_path):
-    r = run_python("import evx", env={"EVX_SPEEDUPS": str(tmp_path)})
-    assert r.returncode != 0
-    assert "EVX_SPEEDUPS=%s: no _speedups" % tmp_path in r.stderr
-
-
-def test_no_compiled_core_next_to_the_package_falls_back_to_ctypes():
-    # The source tree holds no built _speedups, so with EVX_SPEEDUPS unset the
-    # package runs on ctypes and says why.
-    env = dict(os.environ)
-    env.pop("EVX_SPEEDUPS", None)
-    code = textwrap.dedent("""
-        import os, evx
-        here = os.path.dirname(evx.__file__)
-        built = [n for n in os.listdir(here) if n.startswith("_speedups.")
-                 and not n.endswith(".c")]
-        if built:
-            assert evx.implementation == "speedups", evx.speedups_error
-        else:
-            assert evx.implementation == "ctypes"
-            assert "_speedups" in evx.speedups_error, evx.speedups_error
-        d = evx.Device(0); s = d.create_stream(); e = s.record(); e.sync()
-        print("ok")
-    """)
-    import subprocess
-    import sys
+def test_a_package_without_its_core_says_how_to_build_it():
+    # The source tree's evx/ holds no compiled core: importing it from there
+    # is refused with how to build one, not run on a second implementation.
     from conftest import PYROOT
-    env["PYTHONPATH"] = PYROOT
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                       text=True, timeout=60)
-    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+    r = run_python("import evx", env={"PYTHONPATH": PYROOT})
+    assert r.returncode != 0
+    assert "CoreNotBuiltError" in r.stderr
+    assert "evx's compiled core (evx._core) is not in %s" % os.path.join(PYROOT, "evx") \
+        in r.stderr
+    assert "meson compile" in r.stderr and "pip install ." in r.stderr
 
 
 # --------------------------------------------------------------------------
@@ -207,18 +176,6 @@ def test_timed_blocks_leak_nothing(evx, stream):
     gc.collect()
     assert sys.getrefcount(stream) == refs
     assert sys.getallocatedblocks() - mem < 100     # one per block would be 3000
-
-
-@pytest.mark.skipif(os.environ.get("EVX_SPEEDUPS", "") in ("", "0"),
-                    reason="the compiled core's slots (the ctypes core's are functions)")
-def test_timed_slots_refuse_other_objects(evx):
-    with pytest.raises(TypeError, match="needs an evx.timed object"):
-        evx.timed.__enter__(object())
-    with pytest.raises(TypeError, match="needs an evx.timed object"):
-        evx.timed.__exit__()
-    with pytest.raises(TypeError, match="binds to evx.timed objects only"):
-        evx.timed.__exit__.__get__(object(), type(object()))
-    assert "__enter__" in repr(evx.timed.__enter__)
 
 
 def test_timed_read_from_many_threads_at_once(evx, dev, stream, gate):
@@ -394,9 +351,6 @@ def test_stream_record_arguments(evx, dev, stream):
     stream.sync()
 
 
-@pytest.mark.skipif(os.environ.get("EVX_SPEEDUPS", "") in ("", "0"),
-                    reason="the compiled core's handle attribute (run with "
-                           "EVX_SPEEDUPS=BUILD/bindings/python)")
 def test_compiled_handle_attribute(evx, dev):
     e = dev.create_event()
     assert isinstance(e._h, int) and e._h == e.handle
@@ -465,68 +419,3 @@ def test_a_sync_behind_a_python_host_function_releases_the_gil(evx, dev):
     """)
     r = run_python(code, timeout=30)
     assert r.returncode == 0 and r.stdout.startswith("ok"), r.stderr
-
-
-ctypes_only = pytest.mark.skipif(
-    os.environ.get("EVX_SPEEDUPS", "") not in ("0",),
-    reason="looks inside the ctypes core (run with EVX_SPEEDUPS=0)")
-
-
-@ctypes_only
-def test_ctypes_core_binds_hot_calls_untyped(evx):
-    pc = evx._pycore
-    typed = evx.capi.evx_device_create_event
-    assert typed.argtypes is not None and len(typed.argtypes) == 3
-    assert pc._ev_create is not typed and pc._ev_create.argtypes is None
-    assert evx.capi.evx_event_record.argtypes is not None
-
-
-@ctypes_only
-def test_ctypes_core_makes_no_second_call_for_a_read_time(evx, stream, monkeypatch):
-    calls = []
-    real = evx._pycore._tm_sync
-    monkeypatch.setattr(evx._pycore, "_tm_sync",
-                        lambda *a: calls.append(1) or real(*a))
-    with evx.timed(stream) as t:
-        pass
-    for _ in range(3):
-        assert t.elapsed_ms >= 0.0
-    assert len(calls) == 1
-
-
-@ctypes_only
-def test_ctypes_core_event_creation_keeps_the_gil_after_the_first():
-    code = textwrap.dedent("""
-        import ctypes, evx
-        pc = evx._pycore
-        d = evx.Device(0)
-        assert 0 not in pc._warm                 # first: releases the GIL
-        try:
-            d.create_event(ipc=True)             # refused: stays so
-        except evx.CudaError:
-            pass
-        assert 0 not in pc._warm
-        e = d.create_event()
-        assert 0 in pc._warm
-        assert isinstance(evx._gil_lib, ctypes.PyDLL)
-        e.close()
-        print("ok")
-    """)
-    r = run_python(code, env={"EVX_PYTHON_RELEASE_GIL": "0", "EVX_SPEEDUPS": "0"})
-    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
-
-
-@ctypes_only
-def test_ctypes_core_only_calls_that_never_wait_keep_the_gil(evx):
-    keeps = ctypes._FUNCFLAG_PYTHONAPI
-    pc = evx._pycore
-    holding = ("_ev_query", "_ev_elapsed", "_st_query", "_ev_create_gil",
-               "_ev_destroy")
-    releasing = ("_ev_create", "_ev_record", "_ev_sync", "_st_wait",
-                 "_st_sync", "_st_destroy", "_tm_create", "_tm_destroy",
-                 "_tm_start", "_tm_stop", "_tm_sync")
-    for name in releasing:
-        assert not getattr(pc, name)._flags_ & keeps, name
-    held = evx._gil_lib is not evx._lib
-    for name in holding:
-        assert bool(getattr(pc, name)._flags_ & keeps) == held, name

@@ -1,0 +1,681 @@
+# Copyright 2026 The evx Authors
+# SPDX-License-Identifier: Apache-2.0
+# cython: language_level=3, embedsignature=True, binding=False
+# (binding=False: methods are the C method descriptors CPython's own types
+# use, as the hand-written core's were; embedsignature keeps signatures in
+# their docstrings.)
+"""evx._core: the compiled core of evx's Python layer, written in Cython.
+
+It links libevx and calls it directly (the declarations are in
+libevx.pxd). It holds what a timing loop calls: the base classes of
+evx.Event and evx.Stream (EventCore, StreamCore) with their hot methods,
+event creation, and ``timed``. The package (evx/__init__.py) defines Event
+and Stream on top of these and hands them over with bind().
+
+:func:`library_path` is the file of the libevx this module linked (dladdr
+on one of its functions): the package opens that same file with ctypes for
+evx.capi, and the dynamic linker gives back the copy already loaded, so
+the compiled calls and the ctypes ones share one library and one handle
+table.
+
+The GIL: every call that can wait (synchronize, record: the driver may block
+on a full queue, and anything queued behind a host function, which needs the
+GIL to run its Python code) releases it. The calls that never wait, neither
+on the GPU nor on a lock that a thread waiting for the GIL could hold, keep
+it: releasing and retaking it costs more than the call. They are the queries
+and elapsed time (which answers NOT_READY instead of waiting), and the
+creation and destruction of events: evx takes an event from its reuse cache
+or calls cuEventCreate, and gives it back or calls cuEventDestroy, none of
+which waits for GPU work or for a host function. The one slow step is a
+device's first use, which retains its primary context (hundreds of
+milliseconds on a GPU); so a device's events are made releasing the GIL
+until one has been made. bind(..., release_all=True)
+(EVX_PYTHON_RELEASE_GIL=1) makes every call release it.
+"""
+
+cimport cython
+from cpython.long cimport PyLong_AsVoidPtr, PyLong_FromVoidPtr
+from cpython.object cimport PyObject, PyTypeObject
+
+from .libevx cimport *
+
+cdef extern from "<dlfcn.h>" nogil:
+    ctypedef struct Dl_info:
+        const char *dli_fname
+    int dladdr(const void *addr, Dl_info *info)
+
+
+# --------------------------------------------------------------------------
+# What the package hands over (bind), and the library check
+
+cdef object g_error = None         # error(status, op, message=None) -> exception
+cdef type g_event_type = None      # evx.Event
+cdef type g_stream_type = None     # evx.Stream
+cdef object g_wrap_stream = None   # evx.Stream.wrap
+cdef bint g_release_all = False    # EVX_PYTHON_RELEASE_GIL=1
+
+# Devices whose first event has been made: their events are made holding the
+# GIL. Ordinals past the table always release it.
+cdef enum:
+    WARM_DEVICES = 256
+cdef unsigned char g_warm[WARM_DEVICES]
+
+
+def library_path():
+    """The path of the libevx file this module linked, as the dynamic linker
+    opened it."""
+    cdef Dl_info info
+    if dladdr(<const void *>&evx_version, &info) == 0 or info.dli_fname == NULL:
+        raise ImportError("evx._core: dladdr() cannot name the libevx it linked")
+    return (<bytes>info.dli_fname).decode("utf-8", "surrogateescape")
+
+
+def check_library_version():
+    """Raises ImportError when the linked libevx is of another major version
+    or an older minor one than the headers this module was built with."""
+    cdef unsigned v = evx_version()
+    if (v // 10000 != <unsigned>EVX_VERSION_MAJOR or
+            v < <unsigned>(EVX_VERSION_MAJOR * 10000 + EVX_VERSION_MINOR * 100)):
+        raise ImportError(
+            "evx._core was built for libevx %d.%d and later %d.x; the library "
+            "it loaded (%s) is %d.%d.%d" % (
+                EVX_VERSION_MAJOR, EVX_VERSION_MINOR, EVX_VERSION_MAJOR,
+                library_path(), v // 10000, v // 100 % 100, v % 100))
+
+
+def bind(error, type event_type, type stream_type, wrap_stream, bint release_all):
+    """Called once by the package: ``error(status, op, message=None)`` makes
+    the exception to raise (the library's thread-local message when
+    ``message`` is None); Event and Stream (subclasses of EventCore and
+    StreamCore); Stream.wrap; whether every call releases the GIL."""
+    global g_error, g_event_type, g_stream_type, g_wrap_stream, g_release_all
+    if g_event_type is not None:
+        raise RuntimeError("evx._core is already bound")
+    if not (issubclass(event_type, EventCore) and issubclass(stream_type, StreamCore)):
+        raise TypeError("bind(): the event and stream types must derive from "
+                        "EventCore and StreamCore")
+    g_error = error
+    g_event_type = event_type
+    g_stream_type = stream_type
+    g_wrap_stream = wrap_stream
+    g_release_all = release_all
+
+
+def releases_gil_always():
+    """Whether every call releases the GIL (EVX_PYTHON_RELEASE_GIL=1)."""
+    return g_release_all
+
+
+cdef inline object failure(evx_status_t st, str op):
+    """The exception for a status just returned on this thread."""
+    return g_error(st, op)
+
+
+cdef object done_or_raise(evx_status_t st, str op):
+    """A query's answer as is_done gives it."""
+    if st == EVX_SUCCESS:
+        return True
+    if st == EVX_ERROR_NOT_READY:
+        return False
+    raise failure(st, op)
+
+
+cdef object gone(obj, str op, str role):
+    """The exception for a closed object given to op."""
+    return g_error(EVX_ERROR_INVALID_HANDLE, op, "%s is %s" % (role, obj._gone))
+
+
+cdef void *handle_from(v) except? NULL:
+    """A handle from what may be assigned to _h: an int, a ctypes.c_void_p
+    (its .value) or None."""
+    if v is None:
+        return NULL
+    if not isinstance(v, int):
+        try:
+            v = v.value                        # ctypes.c_void_p
+        except AttributeError:
+            raise TypeError("an evx handle is an int, a ctypes.c_void_p or "
+                            "None, not %s" % type(v).__name__) from None
+        if v is None:
+            return NULL
+    return PyLong_AsVoidPtr(v)
+
+
+# --------------------------------------------------------------------------
+# Events and streams: one handle each
+
+
+cdef class Handle:
+    """What EventCore and StreamCore share: the evx handle (NULL once
+    closed), the device ordinal, weak references, the context manager."""
+
+    cdef void *h
+    cdef readonly int _dev
+    cdef object __weakref__
+
+    @property
+    def _h(self):
+        """The evx handle as an int, or None once closed."""
+        return None if self.h == NULL else PyLong_FromVoidPtr(self.h)
+
+    @_h.setter
+    def _h(self, v):
+        self.h = handle_from(v)
+
+    @_h.deleter
+    def _h(self):
+        raise AttributeError("_h cannot be deleted")
+
+    @property
+    def closed(self):
+        """True once closed."""
+        return self.h == NULL
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.close()            # by name: evx.Stream's close drops its owner
+        return False
+
+
+cdef tuple NO_ARGS = ()
+
+
+cdef inline object new_core(type base, type cls):
+    """A new object of cls (evx.Event or evx.Stream) made by its core base's
+    own tp_new: cls.__new__ refuses callers (Event and Stream are made by
+    the library's calls only), and base.__new__(cls) would go through a
+    Python-level method call."""
+    return (<PyTypeObject *>base).tp_new(cls, <PyObject *>NO_ARGS, NULL)
+
+
+cdef class EventCore(Handle):
+    """The compiled core of evx.Event."""
+
+    cdef bint pooled          # acquired from a pool: closing gives it back
+
+    @property
+    def _gone(self):
+        """What a closed event is: "closed", or "released to its pool"."""
+        return "released to its pool" if self.pooled else "closed"
+
+    cdef evx_status_t release(self) noexcept:
+        cdef evx_event_t h = <evx_event_t>self.h
+        cdef evx_status_t st = EVX_SUCCESS
+        if h != NULL:
+            self.h = NULL
+            if g_release_all:
+                with nogil:
+                    st = evx_event_destroy(h)
+            else:
+                st = evx_event_destroy(h)
+        return st
+
+    def __dealloc__(self):
+        self.release()
+
+    def close(self):
+        """Destroys the evx event (an event from a pool goes back to the
+        pool). Pending work is not waited for. A second close does nothing."""
+        cdef evx_status_t st = self.release()
+        if st:
+            raise failure(st, "Event.close")
+
+    def record(self, stream, external=False):
+        """Records the event on ``stream`` (an evx Stream of the event's
+        device). ``external=True`` records an external event node inside
+        stream capture (the driver refuses it outside capture)."""
+        cdef evx_event_t h = <evx_event_t>self.h
+        cdef evx_stream_t s
+        cdef evx_status_t st
+        cdef unsigned flags = EVX_EVENT_RECORD_EXTERNAL if external else EVX_EVENT_RECORD_DEFAULT
+        if not isinstance(stream, StreamCore):
+            raise TypeError("Event.record() needs an evx.Stream (wrap others "
+                            "with evx.Stream.wrap), not %s" % type(stream).__name__)
+        s = <evx_stream_t>(<StreamCore>stream).h
+        if h == NULL:
+            raise gone(self, "Event.record", "the event")
+        if s == NULL:
+            raise gone(stream, "Event.record", "the stream")
+        with nogil:
+            st = evx_event_record_with_flags(h, s, flags)
+        if st:
+            raise failure(st, "Event.record")
+
+    def sync(self):
+        """Waits until the recorded work has completed."""
+        cdef evx_event_t h = <evx_event_t>self.h
+        cdef evx_status_t st
+        if h == NULL:
+            raise gone(self, "Event.sync", "the event")
+        with nogil:
+            st = evx_event_synchronize(h)
+        if st:
+            raise failure(st, "Event.sync")
+
+    @property
+    def is_done(self):
+        """True when the recorded work has completed (or the event was never
+        recorded), False while it is pending. Errors raise CudaError."""
+        cdef evx_event_t h = <evx_event_t>self.h
+        cdef evx_status_t st
+        if h == NULL:
+            raise gone(self, "Event.is_done", "the event")
+        if g_release_all:
+            with nogil:
+                st = evx_event_query(h)
+        else:
+            st = evx_event_query(h)
+        return done_or_raise(st, "Event.is_done")
+
+    cdef float elapsed(self, EventCore start, str op) except? -1.0:
+        cdef float ms = 0.0
+        cdef evx_status_t st
+        cdef evx_event_t a = <evx_event_t>start.h
+        cdef evx_event_t b = <evx_event_t>self.h
+        if b == NULL:
+            raise gone(self, op, "the end event")
+        if a == NULL:
+            raise gone(start, op, "the start event")
+        if g_release_all:
+            with nogil:
+                st = evx_event_elapsed_time(&ms, a, b)
+        else:
+            st = evx_event_elapsed_time(&ms, a, b)
+        if st:
+            raise failure(st, op)
+        return ms
+
+    def __sub__(self, other):
+        """``end - start``: milliseconds from start to end."""
+        if not isinstance(other, EventCore):
+            return NotImplemented
+        return self.elapsed(<EventCore>other, "Event.__sub__ (end - start)")
+
+    def elapsed_since(self, start):
+        """The same as ``self - start``: milliseconds from start to this
+        event."""
+        if not isinstance(start, EventCore):
+            raise TypeError("Event.elapsed_since() needs an evx.Event, not %s"
+                            % type(start).__name__)
+        return self.elapsed(<EventCore>start, "Event.elapsed_since")
+
+
+cdef EventCore make_event(int dev, unsigned flags, str op):
+    """An evx.Event of a new driver event."""
+    cdef evx_event_t h = NULL
+    cdef evx_status_t st
+    cdef EventCore ev
+    if 0 <= dev < WARM_DEVICES and g_warm[dev]:
+        if g_release_all:
+            with nogil:
+                st = evx_device_create_event(dev, flags, &h)
+        else:
+            st = evx_device_create_event(dev, flags, &h)
+    else:
+        with nogil:
+            st = evx_device_create_event(dev, flags, &h)
+        if st == EVX_SUCCESS and 0 <= dev < WARM_DEVICES:
+            g_warm[dev] = 1
+    if st:
+        raise failure(st, op)
+    try:
+        ev = new_core(EventCore, g_event_type)
+    except BaseException:
+        evx_event_destroy(h)
+        raise
+    ev.h = h
+    ev._dev = dev
+    return ev
+
+
+def create_event(int ordinal, unsigned flags, str op="Device.create_event"):
+    """A new evx.Event of a device."""
+    return make_event(ordinal, flags, op)
+
+
+def new_event(handle, int ordinal, bint pooled=False):
+    """An evx.Event owning an existing handle (``pooled``: acquired from a
+    pool)."""
+    cdef EventCore ev = new_core(EventCore, g_event_type)
+    ev.h = <evx_event_t>handle_from(handle)
+    ev._dev = ordinal
+    ev.pooled = pooled
+    return ev
+
+
+# --------------------------------------------------------------------------
+# Streams
+
+
+cdef class StreamCore(Handle):
+    """The compiled core of evx.Stream."""
+
+    @property
+    def _gone(self):
+        return "closed"
+
+    cdef evx_status_t release(self) noexcept:
+        # Destroying a borrowed stream's handle never touches the driver
+        # stream (evx only forgets it), so this may run after a subclass's
+        # slots (the wrapped object) are cleared.
+        cdef evx_stream_t h = <evx_stream_t>self.h
+        cdef evx_status_t st = EVX_SUCCESS
+        if h != NULL:
+            self.h = NULL
+            with nogil:
+                st = evx_stream_destroy(h)
+        return st
+
+    def __dealloc__(self):
+        self.release()
+
+    def close(self):
+        """Ends the evx stream (destroying the driver stream only if evx owns
+        it). A second close does nothing."""
+        cdef evx_status_t st = self.release()
+        if st:
+            raise failure(st, "Stream.close")
+
+    def record(self, event=None):
+        """Records ``event`` (a new timing event when None) on this stream;
+        returns the event."""
+        cdef evx_stream_t s = <evx_stream_t>self.h
+        cdef evx_event_t e
+        cdef evx_status_t st
+        if event is None:
+            if s == NULL:
+                raise gone(self, "Stream.record", "the stream")
+            event = make_event(self._dev, EVX_EVENT_DEFAULT, "Stream.record")
+        elif not isinstance(event, EventCore):
+            raise TypeError("Stream.record() needs an evx.Event or None, not %s"
+                            % type(event).__name__)
+        e = <evx_event_t>(<EventCore>event).h
+        if s == NULL:
+            raise gone(self, "Stream.record", "the stream")
+        if e == NULL:
+            raise gone(event, "Stream.record", "the event")
+        with nogil:
+            st = evx_event_record(e, s)
+        if st:
+            raise failure(st, "Stream.record")
+        return event
+
+    def wait(self, event_or_stream, external=False):
+        """Makes future work on this stream wait for an Event, or for all
+        work queued so far on another Stream (through a temporary event
+        recorded there). Does not block the thread. ``external=True`` waits
+        as an external event node inside stream capture."""
+        cdef evx_stream_t s = <evx_stream_t>self.h
+        cdef evx_stream_t other
+        cdef evx_event_t e
+        cdef evx_status_t st
+        cdef unsigned flags = EVX_EVENT_WAIT_EXTERNAL if external else EVX_EVENT_WAIT_DEFAULT
+        cdef EventCore tmp
+        if isinstance(event_or_stream, EventCore):
+            e = <evx_event_t>(<EventCore>event_or_stream).h
+            if s == NULL:
+                raise gone(self, "Stream.wait", "the stream")
+            if e == NULL:
+                raise gone(event_or_stream, "Stream.wait", "the event waited for")
+            with nogil:
+                st = evx_stream_wait_event(s, e, flags)
+            if st:
+                raise failure(st, "Stream.wait")
+            return
+        if not isinstance(event_or_stream, StreamCore):
+            raise TypeError("Stream.wait() needs an evx.Event or an evx.Stream, "
+                            "not %s" % type(event_or_stream).__name__)
+        other = <evx_stream_t>(<StreamCore>event_or_stream).h
+        if s == NULL:
+            raise gone(self, "Stream.wait", "the stream")
+        if other == NULL:
+            raise gone(event_or_stream, "Stream.wait", "the stream waited for")
+        if event_or_stream is self:
+            return
+        tmp = make_event((<StreamCore>event_or_stream)._dev, EVX_EVENT_DISABLE_TIMING,
+                         "Stream.wait")
+        with nogil:
+            st = evx_event_record(<evx_event_t>tmp.h, other)
+            if st == EVX_SUCCESS:
+                st = evx_stream_wait_event(s, <evx_event_t>tmp.h, flags)
+        err = failure(st, "Stream.wait") if st else None   # the first failure
+        st = tmp.release()
+        if err is not None:
+            raise err
+        if st:
+            raise failure(st, "Stream.wait")
+
+    def sync(self):
+        """Waits until all work queued on the stream has completed."""
+        cdef evx_stream_t s = <evx_stream_t>self.h
+        cdef evx_status_t st
+        if s == NULL:
+            raise gone(self, "Stream.sync", "the stream")
+        with nogil:
+            st = evx_stream_synchronize(s)
+        if st:
+            raise failure(st, "Stream.sync")
+
+    @property
+    def is_done(self):
+        """True when all queued work has completed, False while busy. Errors
+        raise CudaError."""
+        cdef evx_stream_t s = <evx_stream_t>self.h
+        cdef evx_status_t st
+        if s == NULL:
+            raise gone(self, "Stream.is_done", "the stream")
+        if g_release_all:
+            with nogil:
+                st = evx_stream_query(s)
+        else:
+            st = evx_stream_query(s)
+        return done_or_raise(st, "Stream.is_done")
+
+
+def new_stream(handle, int ordinal):
+    """An evx.Stream owning an existing handle."""
+    cdef StreamCore s = new_core(StreamCore, g_stream_type)
+    s.h = <evx_stream_t>handle_from(handle)
+    s._dev = ordinal
+    return s
+
+
+# --------------------------------------------------------------------------
+# timed and its timer cache
+
+cdef enum:
+    TIMER_CACHE_MAX_ = 16       # idle timers kept per device
+    TIMER_CACHE_DEVICES = 16    # devices with a cache; others make and destroy
+
+#: Idle timers kept per device.
+TIMER_CACHE_MAX = TIMER_CACHE_MAX_
+
+cdef struct TimerCache:
+    int dev                     # -1: unused
+    int n
+    evx_timer_t t[TIMER_CACHE_MAX_]
+
+cdef TimerCache g_timers[TIMER_CACHE_DEVICES]
+cdef unsigned long long g_timers_made = 0
+for _i in range(TIMER_CACHE_DEVICES):
+    g_timers[_i].dev = -1
+    g_timers[_i].n = 0
+
+
+cdef int timer_cache(int dev, bint claim) noexcept:
+    cdef int i
+    for i in range(TIMER_CACHE_DEVICES):
+        if g_timers[i].dev == dev:
+            return i
+    if claim:
+        for i in range(TIMER_CACHE_DEVICES):
+            if g_timers[i].dev < 0:
+                g_timers[i].dev = dev
+                g_timers[i].n = 0
+                return i
+    return -1
+
+
+cdef evx_timer_t timer_take(int dev) except NULL:
+    """A timer of the device: from the cache, or made."""
+    global g_timers_made
+    cdef evx_timer_t t = NULL
+    cdef evx_status_t st
+    cdef int i = timer_cache(dev, False)
+    if i >= 0 and g_timers[i].n > 0:
+        g_timers[i].n -= 1
+        return g_timers[i].t[g_timers[i].n]
+    with nogil:
+        st = evx_timer_create(dev, &t)
+    if st:
+        raise failure(st, "evx.timed")
+    g_timers_made += 1
+    return t
+
+
+cdef void timer_put(int dev, evx_timer_t t) noexcept:
+    cdef int i = timer_cache(dev, True)
+    if i >= 0 and g_timers[i].n < TIMER_CACHE_MAX_:
+        g_timers[i].t[g_timers[i].n] = t
+        g_timers[i].n += 1
+        return
+    with nogil:
+        evx_timer_destroy(t)
+
+
+def clear_timers():
+    """Destroys the idle timers (at interpreter exit)."""
+    cdef int i
+    cdef evx_timer_t t
+    for i in range(TIMER_CACHE_DEVICES):
+        while g_timers[i].dev >= 0 and g_timers[i].n > 0:
+            g_timers[i].n -= 1
+            t = g_timers[i].t[g_timers[i].n]
+            with nogil:
+                evx_timer_destroy(t)
+
+
+def timer_cache_info():
+    """``(timers made so far, {device: timers idle in the cache})``."""
+    idle = {}
+    cdef int i
+    for i in range(TIMER_CACHE_DEVICES):
+        if g_timers[i].dev >= 0:
+            idle[g_timers[i].dev] = g_timers[i].n
+    return g_timers_made, idle
+
+
+cdef enum:
+    T_NEW, T_RUNNING, T_STOPPED, T_STOP_FAILED, T_READ
+
+
+@cython.final
+@cython.freelist(16)
+cdef class timed:
+    """timed(stream)
+
+    ``with evx.timed(stream) as t: ...`` marks a start and a stop on the
+    stream around the block (evx_timer_start / evx_timer_stop); the first
+    read of ``t.elapsed_ms`` waits for the stop mark and gives the
+    milliseconds (later reads give the same number without a call).
+
+    ``stream`` is an evx Stream or anything Stream.wrap accepts (borrowed
+    for the block). A timed object times one block. The C timers are
+    reused: one is taken when the block starts and given back when the
+    timed object is garbage, so a block makes no driver object.
+    """
+
+    cdef StreamCore stream      # kept: the marks are on it
+    cdef evx_timer_t timer      # from __enter__ on; back to the cache at the end
+    cdef float ms
+    cdef int dev
+    cdef bint own               # the stream was wrapped here: closed at the end
+    cdef unsigned char state
+
+    def __cinit__(self, stream):
+        if isinstance(stream, StreamCore):
+            self.stream = <StreamCore>stream
+        else:
+            s = g_wrap_stream(stream)
+            if not isinstance(s, StreamCore):
+                raise TypeError("Stream.wrap() did not return an evx.Stream")
+            self.stream = <StreamCore>s
+            self.own = True
+        self.dev = self.stream._dev
+
+    def __dealloc__(self):
+        if self.timer != NULL:
+            timer_put(self.dev, self.timer)
+            self.timer = NULL
+
+    def __enter__(self):
+        cdef evx_timer_t t
+        cdef evx_status_t st
+        cdef evx_stream_t s = <evx_stream_t>self.stream.h
+        if self.state != T_NEW:
+            raise RuntimeError("an evx.timed object times one block; make a new one")
+        if s == NULL:
+            raise gone(self.stream, "evx.timed", "the stream")
+        t = timer_take(self.dev)
+        with nogil:
+            st = evx_timer_start(t, s)
+        if st:
+            err = failure(st, "evx.timed")
+            timer_put(self.dev, t)
+            raise err
+        self.timer = t
+        self.state = T_RUNNING
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        cdef evx_stream_t s = <evx_stream_t>self.stream.h
+        cdef evx_status_t st = EVX_SUCCESS
+        if self.state != T_RUNNING:
+            raise RuntimeError("evx.timed: __exit__ without __enter__")
+        if s == NULL:
+            err = gone(self.stream, "evx.timed", "the stream")
+        else:
+            with nogil:
+                st = evx_timer_stop(self.timer, s)
+            err = failure(st, "evx.timed") if st else None
+        if err is None:
+            self.state = T_STOPPED
+            if self.own:
+                self.stream.close()
+            return False
+        self.state = T_STOP_FAILED
+        if exc_type is not None:      # the block's own exception wins
+            if self.own:
+                self.stream.close()
+            return False
+        if self.own:
+            try:
+                self.stream.close()
+            except Exception:
+                pass
+        raise err
+
+    @property
+    def elapsed_ms(self):
+        """Milliseconds from the start of the block to its end (on the GPU
+        timeline); synchronizes with the stop mark on first read."""
+        cdef float ms = 0.0
+        cdef evx_status_t st
+        cdef evx_timer_t t = self.timer
+        if self.state == T_READ:
+            return self.ms
+        if self.state == T_STOPPED:
+            with nogil:
+                st = evx_timer_synchronize(t, &ms)
+            if st:
+                raise failure(st, "evx.timed.elapsed_ms")
+            if self.state == T_STOPPED:      # another thread may have read it
+                self.ms = ms
+                self.state = T_READ
+            return self.ms
+        if self.state == T_STOP_FAILED:
+            raise RuntimeError("evx.timed: the stop mark failed; no time")
+        raise RuntimeError("evx.timed: elapsed_ms is known once the with-block "
+                           "has ended")
