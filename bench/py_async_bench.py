@@ -35,13 +35,17 @@ import argparse
 import asyncio
 import os
 import platform
+import importlib.util
 import statistics
 import sys
 import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "bindings", "python"))
+# build/bindings/python (the package with its compiled core, as meson builds
+# it), unless an evx is importable already (PYTHONPATH, an install).
+if importlib.util.find_spec("evx") is None:
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "build", "bindings", "python"))
 
 METHODS = ("notifier", "thread", "poll")
 
