@@ -5,6 +5,7 @@
 // (released while their recorded work ran) and the ones handed out as evx
 // events. The pool object lives while its handle or any event from it does.
 #include <cinttypes>
+#include <cstddef>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -17,6 +18,7 @@
 #include "evx/pool.h"
 #include "handle.hpp"
 #include "objects.hpp"
+#include "sized.hpp"
 
 namespace evx {
 
@@ -40,6 +42,15 @@ struct Pool {
 };
 
 namespace {
+
+// The structs of pool.h as first published; see sized.hpp.
+constexpr SizedType kOptionsType{"evx_event_pool_options_t", "options",
+                                 offsetof(evx_event_pool_options_t, prewarm) + sizeof(uint32_t)};
+constexpr SizedType kStatsType{"evx_event_pool_stats_t", "stats",
+                               offsetof(evx_event_pool_stats_t, exhausted_total) +
+                                   sizeof(uint64_t)};
+static_assert(kOptionsType.first_size == 20, "pool.h publishes 20 bytes of options");
+static_assert(kStatsType.first_size == 48, "pool.h publishes 48 bytes of stats");
 
 void unref(Pool *p) {
     if (p->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p;
@@ -147,15 +158,15 @@ EVX_API evx_status_t evx_event_pool_create(const evx_event_pool_options_t *optio
     if (!pool) return fail(EVX_ERROR_INVALID_VALUE, "%s: pool (the out-pointer) is NULL", fn);
     *pool = nullptr;
     if (!options) return fail(EVX_ERROR_INVALID_VALUE, "%s: options is NULL", fn);
-    if (options->struct_size < sizeof(evx_event_pool_options_t))
-        return fail(EVX_ERROR_INVALID_VALUE,
-                    "%s: options->struct_size is %u, less than the %zu bytes of "
-                    "evx_event_pool_options_t (set it to sizeof(evx_event_pool_options_t))",
-                    fn, options->struct_size, sizeof(evx_event_pool_options_t));
-    const int device = options->device;
-    const unsigned flags = options->event_flags;
-    const uint32_t capacity = options->capacity, prewarm = options->prewarm;
-    evx_status_t st = check_event_flags(fn, flags);
+    // Fields past the caller's struct_size keep these defaults.
+    evx_event_pool_options_t o;
+    std::memset(&o, 0, sizeof o);
+    evx_status_t st = sized_in(fn, kOptionsType, options, &o);
+    if (st) return st;
+    const int device = o.device;
+    const unsigned flags = o.event_flags;
+    const uint32_t capacity = o.capacity, prewarm = o.prewarm;
+    st = check_event_flags(fn, flags);
     if (st) return st;
     if (flags & EVX_EVENT_INTERPROCESS)
         return fail(EVX_ERROR_INVALID_VALUE,
@@ -289,19 +300,15 @@ EVX_API evx_status_t evx_event_pool_get_stats(evx_event_pool_t pool,
                                               evx_event_pool_stats_t *stats) {
     static const char fn[] = "evx_event_pool_get_stats";
     if (!stats) return fail(EVX_ERROR_INVALID_VALUE, "%s: stats is NULL", fn);
-    const uint32_t size = stats->struct_size;
-    if (size < sizeof(evx_event_pool_stats_t))
-        return fail(EVX_ERROR_INVALID_VALUE,
-                    "%s: stats->struct_size is %u, less than the %zu bytes of "
-                    "evx_event_pool_stats_t (set it to sizeof(evx_event_pool_stats_t))",
-                    fn, size, sizeof(evx_event_pool_stats_t));
+    uint32_t size;
+    evx_status_t st = sized_check(fn, kStatsType, stats, &size);
+    if (st) return st;
     evx_event_pool_stats_t out;
     std::memset(&out, 0, sizeof out);
-    const evx_status_t st = with_live(fn, pool, kPool, "event pool", [&](Slot &s) {
+    st = with_live(fn, pool, kPool, "event pool", [&](Slot &s) {
         Pool *p = static_cast<Pool *>(s.obj);
         std::lock_guard<std::mutex> lock(p->mu);
         reap(p);
-        out.struct_size = size;
         out.capacity = p->capacity;
         out.idle = static_cast<uint32_t>(p->idle.size());
         out.in_use = p->in_use;
@@ -312,8 +319,8 @@ EVX_API evx_status_t evx_event_pool_get_stats(evx_event_pool_t pool,
         return EVX_SUCCESS;
     });
     if (st) return st;
-    // Fields a later version adds past this struct are left alone.
-    std::memcpy(stats, &out, sizeof out);
+    // Only what the caller's struct_size covers is written.
+    sized_out(stats, size, out);
     return EVX_SUCCESS;
 }
 

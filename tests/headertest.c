@@ -2,7 +2,7 @@
  * Copyright 2026 The evx Authors
  * SPDX-License-Identifier: Apache-2.0
  */
-/* evx/evx.h compiles as strict C99 (-std=c99 -pedantic -Werror), its
+/* evx/evx.h compiles as strict C89 and C99 (-pedantic -Werror), its
  * constants have their documented values (checked at compile time), and
  * every function it declares links. */
 #include <evx/evx.h>
@@ -49,6 +49,11 @@ EVX_STATIC_CHECK(pool_stats_counters_aligned,
                  offsetof(evx_event_pool_stats_t, created_total) % 8 == 0);
 EVX_STATIC_CHECK(handles_are_pointers, sizeof(evx_event_t) == sizeof(void *));
 
+/* The _INIT macros are constant initializers (file scope needs that). */
+static const evx_event_pool_options_t pool_options_init =
+    EVX_EVENT_POOL_OPTIONS_INIT;
+static const evx_event_pool_stats_t pool_stats_init = EVX_EVENT_POOL_STATS_INIT;
+
 /* Taking each function's address makes the link fail for a declaration
  * the library does not define. */
 typedef void (*any_fn)(void);
@@ -86,12 +91,17 @@ int main(void)
     for (i = 0; i < n; i++)
         if (all_functions[i] == NULL)
             return 1;
+    if (pool_options_init.struct_size != sizeof(evx_event_pool_options_t) ||
+        pool_options_init.capacity != 0 ||
+        pool_stats_init.struct_size != sizeof(evx_event_pool_stats_t) ||
+        pool_stats_init.exhausted_total != 0)
+        return 1;
     if (evx_version() != EVX_VERSION_NUMBER) {
-        printf("headertest (C99): library %u, header %d\n", evx_version(),
+        printf("headertest (C): library %u, header %d\n", evx_version(),
                EVX_VERSION_NUMBER);
         return 1;
     }
-    printf("headertest (C99): %lu functions, version %s\n", (unsigned long)n,
+    printf("headertest (C): %lu functions, version %s\n", (unsigned long)n,
            evx_version_string());
     return 0;
 }

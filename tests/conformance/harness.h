@@ -44,6 +44,7 @@ extern const conf_case conf_timing_cases[];
 extern const conf_case conf_context_cases[];
 extern const conf_case conf_crossdev_cases[];
 extern const conf_case conf_thread_cases[];
+extern const conf_case conf_sized_cases[];
 
 /* Child modes run by some cases in a fresh process (argv[1] == "--child"). */
 int conf_child_main(const char *mode);

@@ -498,10 +498,9 @@ evx_host_fn_t = _ct.CFUNCTYPE(None, _ct.c_void_p)
 
 
 class evx_event_pool_options(_ct.Structure):
-    """Options of evx_event_pool_create(). Zero-initialize, then set `struct_size`
-    to `sizeof(evx_event_pool_options_t)`: later versions may add fields at the
-    end and read only what `struct_size` covers. The smallest size accepted is
-    that of the fields below, as first published (20 bytes).
+    """Options of evx_event_pool_create(). Initialize with
+    EVX_EVENT_POOL_OPTIONS_INIT (or zero it and set `struct_size` to
+    `sizeof(evx_event_pool_options_t)`), then set the fields.
 
     C: struct evx_event_pool_options (include/evx/pool.h): 20 bytes, aligned to 4.
     """
@@ -522,9 +521,9 @@ class evx_event_pool_options(_ct.Structure):
 
 
 class evx_event_pool_stats(_ct.Structure):
-    """What a pool holds, from evx_event_pool_get_stats(). Set `struct_size` to
-    `sizeof(evx_event_pool_stats_t)`; the smallest size accepted is that of the
-    fields below, as first published (48 bytes).
+    """What a pool holds, from evx_event_pool_get_stats(). Initialize with
+    EVX_EVENT_POOL_STATS_INIT (or set `struct_size` to
+    `sizeof(evx_event_pool_stats_t)`).
 
     C: struct evx_event_pool_stats (include/evx/pool.h): 48 bytes, aligned to 8.
     """
@@ -1023,10 +1022,11 @@ evx_event_pool_create = Prototype(
     pool [out]: receives the pool.
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if options or pool is NULL,
-    `struct_size` is too small, the flags are invalid for an event or include
-    EVX_EVENT_INTERPROCESS, the capacity is 0, or `prewarm` exceeds it;
-    EVX_ERROR_INVALID_DEVICE; EVX_ERROR_OUT_OF_MEMORY; a status from the
-    driver while warming up (nothing is kept then).
+    `struct_size` is below the first published size (the message gives both),
+    the flags are invalid for an event or include EVX_EVENT_INTERPROCESS, the
+    capacity is 0, or `prewarm` exceeds it; EVX_ERROR_INVALID_DEVICE;
+    EVX_ERROR_OUT_OF_MEMORY; a status from the driver while warming up
+    (nothing is kept then).
 
     Thread-safe.
     """)
@@ -1062,10 +1062,12 @@ evx_event_pool_get_stats = Prototype(
     pool: the pool.
 
     stats [in,out]: its `struct_size` set by the caller; filled up to that
-    size.
+    size (or up to this library's size, if larger), nothing past it written;
+    `struct_size` itself is left as set.
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if stats is NULL or its
-    `struct_size` is too small; EVX_ERROR_INVALID_HANDLE.
+    `struct_size` is below the first published size (the message gives both);
+    EVX_ERROR_INVALID_HANDLE.
 
     Thread-safe.
     """)

@@ -967,11 +967,15 @@ extern "C" {
     pub fn evx_stream_is_owned(stream: evx_stream_t, owned: *mut ::std::os::raw::c_int) -> evx_status_t;
 }
 
-/// @brief Options of evx_event_pool_create(). Zero-initialize, then set
-///  `struct_size` to `sizeof(evx_event_pool_options_t)`: later versions may
-///  add fields at the end and read only what `struct_size` covers. The
-///  smallest size accepted is that of the fields below, as first published
-///  (20 bytes).
+/// @brief Options of evx_event_pool_create(). Initialize with
+///  ::EVX_EVENT_POOL_OPTIONS_INIT (or zero it and set `struct_size` to
+///  `sizeof(evx_event_pool_options_t)`), then set the fields.
+///
+///  Later versions may add fields at the end. evx accepts any `struct_size`
+///  from the size first published (20 bytes: the fields below) up, reads
+///  only the fields it covers and gives the others their defaults (zero),
+///  so a program built against this header keeps working with a later
+///  library, and one built against a later header with this library.
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
 pub struct evx_event_pool_options {
@@ -1014,16 +1018,24 @@ fn bindgen_test_layout_evx_event_pool_options() {
     test_field_prewarm();
 }
 
-/// @brief Options of evx_event_pool_create(). Zero-initialize, then set
-///  `struct_size` to `sizeof(evx_event_pool_options_t)`: later versions may
-///  add fields at the end and read only what `struct_size` covers. The
-///  smallest size accepted is that of the fields below, as first published
-///  (20 bytes).
+/// @brief Options of evx_event_pool_create(). Initialize with
+///  ::EVX_EVENT_POOL_OPTIONS_INIT (or zero it and set `struct_size` to
+///  `sizeof(evx_event_pool_options_t)`), then set the fields.
+///
+///  Later versions may add fields at the end. evx accepts any `struct_size`
+///  from the size first published (20 bytes: the fields below) up, reads
+///  only the fields it covers and gives the others their defaults (zero),
+///  so a program built against this header keeps working with a later
+///  library, and one built against a later header with this library.
 pub type evx_event_pool_options_t = evx_event_pool_options;
 
-/// @brief What a pool holds, from evx_event_pool_get_stats(). Set
-///  `struct_size` to `sizeof(evx_event_pool_stats_t)`; the smallest size
-///  accepted is that of the fields below, as first published (48 bytes).
+/// @brief What a pool holds, from evx_event_pool_get_stats(). Initialize
+///  with ::EVX_EVENT_POOL_STATS_INIT (or set `struct_size` to
+///  `sizeof(evx_event_pool_stats_t)`).
+///
+///  evx accepts any `struct_size` from the size first published (48 bytes:
+///  the fields below) up, and writes only the bytes it covers: never past
+///  the caller's struct, and never the fields it does not know.
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
 pub struct evx_event_pool_stats {
@@ -1087,9 +1099,13 @@ fn bindgen_test_layout_evx_event_pool_stats() {
     test_field_exhausted_total();
 }
 
-/// @brief What a pool holds, from evx_event_pool_get_stats(). Set
-///  `struct_size` to `sizeof(evx_event_pool_stats_t)`; the smallest size
-///  accepted is that of the fields below, as first published (48 bytes).
+/// @brief What a pool holds, from evx_event_pool_get_stats(). Initialize
+///  with ::EVX_EVENT_POOL_STATS_INIT (or set `struct_size` to
+///  `sizeof(evx_event_pool_stats_t)`).
+///
+///  evx accepts any `struct_size` from the size first published (48 bytes:
+///  the fields below) up, and writes only the bytes it covers: never past
+///  the caller's struct, and never the fields it does not know.
 pub type evx_event_pool_stats_t = evx_event_pool_stats;
 
 extern "C" {
@@ -1099,7 +1115,8 @@ extern "C" {
     /// @param[out] pool receives the pool.
     /// @return ::EVX_SUCCESS;
     ///         ::EVX_ERROR_INVALID_VALUE if @p options or @p pool is NULL,
-    ///         `struct_size` is too small, the flags are invalid for an event
+    ///         `struct_size` is below the first published size (the message
+    ///         gives both), the flags are invalid for an event
     ///         or include ::EVX_EVENT_INTERPROCESS, the capacity is 0, or
     ///         `prewarm` exceeds it;
     ///         ::EVX_ERROR_INVALID_DEVICE; ::EVX_ERROR_OUT_OF_MEMORY; a status
@@ -1174,9 +1191,11 @@ extern "C" {
     ///
     /// @param pool the pool.
     /// @param[in,out] stats its `struct_size` set by the caller; filled up to
-    ///        that size.
+    ///        that size (or up to this library's size, if larger), nothing past
+    ///        it written; `struct_size` itself is left as set.
     /// @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p stats is NULL or
-    ///         its `struct_size` is too small; ::EVX_ERROR_INVALID_HANDLE.
+    ///         its `struct_size` is below the first published size (the message
+    ///         gives both); ::EVX_ERROR_INVALID_HANDLE.
     ///
     /// Thread-safe.
     pub fn evx_event_pool_get_stats(pool: evx_event_pool_t, stats: *mut evx_event_pool_stats_t) -> evx_status_t;
