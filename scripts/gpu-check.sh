@@ -3,9 +3,12 @@
 # the conformance suite against the real driver and against the host
 # emulation with the same number of devices, then the stages asked for.
 #
-#   scripts/gpu-check.sh [conformance] [interop] [bench] [pybench]
+#   scripts/gpu-check.sh [conformance] [interop] [bench] [pybench] [benchab]
 #
-# No stage named: all of them. Full logs go to $OUT (or /tmp/evx-out).
+# No stage named: all of them but benchab. benchab compares this tree's
+# evx-bench with that of git revision $EVX_BENCH_BASE (or the source tree
+# $EVX_BENCH_BASE_SRC), built beside it, run alternately in one go
+# (bench/ab_compare.py; $EVX_BENCH_ROUNDS rounds, default 5). Full logs go to $OUT (or /tmp/evx-out).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/evx-out}
@@ -64,6 +67,15 @@ for stage in $stages; do
         PYTHONUNBUFFERED=1 python3 bench/py_bench.py >"$out/pybench-$name.txt" 2>&1 || status=1
       tail -22 "$out/pybench-$name.txt"
     done
+    ;;
+  benchab)
+    if [ -n "${EVX_BENCH_BASE_SRC:-}" ]; then base=(--base-src "$EVX_BENCH_BASE_SRC")
+    elif [ -n "${EVX_BENCH_BASE:-}" ]; then base=(--base-rev "$EVX_BENCH_BASE")
+    else echo "benchab: set EVX_BENCH_BASE (a git revision) or EVX_BENCH_BASE_SRC"; status=1; continue; fi
+    echo "=== C benchmark before/after, real driver: ${base[*]} vs this tree"
+    env -u EVX_DRIVER python3 bench/ab_compare.py --rounds "${EVX_BENCH_ROUNDS:-5}" "${base[@]}" \
+      --base-build "$build-base" "$build" >"$out/bench-ab.txt" 2>&1 || status=1
+    cat "$out/bench-ab.txt"
     ;;
   *) echo "unknown stage $stage"; status=1 ;;
   esac

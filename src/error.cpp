@@ -26,8 +26,6 @@ evx_status_t fail(evx_status_t status, const char *fmt, ...) {
     return status;
 }
 
-evx_status_t no_thread_record() { return EVX_ERROR_OUT_OF_MEMORY; }
-
 }  // namespace evx
 
 extern "C" {

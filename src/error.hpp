@@ -21,7 +21,7 @@ evx_status_t vfail(evx_status_t status, const char *fmt, va_list ap)
 
 // The status of a call that could not get a thread record (out of memory):
 // no message can be kept then.
-evx_status_t no_thread_record();
+inline evx_status_t no_thread_record() { return EVX_ERROR_OUT_OF_MEMORY; }
 
 }  // namespace evx
 

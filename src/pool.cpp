@@ -18,6 +18,7 @@
 #include "evx/pool.h"
 #include "handle.hpp"
 #include "objects.hpp"
+#include "scope.hpp"
 #include "sized.hpp"
 
 namespace evx {
@@ -102,6 +103,20 @@ void destroy_list(Pool *p, std::vector<Entry> &list) {
     list.clear();
 }
 
+evx_status_t pool_free(ThreadRecord *, void *obj) {
+    Pool *p = static_cast<Pool *>(obj);
+    {
+        std::lock_guard<std::mutex> lock(p->mu);
+        p->closed = true;
+        destroy_list(p, p->idle);
+        destroy_list(p, p->pending);
+    }
+    unref(p);
+    return 0;
+}
+
+const FreeHookEntry kPoolFree(kPool, pool_free);
+
 }  // namespace
 
 void pool_count_created(Pool *p) {
@@ -134,18 +149,6 @@ void pool_take_back(Pool *p, CUevent ev, bool maybe_pending, bool former) {
     unref(p);
 }
 
-evx_status_t pool_free(ThreadRecord *, void *obj) {
-    Pool *p = static_cast<Pool *>(obj);
-    {
-        std::lock_guard<std::mutex> lock(p->mu);
-        p->closed = true;
-        destroy_list(p, p->idle);
-        destroy_list(p, p->pending);
-    }
-    unref(p);
-    return 0;
-}
-
 }  // namespace evx
 
 using namespace evx;
@@ -175,15 +178,10 @@ EVX_API evx_status_t evx_event_pool_create(const evx_event_pool_options_t *optio
     if (prewarm > capacity)
         return fail(EVX_ERROR_INVALID_VALUE, "%s: prewarm %u exceeds the capacity %u", fn,
                     prewarm, capacity);
-    st = ensure_driver(fn);
+    ThreadRecord *r;
+    Pool *p;
+    st = enter_device_new(fn, device, &r, &p);
     if (st) return st;
-    st = check_device(fn, device);
-    if (st) return st;
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Pool *p = new (std::nothrow) Pool;
-    if (!p) return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
-    p->device = device;
     p->flags = flags;
     p->capacity = capacity;
     uint32_t index;
@@ -197,7 +195,7 @@ EVX_API evx_status_t evx_event_pool_create(const evx_event_pool_options_t *optio
         pool_free(r, p);  // nothing is kept
         return st;
     }
-    *pool = reinterpret_cast<evx_event_pool_t>(static_cast<uintptr_t>(publish(index, kPool, p)));
+    *pool = publish_as<evx_event_pool_t>(index, kPool, p);
     return EVX_SUCCESS;
 }
 
@@ -207,43 +205,31 @@ EVX_API evx_status_t evx_event_pool_destroy(evx_event_pool_t pool) {
 
 EVX_API evx_status_t evx_event_pool_prewarm(evx_event_pool_t pool, uint32_t count) {
     static const char fn[] = "evx_event_pool_prewarm";
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Slot *s = nullptr;
-    evx_status_t st = lookup(r, pool, kPool, fn, "event pool", &s);
-    if (st) return st;
-    Pool *p = static_cast<Pool *>(s->obj);
-    if (count > p->capacity) {
-        const uint32_t capacity = p->capacity;
-        clear_hazards(r);
-        return fail(EVX_ERROR_INVALID_VALUE, "%s: count %u exceeds the capacity %u of pool 0x%" PRIx64,
-                    fn, count, capacity, handle_value(pool));
-    }
-    {
+    return with_live(fn, pool, kPool, "event pool", [pool, count](Slot &s) {
+        Pool *p = static_cast<Pool *>(s.obj);
+        if (count > p->capacity)
+            return fail(EVX_ERROR_INVALID_VALUE,
+                        "%s: count %u exceeds the capacity %u of pool 0x%" PRIx64, fn, count,
+                        p->capacity, handle_value(pool));
         std::lock_guard<std::mutex> lock(p->mu);
         reap(p);
-        st = fill(p, fn, count);
-    }
-    clear_hazards(r);
-    return st;
+        return fill(p, fn, count);
+    });
 }
 
 EVX_API evx_status_t evx_event_pool_acquire(evx_event_pool_t pool, evx_event_t *event) {
     static const char fn[] = "evx_event_pool_acquire";
     if (!event) return fail(EVX_ERROR_INVALID_VALUE, "%s: event (the out-pointer) is NULL", fn);
     *event = nullptr;
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
+    HandleScope scope;
     Slot *s = nullptr;
-    evx_status_t st = lookup(r, pool, kPool, fn, "event pool", &s);
+    evx_status_t st = scope.lookup(fn, pool, kPool, "event pool", &s);
     if (st) return st;
     Pool *p = static_cast<Pool *>(s->obj);
+    ThreadRecord *r = scope.record();
     uint32_t index;
     st = slot_alloc(r, fn, &index);
-    if (st) {
-        clear_hazards(r);
-        return st;
-    }
+    if (st) return st;
     CachedEvent ev{nullptr, false};
     {
         std::lock_guard<std::mutex> lock(p->mu);
@@ -267,33 +253,32 @@ EVX_API evx_status_t evx_event_pool_acquire(evx_event_pool_t pool, evx_event_t *
     }
     if (st) {
         slot_free(r, index);
-        clear_hazards(r);
         return st;
     }
     *event = publish_event(index, p->device, p->flags, ev.ev, p, ev.former);
-    clear_hazards(r);
     return EVX_SUCCESS;
 }
 
 EVX_API evx_status_t evx_event_pool_release(evx_event_pool_t pool, evx_event_t event) {
     static const char fn[] = "evx_event_pool_release";
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Slot *sp = nullptr, *se = nullptr;
-    evx_status_t st = lookup2(r, fn, pool, kPool, "event pool", &sp, event, kEvent, "event", &se);
-    if (st) return st;
-    const Pool *from = se->event.pool;
-    const bool ours = from == sp->obj;
-    clear_hazards(r);
-    if (!ours)
-        return fail(EVX_ERROR_INVALID_VALUE,
-                    "%s: event 0x%" PRIx64 " did not come from pool 0x%" PRIx64 " (%s); it stays live",
-                    fn, handle_value(event), handle_value(pool),
-                    from ? "it came from another pool" : "it was made by evx_device_create_event");
-    Slot *s = nullptr;
-    st = unpublish(event, kEvent, fn, "event", &s);
-    if (st) return st;
-    return retire(r, event);
+    {
+        // The hazards end with this block, before retire(): a hazard of this
+        // thread's own would make it defer the event's return to the pool.
+        HandleScope scope;
+        Slot *sp = nullptr, *se = nullptr;
+        const evx_status_t st =
+            scope.lookup2(fn, pool, kPool, "event pool", &sp, event, kEvent, "event", &se);
+        if (st) return st;
+        const Pool *from = se->event.pool;
+        if (from != sp->obj)
+            return fail(EVX_ERROR_INVALID_VALUE,
+                        "%s: event 0x%" PRIx64 " did not come from pool 0x%" PRIx64
+                        " (%s); it stays live",
+                        fn, handle_value(event), handle_value(pool),
+                        from ? "it came from another pool"
+                             : "it was made by evx_device_create_event");
+    }
+    return destroy_handle(event, kEvent, fn, "event");
 }
 
 EVX_API evx_status_t evx_event_pool_get_stats(evx_event_pool_t pool,
