@@ -26,6 +26,12 @@ evx_status_t fail(evx_status_t status, const char *fmt, ...) {
     return status;
 }
 
+evx_status_t unknown_flags(const char *fn, const char *what, unsigned flags, unsigned known,
+                           const char *names) {
+    return fail(EVX_ERROR_INVALID_VALUE, "%s: %s flags 0x%x have unknown bits 0x%x (known: %s)",
+                fn, what, flags, flags & ~known, names);
+}
+
 }  // namespace evx
 
 extern "C" {

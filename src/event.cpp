@@ -69,8 +69,11 @@ bool claim_former(Event *e) {
     }
 }
 
+// noexcept: nothing in a hot call throws, and so the compiler needs no
+// unwinding path for its HandleScope, which keeps the code what the
+// hand-written bracket was (see scope.hpp).
 evx_status_t record(const char *fn, evx_event_t event, evx_stream_t stream,
-                    bool with_flags, unsigned flags) {
+                    bool with_flags, unsigned flags) noexcept {
     HandleScope scope;
     Slot *se = nullptr, *ss = nullptr;
     evx_status_t st = scope.lookup2(fn, event, kEvent, "event", &se, stream, kStream,
@@ -106,12 +109,10 @@ evx_status_t record(const char *fn, evx_event_t event, evx_stream_t stream,
 }  // namespace
 
 evx_status_t check_event_flags(const char *fn, unsigned flags) {
-    if (flags & ~kKnownEventFlags)
-        return fail(EVX_ERROR_INVALID_VALUE,
-                    "%s: event flags 0x%x have unknown bits 0x%x (known: "
-                    "EVX_EVENT_BLOCKING_SYNC 0x1, EVX_EVENT_DISABLE_TIMING 0x2, "
-                    "EVX_EVENT_INTERPROCESS 0x4)",
-                    fn, flags, flags & ~kKnownEventFlags);
+    const evx_status_t st = check_known_flags(
+        fn, "event", flags, kKnownEventFlags,
+        "EVX_EVENT_BLOCKING_SYNC 0x1, EVX_EVENT_DISABLE_TIMING 0x2, EVX_EVENT_INTERPROCESS 0x4");
+    if (st) return st;
     if ((flags & EVX_EVENT_INTERPROCESS) && !(flags & EVX_EVENT_DISABLE_TIMING))
         return fail(EVX_ERROR_INVALID_VALUE,
                     "%s: EVX_EVENT_INTERPROCESS needs EVX_EVENT_DISABLE_TIMING too "
@@ -182,7 +183,7 @@ namespace {
 // without asking the driver). NOT_READY passes through silently.
 template <class Call>
 inline evx_status_t observe(const char *fn, const char *call_name, evx_event_t event,
-                            Call call) {
+                            Call call) noexcept {
     HandleScope scope;
     Slot *s = nullptr;
     const evx_status_t st = scope.lookup(fn, event, kEvent, "event", &s);
@@ -196,65 +197,9 @@ inline evx_status_t observe(const char *fn, const char *call_name, evx_event_t e
     return driver_failed(res, fn, call_name, "event 0x%" PRIx64, handle_value(event));
 }
 
-}  // namespace
-
-extern "C" {
-
-EVX_API evx_status_t evx_device_create_event(int device, unsigned flags,
-                                             evx_event_t *event) {
-    static const char fn[] = "evx_device_create_event";
-    if (!event) return fail(EVX_ERROR_INVALID_VALUE, "%s: event (the out-pointer) is NULL", fn);
-    *event = nullptr;
-    evx_status_t st = check_event_flags(fn, flags);
-    if (st) return st;
-    ThreadRecord *r;
-    st = enter_device(fn, device, &r);
-    if (st) return st;
-    uint32_t index;
-    st = slot_alloc(r, fn, &index);
-    if (st) return st;
-    CUevent ev;
-    bool former;
-    st = cache_take(r, fn, device, flags, &ev, &former);
-    if (st) {
-        slot_free(r, index);
-        return st;
-    }
-    *event = publish_event(index, device, flags, ev, nullptr, former);
-    return EVX_SUCCESS;
-}
-
-EVX_API evx_status_t evx_event_destroy(evx_event_t event) {
-    return destroy_handle(event, kEvent, "evx_event_destroy", "event");
-}
-
-EVX_API evx_status_t evx_event_record(evx_event_t event, evx_stream_t stream) {
-    return record("evx_event_record", event, stream, false, 0);
-}
-
-EVX_API evx_status_t evx_event_record_with_flags(evx_event_t event, evx_stream_t stream,
-                                                 unsigned flags) {
-    static const char fn[] = "evx_event_record_with_flags";
-    if (flags & ~static_cast<unsigned>(EVX_EVENT_RECORD_EXTERNAL))
-        return fail(EVX_ERROR_INVALID_VALUE,
-                    "%s: record flags 0x%x have unknown bits 0x%x (known: "
-                    "EVX_EVENT_RECORD_EXTERNAL 0x1)",
-                    fn, flags, flags & ~static_cast<unsigned>(EVX_EVENT_RECORD_EXTERNAL));
-    return record(fn, event, stream, true, flags);
-}
-
-EVX_API evx_status_t evx_event_query(evx_event_t event) {
-    return observe("evx_event_query", "cuEventQuery", event,
-                   [](CUevent ev) { return cu().cuEventQuery(ev); });
-}
-
-EVX_API evx_status_t evx_event_synchronize(evx_event_t event) {
-    // cuEventSynchronize never answers NOT_READY: it waits.
-    return observe("evx_event_synchronize", "cuEventSynchronize", event,
-                   [](CUevent ev) { return cu().cuEventSynchronize(ev); });
-}
-
-EVX_API evx_status_t evx_event_elapsed_time(float *ms, evx_event_t start, evx_event_t end) {
+// The body of evx_event_elapsed_time(); noexcept: nothing in it throws, and
+// so the compiler needs no unwinding path for the scope (see scope.hpp).
+evx_status_t elapsed_time(float *ms, evx_event_t start, evx_event_t end) noexcept {
     static const char fn[] = "evx_event_elapsed_time";
     if (!ms) return fail(EVX_ERROR_INVALID_VALUE, "%s: ms (the out-pointer) is NULL", fn);
     HandleScope scope;
@@ -307,6 +252,65 @@ EVX_API evx_status_t evx_event_elapsed_time(float *ms, evx_event_t start, evx_ev
     return driver_failed(res, fn, "cuEventElapsedTime",
                          "start event 0x%" PRIx64 ", end event 0x%" PRIx64,
                          handle_value(start), handle_value(end));
+}
+
+}  // namespace
+
+extern "C" {
+
+EVX_API evx_status_t evx_device_create_event(int device, unsigned flags,
+                                             evx_event_t *event) {
+    static const char fn[] = "evx_device_create_event";
+    if (!event) return fail(EVX_ERROR_INVALID_VALUE, "%s: event (the out-pointer) is NULL", fn);
+    *event = nullptr;
+    evx_status_t st = check_event_flags(fn, flags);
+    if (st) return st;
+    ThreadRecord *r;
+    st = enter_device(fn, device, &r);
+    if (st) return st;
+    uint32_t index;
+    st = slot_alloc(r, fn, &index);
+    if (st) return st;
+    CUevent ev;
+    bool former;
+    st = cache_take(r, fn, device, flags, &ev, &former);
+    if (st) {
+        slot_free(r, index);
+        return st;
+    }
+    *event = publish_event(index, device, flags, ev, nullptr, former);
+    return EVX_SUCCESS;
+}
+
+EVX_API evx_status_t evx_event_destroy(evx_event_t event) {
+    return destroy_handle(event, kEvent, "evx_event_destroy", "event");
+}
+
+EVX_API evx_status_t evx_event_record(evx_event_t event, evx_stream_t stream) {
+    return record("evx_event_record", event, stream, false, 0);
+}
+
+EVX_API evx_status_t evx_event_record_with_flags(evx_event_t event, evx_stream_t stream,
+                                                 unsigned flags) {
+    static const char fn[] = "evx_event_record_with_flags";
+    const evx_status_t st = check_known_flags(fn, "record", flags, EVX_EVENT_RECORD_EXTERNAL,
+                                              "EVX_EVENT_RECORD_EXTERNAL 0x1");
+    return st ? st : record(fn, event, stream, true, flags);
+}
+
+EVX_API evx_status_t evx_event_query(evx_event_t event) {
+    return observe("evx_event_query", "cuEventQuery", event,
+                   [](CUevent ev) { return cu().cuEventQuery(ev); });
+}
+
+EVX_API evx_status_t evx_event_synchronize(evx_event_t event) {
+    // cuEventSynchronize never answers NOT_READY: it waits.
+    return observe("evx_event_synchronize", "cuEventSynchronize", event,
+                   [](CUevent ev) { return cu().cuEventSynchronize(ev); });
+}
+
+EVX_API evx_status_t evx_event_elapsed_time(float *ms, evx_event_t start, evx_event_t end) {
+    return elapsed_time(ms, start, end);
 }
 
 EVX_API evx_status_t evx_event_get_flags(evx_event_t event, unsigned *flags) {

@@ -11,7 +11,10 @@
 //     ensure_driver().
 // Everything here is inline: a HandleScope costs what the hand-written
 // bracket cost (one seq_cst exchange per lookup, one release store at the
-// end). See docs/design.md, "Safe use against a racing destroy".
+// end). The hot calls' bodies are noexcept (nothing in them throws): else
+// the compiler keeps an unwinding path that runs the destructor, and with
+// it a frame pointer the hand-written code did not have. See
+// docs/design.md, "Safe use against a racing destroy".
 #ifndef EVX_SRC_SCOPE_HPP
 #define EVX_SRC_SCOPE_HPP
 

@@ -89,7 +89,8 @@ evx_status_t publish_stream(ThreadRecord *r, const char *fn, Stream *s, evx_stre
 // Looks up a stream, runs `call` on its CUstream under the context guard a
 // borrowed default stream needs, and passes NOT_READY through silently.
 template <class Call>
-evx_status_t on_stream(const char *fn, const char *call_name, evx_stream_t stream, Call call) {
+evx_status_t on_stream(const char *fn, const char *call_name, evx_stream_t stream,
+                       Call call) noexcept {
     HandleScope scope;
     Slot *slot = nullptr;
     evx_status_t st = scope.lookup(fn, stream, kStream, "stream", &slot);
@@ -115,6 +116,41 @@ evx_status_t read_stream(const char *fn, evx_stream_t stream, Read read) {
     });
 }
 
+// The body of evx_stream_wait_event(); noexcept as record() in event.cpp.
+evx_status_t wait_event(evx_stream_t stream, evx_event_t event, unsigned flags) noexcept {
+    static const char fn[] = "evx_stream_wait_event";
+    evx_status_t st = check_known_flags(fn, "wait", flags, EVX_EVENT_WAIT_EXTERNAL,
+                                        "EVX_EVENT_WAIT_EXTERNAL 0x1");
+    if (st) return st;
+    HandleScope scope;
+    Slot *ss = nullptr, *se = nullptr;
+    st = scope.lookup2(fn, stream, kStream, "stream", &ss, event, kEvent, "event", &se);
+    if (st) return st;
+    const Stream *s = static_cast<const Stream *>(ss->obj);
+    Event *e = &se->event;
+    if (__builtin_expect(e->device != s->device, 0))
+        return fail(EVX_ERROR_INVALID_HANDLE,
+                    "%s: stream 0x%" PRIx64 " belongs to device %d but event 0x%" PRIx64
+                    " to device %d",
+                    fn, handle_value(stream), s->device, handle_value(event), e->device);
+    // A never-recorded event whose driver event still holds a former life's
+    // record gets a new one first, so the driver waits for nothing, as it
+    // does for a new event (and treats it as new under stream capture too).
+    st = event_own_state(fn, e);
+    if (st) return st;
+    CUresult res;
+    {
+        ContextGuard guard;
+        st = stream_context(guard, fn, s);
+        if (st) return st;
+        res = cu().cuStreamWaitEvent(s->cu, e->cu, flags);
+    }
+    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
+    return driver_failed(res, fn, "cuStreamWaitEvent",
+                         "stream 0x%" PRIx64 ", event 0x%" PRIx64 ", flags 0x%x",
+                         handle_value(stream), handle_value(event), flags);
+}
+
 }  // namespace
 
 }  // namespace evx
@@ -128,13 +164,11 @@ EVX_API evx_status_t evx_device_create_stream(int device, unsigned flags, int pr
     static const char fn[] = "evx_device_create_stream";
     if (!stream) return fail(EVX_ERROR_INVALID_VALUE, "%s: stream (the out-pointer) is NULL", fn);
     *stream = nullptr;
-    if (flags & ~static_cast<unsigned>(EVX_STREAM_NON_BLOCKING))
-        return fail(EVX_ERROR_INVALID_VALUE,
-                    "%s: stream flags 0x%x have unknown bits 0x%x (known: "
-                    "EVX_STREAM_NON_BLOCKING 0x1)",
-                    fn, flags, flags & ~static_cast<unsigned>(EVX_STREAM_NON_BLOCKING));
+    evx_status_t st = check_known_flags(fn, "stream", flags, EVX_STREAM_NON_BLOCKING,
+                                        "EVX_STREAM_NON_BLOCKING 0x1");
+    if (st) return st;
     ThreadRecord *r;
-    evx_status_t st = enter_device(fn, device, &r);
+    st = enter_device(fn, device, &r);
     if (st) return st;
     int least, greatest;
     st = priority_range(fn, device, &least, &greatest);
@@ -244,40 +278,7 @@ EVX_API evx_status_t evx_stream_destroy(evx_stream_t stream) {
 
 EVX_API evx_status_t evx_stream_wait_event(evx_stream_t stream, evx_event_t event,
                                            unsigned flags) {
-    static const char fn[] = "evx_stream_wait_event";
-    if (flags & ~static_cast<unsigned>(EVX_EVENT_WAIT_EXTERNAL))
-        return fail(EVX_ERROR_INVALID_VALUE,
-                    "%s: wait flags 0x%x have unknown bits 0x%x (known: "
-                    "EVX_EVENT_WAIT_EXTERNAL 0x1)",
-                    fn, flags, flags & ~static_cast<unsigned>(EVX_EVENT_WAIT_EXTERNAL));
-    HandleScope scope;
-    Slot *ss = nullptr, *se = nullptr;
-    evx_status_t st =
-        scope.lookup2(fn, stream, kStream, "stream", &ss, event, kEvent, "event", &se);
-    if (st) return st;
-    const Stream *s = static_cast<const Stream *>(ss->obj);
-    Event *e = &se->event;
-    if (__builtin_expect(e->device != s->device, 0))
-        return fail(EVX_ERROR_INVALID_HANDLE,
-                    "%s: stream 0x%" PRIx64 " belongs to device %d but event 0x%" PRIx64
-                    " to device %d",
-                    fn, handle_value(stream), s->device, handle_value(event), e->device);
-    // A never-recorded event whose driver event still holds a former life's
-    // record gets a new one first, so the driver waits for nothing, as it
-    // does for a new event (and treats it as new under stream capture too).
-    st = event_own_state(fn, e);
-    if (st) return st;
-    CUresult res;
-    {
-        ContextGuard guard;
-        st = stream_context(guard, fn, s);
-        if (st) return st;
-        res = cu().cuStreamWaitEvent(s->cu, e->cu, flags);
-    }
-    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
-    return driver_failed(res, fn, "cuStreamWaitEvent",
-                         "stream 0x%" PRIx64 ", event 0x%" PRIx64 ", flags 0x%x",
-                         handle_value(stream), handle_value(event), flags);
+    return wait_event(stream, event, flags);
 }
 
 EVX_API evx_status_t evx_stream_query(evx_stream_t stream) {
