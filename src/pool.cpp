@@ -50,7 +50,7 @@ constexpr SizedType kOptionsType{"evx_event_pool_options_t", "options",
 constexpr SizedType kStatsType{"evx_event_pool_stats_t", "stats",
                                offsetof(evx_event_pool_stats_t, exhausted_total) +
                                    sizeof(uint64_t)};
-static_assert(kOptionsType.first_size == 20, "pool.h publishes 20 bytes of options");
+static_assert(kOptionsType.first_size == 16, "pool.h publishes 16 bytes of options");
 static_assert(kStatsType.first_size == 48, "pool.h publishes 48 bytes of stats");
 
 void unref(Pool *p) {
@@ -155,9 +155,10 @@ using namespace evx;
 
 extern "C" {
 
-EVX_API evx_status_t evx_event_pool_create(const evx_event_pool_options_t *options,
-                                           evx_event_pool_t *pool) {
-    static const char fn[] = "evx_event_pool_create";
+EVX_API evx_status_t evx_device_create_event_pool(int device,
+                                                  const evx_event_pool_options_t *options,
+                                                  evx_event_pool_t *pool) {
+    static const char fn[] = "evx_device_create_event_pool";
     if (!pool) return fail(EVX_ERROR_INVALID_VALUE, "%s: pool (the out-pointer) is NULL", fn);
     *pool = nullptr;
     if (!options) return fail(EVX_ERROR_INVALID_VALUE, "%s: options is NULL", fn);
@@ -166,7 +167,6 @@ EVX_API evx_status_t evx_event_pool_create(const evx_event_pool_options_t *optio
     std::memset(&o, 0, sizeof o);
     evx_status_t st = sized_in(fn, kOptionsType, options, &o);
     if (st) return st;
-    const int device = o.device;
     const unsigned flags = o.event_flags;
     const uint32_t capacity = o.capacity, prewarm = o.prewarm;
     st = check_event_flags(fn, flags);

@@ -125,8 +125,8 @@ using namespace evx;
 
 extern "C" {
 
-EVX_API evx_status_t evx_timer_create(int device, evx_timer_t *timer) {
-    static const char fn[] = "evx_timer_create";
+EVX_API evx_status_t evx_device_create_timer(int device, evx_timer_t *timer) {
+    static const char fn[] = "evx_device_create_timer";
     if (!timer) return fail(EVX_ERROR_INVALID_VALUE, "%s: timer (the out-pointer) is NULL", fn);
     *timer = nullptr;
     ThreadRecord *r;
@@ -228,8 +228,9 @@ EVX_API evx_status_t evx_timer_synchronize(evx_timer_t timer, float *ms) {
     return st;
 }
 
-EVX_API evx_status_t evx_timeline_create(int device, uint32_t capacity, evx_timeline_t *timeline) {
-    static const char fn[] = "evx_timeline_create";
+EVX_API evx_status_t evx_device_create_timeline(int device, uint32_t capacity,
+                                                evx_timeline_t *timeline) {
+    static const char fn[] = "evx_device_create_timeline";
     if (!timeline)
         return fail(EVX_ERROR_INVALID_VALUE, "%s: timeline (the out-pointer) is NULL", fn);
     *timeline = nullptr;

@@ -40,7 +40,7 @@ EVX_STATIC_CHECK(version_number,
                                            EVX_VERSION_MINOR * 100 +
                                            EVX_VERSION_PATCH);
 EVX_STATIC_CHECK(pool_options_size,
-                 sizeof(evx_event_pool_options_t) == 5 * sizeof(uint32_t));
+                 sizeof(evx_event_pool_options_t) == 4 * sizeof(uint32_t));
 EVX_STATIC_CHECK(pool_options_struct_size_first,
                  offsetof(evx_event_pool_options_t, struct_size) == 0);
 EVX_STATIC_CHECK(pool_stats_struct_size_first,
@@ -74,12 +74,12 @@ static const any_fn all_functions[] = {
     FN(evx_stream_synchronize), FN(evx_stream_launch_host_func),
     FN(evx_stream_get_priority), FN(evx_stream_get_flags),
     FN(evx_stream_get_device), FN(evx_stream_get_native),
-    FN(evx_stream_is_owned), FN(evx_event_pool_create),
+    FN(evx_stream_is_owned), FN(evx_device_create_event_pool),
     FN(evx_event_pool_destroy), FN(evx_event_pool_prewarm),
     FN(evx_event_pool_acquire), FN(evx_event_pool_release),
-    FN(evx_event_pool_get_stats), FN(evx_timer_create), FN(evx_timer_destroy),
+    FN(evx_event_pool_get_stats), FN(evx_device_create_timer), FN(evx_timer_destroy),
     FN(evx_timer_start), FN(evx_timer_stop), FN(evx_timer_elapsed),
-    FN(evx_timer_synchronize), FN(evx_timeline_create),
+    FN(evx_timer_synchronize), FN(evx_device_create_timeline),
     FN(evx_timeline_destroy), FN(evx_timeline_mark), FN(evx_timeline_count),
     FN(evx_timeline_intervals), FN(evx_timeline_synchronize),
     FN(evx_timeline_reset),

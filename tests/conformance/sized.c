@@ -17,7 +17,7 @@
 #include "util.h"
 
 /* The sizes evx/pool.h states as first published. */
-#define OPTIONS_FIRST_SIZE 20u
+#define OPTIONS_FIRST_SIZE 16u
 #define STATS_FIRST_SIZE 48u
 /* Bytes past today's struct in the "later header" cases. */
 #define EXTRA 32u
@@ -89,7 +89,7 @@ static void t_options_first_size(void)
     REQUIRE(sizeof(evx_event_pool_options_t) >= OPTIONS_FIRST_SIZE);
     REQUIRE(guarded_new(&g, OPTIONS_FIRST_SIZE));
     put_options(g.at, OPTIONS_FIRST_SIZE, 3, 2);
-    REQUIRE_OK(evx_event_pool_create(
+    REQUIRE_OK(evx_device_create_event_pool(0, 
         (const evx_event_pool_options_t *)(const void *)g.at, &p));
     expect_pool(p, 3, 2);
     EXPECT(all_pattern(g.map, g.page - OPTIONS_FIRST_SIZE));
@@ -111,7 +111,7 @@ static void t_options_later_header(void)
         o.prewarm = 1;
         memcpy(g.at, &o, sizeof o); /* fields of a later header follow */
     }
-    REQUIRE_OK(evx_event_pool_create(
+    REQUIRE_OK(evx_device_create_event_pool(0, 
         (const evx_event_pool_options_t *)(const void *)g.at, &p));
     expect_pool(p, 4, 1);
     EXPECT(all_pattern(g.at + sizeof(evx_event_pool_options_t), EXTRA));
@@ -127,7 +127,7 @@ static void t_options_too_small(void)
     const char *m;
     o.capacity = 4;
     o.struct_size = OPTIONS_FIRST_SIZE - 4;
-    EXPECT_FAIL(evx_event_pool_create(&o, &p), EVX_ERROR_INVALID_VALUE);
+    EXPECT_FAIL(evx_device_create_event_pool(0, &o, &p), EVX_ERROR_INVALID_VALUE);
     m = evx_last_error_message();
     EXPECTF(msg_has_int(m, OPTIONS_FIRST_SIZE - 4) &&
                 msg_has_int(m, OPTIONS_FIRST_SIZE) &&
@@ -135,7 +135,7 @@ static void t_options_too_small(void)
             "message \"%s\" should give both sizes and the type", m);
     EXPECT(p == NULL);
     o.struct_size = 0;
-    EXPECT_FAIL(evx_event_pool_create(&o, &p), EVX_ERROR_INVALID_VALUE);
+    EXPECT_FAIL(evx_device_create_event_pool(0, &o, &p), EVX_ERROR_INVALID_VALUE);
     EXPECT(p == NULL);
 }
 
@@ -145,7 +145,7 @@ static evx_event_pool_t small_pool(void)
     evx_event_pool_t p = NULL;
     o.capacity = 5;
     o.prewarm = 2;
-    return EXPECT_OK(evx_event_pool_create(&o, &p)) ? p : NULL;
+    return EXPECT_OK(evx_device_create_event_pool(0, &o, &p)) ? p : NULL;
 }
 
 static void t_stats_first_size(void)

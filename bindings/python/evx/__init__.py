@@ -667,7 +667,7 @@ class Timeline(_Owned):
         self._h = None
         self._dev = _ordinal(device)
         h = _c_void_p()
-        _check(capi.evx_timeline_create(self._dev, _operator.index(capacity),
+        _check(capi.evx_device_create_timeline(self._dev, _operator.index(capacity),
                                         _byref(h)))
         self._h = h
 
@@ -740,13 +740,12 @@ class EventPool(_Owned):
         self._dev = _ordinal(device)
         opts = _capi.evx_event_pool_options_t()
         opts.struct_size = _ct.sizeof(opts)
-        opts.device = self._dev
         opts.event_flags = (0 if timing else _DISABLE_TIMING) | \
             (_capi.EVX_EVENT_BLOCKING_SYNC if blocking_sync else 0)
         opts.capacity = _operator.index(capacity)
         opts.prewarm = _operator.index(prewarm)
         h = _c_void_p()
-        _check(capi.evx_event_pool_create(_byref(opts), _byref(h)))
+        _check(capi.evx_device_create_event_pool(self._dev, _byref(opts), _byref(h)))
         self._h = h
 
     def acquire(self):

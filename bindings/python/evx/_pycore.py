@@ -99,7 +99,7 @@ def bind_library(lib, gil_lib):
     _st_wait = bare(lib, "evx_stream_wait_event")
     _st_sync = bare(lib, "evx_stream_synchronize")
     _st_destroy = bare(lib, "evx_stream_destroy")
-    _tm_create = bare(lib, "evx_timer_create")
+    _tm_create = bare(lib, "evx_device_create_timer")
     _tm_destroy = bare(lib, "evx_timer_destroy")
     _tm_start = bare(lib, "evx_timer_start")
     _tm_stop = bare(lib, "evx_timer_stop")

@@ -47,7 +47,7 @@
     X(evx_stream_synchronize)                                                 \
     X(evx_stream_query)                                                       \
     X(evx_stream_destroy)                                                     \
-    X(evx_timer_create)                                                       \
+    X(evx_device_create_timer)                                                \
     X(evx_timer_destroy)                                                      \
     X(evx_timer_start)                                                        \
     X(evx_timer_stop)                                                         \
@@ -601,7 +601,7 @@ static int timer_take(int dev, evx_timer_t *out)
         *out = g_timers[i].t[--g_timers[i].n];
         return 0;
     }
-    CALL_RELEASING(st, p_evx_timer_create(dev, out));
+    CALL_RELEASING(st, p_evx_device_create_timer(dev, out));
     if (st) {
         raise_status(st);
         return -1;

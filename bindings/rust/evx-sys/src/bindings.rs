@@ -9,8 +9,6 @@ pub const EVX_VERSION_PATCH: u32 = 0;
 
 pub const EVX_VERSION_NUMBER: u32 = 100;
 
-pub type __int32_t = ::std::os::raw::c_int;
-
 pub type __uint32_t = ::std::os::raw::c_uint;
 
 pub type __uint64_t = ::std::os::raw::c_ulong;
@@ -701,6 +699,13 @@ extern "C" {
     /// negative. The same event twice gives 0. The resolution is the driver's
     /// (about half a microsecond on the GPU).
     ///
+    /// The out-pointer comes first, against evx's rule of trailing outputs:
+    /// the order is that of `cuEventElapsedTime(float *pMilliseconds, CUevent
+    /// hStart, CUevent hEnd)` and `cudaEventElapsedTime(float *ms, start,
+    /// end)`, so code moved between the driver, the runtime and evx keeps its
+    /// arguments where they were, and the start and end cannot be swapped by a
+    /// reader who knows either API.
+    ///
     /// @param[out] ms receives the milliseconds from @p start to @p end.
     /// @param start the start event.
     /// @param end the end event.
@@ -967,12 +972,12 @@ extern "C" {
     pub fn evx_stream_is_owned(stream: evx_stream_t, owned: *mut ::std::os::raw::c_int) -> evx_status_t;
 }
 
-/// @brief Options of evx_event_pool_create(). Initialize with
+/// @brief Options of evx_device_create_event_pool(). Initialize with
 ///  ::EVX_EVENT_POOL_OPTIONS_INIT (or zero it and set `struct_size` to
 ///  `sizeof(evx_event_pool_options_t)`), then set the fields.
 ///
 ///  Later versions may add fields at the end. evx accepts any `struct_size`
-///  from the size first published (20 bytes: the fields below) up, reads
+///  from the size first published (16 bytes: the fields below) up, reads
 ///  only the fields it covers and gives the others their defaults (zero),
 ///  so a program built against this header keeps working with a later
 ///  library, and one built against a later header with this library.
@@ -981,8 +986,6 @@ extern "C" {
 pub struct evx_event_pool_options {
     /// `sizeof(evx_event_pool_options_t)` as the caller compiled it.
     pub struct_size: u32,
-    /// The device the pool's events belong to.
-    pub device: i32,
     /// ::evx_event_flags of every event in the pool.
     ///  ::EVX_EVENT_INTERPROCESS is refused.
     pub event_flags: u32,
@@ -994,36 +997,32 @@ pub struct evx_event_pool_options {
 
 #[test]
 fn bindgen_test_layout_evx_event_pool_options() {
-    assert_eq!(::std::mem::size_of::<evx_event_pool_options>(), 20usize, concat!("Size of: ", stringify!(evx_event_pool_options)));
+    assert_eq!(::std::mem::size_of::<evx_event_pool_options>(), 16usize, concat!("Size of: ", stringify!(evx_event_pool_options)));
     assert_eq!(::std::mem::align_of::<evx_event_pool_options>(), 4usize, concat!("Alignment of ", stringify!(evx_event_pool_options)));
     fn test_field_struct_size() {
         assert_eq!(unsafe { let uninit = ::std::mem::MaybeUninit::<evx_event_pool_options>::uninit(); let ptr = uninit.as_ptr(); ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize }, 0usize, concat!("Offset of field: ", stringify!(evx_event_pool_options), "::", stringify!(struct_size)));
     }
     test_field_struct_size();
-    fn test_field_device() {
-        assert_eq!(unsafe { let uninit = ::std::mem::MaybeUninit::<evx_event_pool_options>::uninit(); let ptr = uninit.as_ptr(); ::std::ptr::addr_of!((*ptr).device) as usize - ptr as usize }, 4usize, concat!("Offset of field: ", stringify!(evx_event_pool_options), "::", stringify!(device)));
-    }
-    test_field_device();
     fn test_field_event_flags() {
-        assert_eq!(unsafe { let uninit = ::std::mem::MaybeUninit::<evx_event_pool_options>::uninit(); let ptr = uninit.as_ptr(); ::std::ptr::addr_of!((*ptr).event_flags) as usize - ptr as usize }, 8usize, concat!("Offset of field: ", stringify!(evx_event_pool_options), "::", stringify!(event_flags)));
+        assert_eq!(unsafe { let uninit = ::std::mem::MaybeUninit::<evx_event_pool_options>::uninit(); let ptr = uninit.as_ptr(); ::std::ptr::addr_of!((*ptr).event_flags) as usize - ptr as usize }, 4usize, concat!("Offset of field: ", stringify!(evx_event_pool_options), "::", stringify!(event_flags)));
     }
     test_field_event_flags();
     fn test_field_capacity() {
-        assert_eq!(unsafe { let uninit = ::std::mem::MaybeUninit::<evx_event_pool_options>::uninit(); let ptr = uninit.as_ptr(); ::std::ptr::addr_of!((*ptr).capacity) as usize - ptr as usize }, 12usize, concat!("Offset of field: ", stringify!(evx_event_pool_options), "::", stringify!(capacity)));
+        assert_eq!(unsafe { let uninit = ::std::mem::MaybeUninit::<evx_event_pool_options>::uninit(); let ptr = uninit.as_ptr(); ::std::ptr::addr_of!((*ptr).capacity) as usize - ptr as usize }, 8usize, concat!("Offset of field: ", stringify!(evx_event_pool_options), "::", stringify!(capacity)));
     }
     test_field_capacity();
     fn test_field_prewarm() {
-        assert_eq!(unsafe { let uninit = ::std::mem::MaybeUninit::<evx_event_pool_options>::uninit(); let ptr = uninit.as_ptr(); ::std::ptr::addr_of!((*ptr).prewarm) as usize - ptr as usize }, 16usize, concat!("Offset of field: ", stringify!(evx_event_pool_options), "::", stringify!(prewarm)));
+        assert_eq!(unsafe { let uninit = ::std::mem::MaybeUninit::<evx_event_pool_options>::uninit(); let ptr = uninit.as_ptr(); ::std::ptr::addr_of!((*ptr).prewarm) as usize - ptr as usize }, 12usize, concat!("Offset of field: ", stringify!(evx_event_pool_options), "::", stringify!(prewarm)));
     }
     test_field_prewarm();
 }
 
-/// @brief Options of evx_event_pool_create(). Initialize with
+/// @brief Options of evx_device_create_event_pool(). Initialize with
 ///  ::EVX_EVENT_POOL_OPTIONS_INIT (or zero it and set `struct_size` to
 ///  `sizeof(evx_event_pool_options_t)`), then set the fields.
 ///
 ///  Later versions may add fields at the end. evx accepts any `struct_size`
-///  from the size first published (20 bytes: the fields below) up, reads
+///  from the size first published (16 bytes: the fields below) up, reads
 ///  only the fields it covers and gives the others their defaults (zero),
 ///  so a program built against this header keeps working with a later
 ///  library, and one built against a later header with this library.
@@ -1109,9 +1108,15 @@ fn bindgen_test_layout_evx_event_pool_stats() {
 pub type evx_event_pool_stats_t = evx_event_pool_stats;
 
 extern "C" {
-    /// @brief Creates a pool.
+    /// @brief Creates a pool of events of a device.
     ///
-    /// @param options the pool's device, event flags, capacity and warm-up.
+    /// Named like every call that makes an object of a device
+    /// (evx_device_create_event(), evx_device_create_stream(),
+    /// evx_device_create_timer(), evx_device_create_timeline()): the device
+    /// first, as a plain argument, and the pool's settings in @p options.
+    ///
+    /// @param device the device the pool's events belong to.
+    /// @param options the pool's event flags, capacity and warm-up.
     /// @param[out] pool receives the pool.
     /// @return ::EVX_SUCCESS;
     ///         ::EVX_ERROR_INVALID_VALUE if @p options or @p pool is NULL,
@@ -1123,7 +1128,7 @@ extern "C" {
     ///         from the driver while warming up (nothing is kept then).
     ///
     /// Thread-safe.
-    pub fn evx_event_pool_create(options: *const evx_event_pool_options_t, pool: *mut evx_event_pool_t) -> evx_status_t;
+    pub fn evx_device_create_event_pool(device: ::std::os::raw::c_int, options: *const evx_event_pool_options_t, pool: *mut evx_event_pool_t) -> evx_status_t;
 }
 
 extern "C" {
@@ -1211,7 +1216,7 @@ extern "C" {
     ///         from the driver.
     ///
     /// Thread-safe.
-    pub fn evx_timer_create(device: ::std::os::raw::c_int, timer: *mut evx_timer_t) -> evx_status_t;
+    pub fn evx_device_create_timer(device: ::std::os::raw::c_int, timer: *mut evx_timer_t) -> evx_status_t;
 }
 
 extern "C" {
@@ -1292,7 +1297,7 @@ extern "C" {
     ///         ::EVX_ERROR_OUT_OF_MEMORY.
     ///
     /// Thread-safe.
-    pub fn evx_timeline_create(device: ::std::os::raw::c_int, capacity: u32, timeline: *mut evx_timeline_t) -> evx_status_t;
+    pub fn evx_device_create_timeline(device: ::std::os::raw::c_int, capacity: u32, timeline: *mut evx_timeline_t) -> evx_status_t;
 }
 
 extern "C" {
