@@ -186,7 +186,7 @@ static double rep_evx(enum op op, int n)
     EVX(evx_event_record(b, s));
     EVX(evx_stream_synchronize(s));
     if (op == OP_TIMER)
-        EVX(evx_timer_create(0, &timer));
+        EVX(evx_device_create_timer(0, &timer));
 
     double t0 = bench_now_ns();
     switch (op) {
@@ -270,7 +270,7 @@ static void resolution(int n, double *raw_min, double *evx_min)
     *raw_min = *evx_min = -1.0;
     RAW(g_raw.EventCreate(&a, CU_EVENT_DEFAULT));
     RAW(g_raw.EventCreate(&b, CU_EVENT_DEFAULT));
-    EVX(evx_timer_create(0, &timer));
+    EVX(evx_device_create_timer(0, &timer));
     for (int i = 0; i < n; i++) {
         RAW(g_raw.EventRecord(a, g_raw_stream));
         RAW(g_raw.EventRecord(b, g_raw_stream));

@@ -3,14 +3,17 @@
 # the conformance suite against the real driver and against the host
 # emulation with the same number of devices, then the stages asked for.
 #
-#   scripts/gpu-check.sh [conformance] [sanitizer] [stress] [interop] [bench] [pybench] [asyncbench]
+#   scripts/gpu-check.sh [conformance] [sanitizer] [stress] [interop] [bench] [pybench] [asyncbench] [benchab]
 #
 # sanitizer: the conformance suite under compute-sanitizer (memcheck with
 # leak checking, then synccheck); the stage fails unless each run exits 0
 # and its ERROR SUMMARY says 0 errors. stress: tests/stress on the GPU
 # (EVX_STRESS_SECONDS, default 30). See docs/robustness.md.
 #
-# No stage named: all of them. Full logs go to $OUT (or /tmp/evx-out).
+# No stage named: all of them but benchab. benchab compares this tree's
+# evx-bench with that of git revision $EVX_BENCH_BASE (or the source tree
+# $EVX_BENCH_BASE_SRC), built beside it, run alternately in one go
+# (bench/ab_compare.py; $EVX_BENCH_ROUNDS rounds, default 5). Full logs go to $OUT (or /tmp/evx-out).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/evx-out}
@@ -102,6 +105,15 @@ for stage in $stages; do
         python3 bench/py_async_bench.py --loop "$loop" >"$out/pyasync-$loop.txt" 2>&1 || status=1
       cat "$out/pyasync-$loop.txt"
     done
+    ;;
+  benchab)
+    if [ -n "${EVX_BENCH_BASE_SRC:-}" ]; then base=(--base-src "$EVX_BENCH_BASE_SRC")
+    elif [ -n "${EVX_BENCH_BASE:-}" ]; then base=(--base-rev "$EVX_BENCH_BASE")
+    else echo "benchab: set EVX_BENCH_BASE (a git revision) or EVX_BENCH_BASE_SRC"; status=1; continue; fi
+    echo "=== C benchmark before/after, real driver: ${base[*]} vs this tree"
+    env -u EVX_DRIVER python3 bench/ab_compare.py --rounds "${EVX_BENCH_ROUNDS:-5}" "${base[@]}" \
+      --base-build "$build-base" "$build" >"$out/bench-ab.txt" 2>&1 || status=1
+    cat "$out/bench-ab.txt"
     ;;
   *) echo "unknown stage $stage"; status=1 ;;
   esac

@@ -13,6 +13,22 @@
 
 namespace evx {
 
+// Driver events a thread keeps per (device, flags), a stack.
+constexpr uint32_t kBucketSize = 64;
+
+// A kept driver event. former: it was recorded in a former life, and that
+// record's work may still be pending (see cache_take()).
+struct CachedEvent {
+    CUevent ev;
+    bool former;
+};
+
+// One thread's kept events of one (device, flags): ThreadRecord::buckets.
+struct CacheBucket {
+    uint32_t n;  // ev[0, n): a stack, the most recently given on top
+    CachedEvent ev[kBucketSize];
+};
+
 // A driver event of (device, flags): a kept one, or a new one from
 // cuEventCreate. *former is set for a kept event that was recorded in a
 // former life: its driver state (completion, timestamp) is that record's,

@@ -7,7 +7,7 @@
 #include "error.hpp"
 #include "evx/device.h"
 #include "handle.hpp"
-#include "thread.hpp"
+#include "scope.hpp"
 
 using namespace evx;
 
@@ -70,12 +70,9 @@ EVX_API evx_status_t evx_device_stream_priority_range(int device, int *least, in
 
 EVX_API evx_status_t evx_device_trim(int device) {
     static const char fn[] = "evx_device_trim";
-    evx_status_t st = ensure_driver(fn);
+    ThreadRecord *r;
+    const evx_status_t st = enter_device(fn, device, &r);
     if (st) return st;
-    st = check_device(fn, device);
-    if (st) return st;
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
     // Events this thread retired while others held them may be free by now.
     retire_rescan(r);
     return cache_trim(r, fn, device);

@@ -26,7 +26,11 @@ evx_status_t fail(evx_status_t status, const char *fmt, ...) {
     return status;
 }
 
-evx_status_t no_thread_record() { return EVX_ERROR_OUT_OF_MEMORY; }
+evx_status_t unknown_flags(const char *fn, const char *what, unsigned flags, unsigned known,
+                           const char *names) {
+    return fail(EVX_ERROR_INVALID_VALUE, "%s: %s flags 0x%x have unknown bits 0x%x (known: %s)",
+                fn, what, flags, flags & ~known, names);
+}
 
 }  // namespace evx
 

@@ -19,9 +19,19 @@ evx_status_t fail(evx_status_t status, const char *fmt, ...)
 evx_status_t vfail(evx_status_t status, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0), cold, noinline));
 
+// INVALID_VALUE with "<fn>: <what> flags 0x.. have unknown bits 0x..
+// (known: <names>)" if `flags` has bits outside `known`; else 0.
+evx_status_t unknown_flags(const char *fn, const char *what, unsigned flags, unsigned known,
+                           const char *names) __attribute__((cold, noinline));
+inline evx_status_t check_known_flags(const char *fn, const char *what, unsigned flags,
+                                      unsigned known, const char *names) {
+    if (__builtin_expect((flags & ~known) == 0, 1)) return 0;
+    return unknown_flags(fn, what, flags, known, names);
+}
+
 // The status of a call that could not get a thread record (out of memory):
 // no message can be kept then.
-evx_status_t no_thread_record();
+inline evx_status_t no_thread_record() { return EVX_ERROR_OUT_OF_MEMORY; }
 
 }  // namespace evx
 

@@ -16,6 +16,7 @@
 #include "evx/stream.h"
 #include "handle.hpp"
 #include "objects.hpp"
+#include "scope.hpp"
 
 static_assert(sizeof(void *) == 8, "evx handles need 64-bit pointers");
 
@@ -68,29 +69,25 @@ bool claim_former(Event *e) {
     }
 }
 
+// noexcept: nothing in a hot call throws, and so the compiler needs no
+// unwinding path for its HandleScope, which keeps the code what the
+// hand-written bracket was (see scope.hpp).
 evx_status_t record(const char *fn, evx_event_t event, evx_stream_t stream,
-                    bool with_flags, unsigned flags) {
-    ThreadRecord *r = self();
-    if (__builtin_expect(!r, 0)) return no_thread_record();
+                    bool with_flags, unsigned flags) noexcept {
+    HandleScope scope;
     Slot *se = nullptr, *ss = nullptr;
-    evx_status_t st = lookup2(r, fn, event, kEvent, "event", &se, stream, kStream,
-                              "stream", &ss);
+    evx_status_t st = scope.lookup2(fn, event, kEvent, "event", &se, stream, kStream,
+                                    "stream", &ss);
     if (st) return st;
     Event *e = &se->event;
     const Stream *s = static_cast<const Stream *>(ss->obj);
-    if (__builtin_expect(e->device != s->device, 0)) {
-        const int ed = e->device, sd = s->device;
-        clear_hazards(r);
-        return other_device(fn, event, ed, stream, sd);
-    }
+    if (__builtin_expect(e->device != s->device, 0))
+        return other_device(fn, event, e->device, stream, s->device);
     CUresult res;
     {
         ContextGuard guard;
         st = stream_context(guard, fn, s);
-        if (st) {
-            clear_hazards(r);
-            return st;
-        }
+        if (st) return st;
         const bool claimed = __builtin_expect(
             e->former.load(std::memory_order_acquire) != kOwn, 0) && claim_former(e);
         res = with_flags ? cu().cuEventRecordWithFlags(e->cu, s->cu, flags)
@@ -102,10 +99,8 @@ evx_status_t record(const char *fn, evx_event_t event, evx_stream_t stream,
         e->records.fetch_add(1, std::memory_order_relaxed);
         if (!e->recorded.load(std::memory_order_relaxed))
             e->recorded.store(true, std::memory_order_release);
-        clear_hazards(r);
         return EVX_SUCCESS;
     }
-    clear_hazards(r);
     return driver_failed(res, fn, with_flags ? "cuEventRecordWithFlags" : "cuEventRecord",
                          "event 0x%" PRIx64 ", stream 0x%" PRIx64 ", flags 0x%x",
                          handle_value(event), handle_value(stream), flags);
@@ -114,12 +109,10 @@ evx_status_t record(const char *fn, evx_event_t event, evx_stream_t stream,
 }  // namespace
 
 evx_status_t check_event_flags(const char *fn, unsigned flags) {
-    if (flags & ~kKnownEventFlags)
-        return fail(EVX_ERROR_INVALID_VALUE,
-                    "%s: event flags 0x%x have unknown bits 0x%x (known: "
-                    "EVX_EVENT_BLOCKING_SYNC 0x1, EVX_EVENT_DISABLE_TIMING 0x2, "
-                    "EVX_EVENT_INTERPROCESS 0x4)",
-                    fn, flags, flags & ~kKnownEventFlags);
+    const evx_status_t st = check_known_flags(
+        fn, "event", flags, kKnownEventFlags,
+        "EVX_EVENT_BLOCKING_SYNC 0x1, EVX_EVENT_DISABLE_TIMING 0x2, EVX_EVENT_INTERPROCESS 0x4");
+    if (st) return st;
     if ((flags & EVX_EVENT_INTERPROCESS) && !(flags & EVX_EVENT_DISABLE_TIMING))
         return fail(EVX_ERROR_INVALID_VALUE,
                     "%s: EVX_EVENT_INTERPROCESS needs EVX_EVENT_DISABLE_TIMING too "
@@ -139,8 +132,7 @@ evx_event_t publish_event(uint32_t index, int device, unsigned flags, CUevent cu
     e.done.store(0, std::memory_order_relaxed);
     e.former.store(former ? kFormer : kOwn, std::memory_order_relaxed);
     e.pool = pool;
-    return reinterpret_cast<evx_event_t>(
-        static_cast<uintptr_t>(publish(index, kEvent, &e)));
+    return publish_as<evx_event_t>(index, kEvent, &e);
 }
 
 evx_status_t event_own_state(const char *fn, Event *e) {
@@ -168,7 +160,10 @@ evx_status_t event_own_state(const char *fn, Event *e) {
     return st;
 }
 
-evx_status_t event_free(ThreadRecord *r, Event *e) {
+namespace {
+
+evx_status_t event_free(ThreadRecord *r, void *obj) {
+    Event *e = static_cast<Event *>(obj);
     const bool recorded = e->recorded.load(std::memory_order_acquire);
     const bool former = recorded || e->former.load(std::memory_order_relaxed) != kOwn;
     if (e->pool) {
@@ -182,6 +177,10 @@ evx_status_t event_free(ThreadRecord *r, Event *e) {
     return 0;
 }
 
+const FreeHookEntry kEventFree(kEvent, event_free);
+
+}  // namespace
+
 }  // namespace evx
 
 using namespace evx;
@@ -194,94 +193,29 @@ namespace {
 // without asking the driver). NOT_READY passes through silently.
 template <class Call>
 inline evx_status_t observe(const char *fn, const char *call_name, evx_event_t event,
-                            Call call) {
-    ThreadRecord *r = self();
-    if (__builtin_expect(!r, 0)) return no_thread_record();
+                            Call call) noexcept {
+    HandleScope scope;
     Slot *s = nullptr;
-    evx_status_t st = lookup(r, event, kEvent, fn, "event", &s);
+    const evx_status_t st = scope.lookup(fn, event, kEvent, "event", &s);
     if (st) return st;
     Event *e = &s->event;
-    if (!e->recorded.load(std::memory_order_acquire)) {
-        clear_hazards(r);
-        return EVX_SUCCESS;
-    }
+    if (!e->recorded.load(std::memory_order_acquire)) return EVX_SUCCESS;
     const uint32_t seen = e->records.load(std::memory_order_relaxed);
     const CUresult res = call(e->cu);
     if (res == CUDA_SUCCESS) e->done.store(seen, std::memory_order_relaxed);  // under the hazard
-    clear_hazards(r);
     if (__builtin_expect(res == CUDA_SUCCESS || res == CUDA_ERROR_NOT_READY, 1)) return res;
     return driver_failed(res, fn, call_name, "event 0x%" PRIx64, handle_value(event));
 }
 
-}  // namespace
-
-extern "C" {
-
-EVX_API evx_status_t evx_device_create_event(int device, unsigned flags,
-                                             evx_event_t *event) {
-    static const char fn[] = "evx_device_create_event";
-    if (!event) return fail(EVX_ERROR_INVALID_VALUE, "%s: event (the out-pointer) is NULL", fn);
-    *event = nullptr;
-    evx_status_t st = check_event_flags(fn, flags);
-    if (st) return st;
-    st = ensure_driver(fn);
-    if (st) return st;
-    st = check_device(fn, device);
-    if (st) return st;
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    uint32_t index;
-    st = slot_alloc(r, fn, &index);
-    if (st) return st;
-    CUevent ev;
-    bool former;
-    st = cache_take(r, fn, device, flags, &ev, &former);
-    if (st) {
-        slot_free(r, index);
-        return st;
-    }
-    *event = publish_event(index, device, flags, ev, nullptr, former);
-    return EVX_SUCCESS;
-}
-
-EVX_API evx_status_t evx_event_destroy(evx_event_t event) {
-    return destroy_handle(event, kEvent, "evx_event_destroy", "event");
-}
-
-EVX_API evx_status_t evx_event_record(evx_event_t event, evx_stream_t stream) {
-    return record("evx_event_record", event, stream, false, 0);
-}
-
-EVX_API evx_status_t evx_event_record_with_flags(evx_event_t event, evx_stream_t stream,
-                                                 unsigned flags) {
-    static const char fn[] = "evx_event_record_with_flags";
-    if (flags & ~static_cast<unsigned>(EVX_EVENT_RECORD_EXTERNAL))
-        return fail(EVX_ERROR_INVALID_VALUE,
-                    "%s: record flags 0x%x have unknown bits 0x%x (known: "
-                    "EVX_EVENT_RECORD_EXTERNAL 0x1)",
-                    fn, flags, flags & ~static_cast<unsigned>(EVX_EVENT_RECORD_EXTERNAL));
-    return record(fn, event, stream, true, flags);
-}
-
-EVX_API evx_status_t evx_event_query(evx_event_t event) {
-    return observe("evx_event_query", "cuEventQuery", event,
-                   [](CUevent ev) { return cu().cuEventQuery(ev); });
-}
-
-EVX_API evx_status_t evx_event_synchronize(evx_event_t event) {
-    // cuEventSynchronize never answers NOT_READY: it waits.
-    return observe("evx_event_synchronize", "cuEventSynchronize", event,
-                   [](CUevent ev) { return cu().cuEventSynchronize(ev); });
-}
-
-EVX_API evx_status_t evx_event_elapsed_time(float *ms, evx_event_t start, evx_event_t end) {
+// The body of evx_event_elapsed_time(); noexcept: nothing in it throws, and
+// so the compiler needs no unwinding path for the scope (see scope.hpp).
+evx_status_t elapsed_time(float *ms, evx_event_t start, evx_event_t end) noexcept {
     static const char fn[] = "evx_event_elapsed_time";
     if (!ms) return fail(EVX_ERROR_INVALID_VALUE, "%s: ms (the out-pointer) is NULL", fn);
-    ThreadRecord *r = self();
-    if (__builtin_expect(!r, 0)) return no_thread_record();
+    HandleScope scope;
     Slot *s0 = nullptr, *s1 = nullptr;
-    evx_status_t st = lookup2(r, fn, start, kEvent, "start event", &s0, end, kEvent,
-                              "end event", &s1);
+    const evx_status_t st = scope.lookup2(fn, start, kEvent, "start event", &s0, end, kEvent,
+                                          "end event", &s1);
     if (st) return st;
     if (!s0 || !s1) __builtin_unreachable(); // lookup2 sets both on success
     Event *a = &s0->event, *b = &s1->event;
@@ -292,7 +226,6 @@ EVX_API evx_status_t evx_event_elapsed_time(float *ms, evx_event_t start, evx_ev
                          0)) {
         const int ad = a->device, bd = b->device;
         const unsigned af = a->flags, bf = b->flags;
-        clear_hazards(r);
         const uint64_t av = handle_value(start), bv = handle_value(end);
         if (ad != bd)
             return fail(EVX_ERROR_INVALID_HANDLE,
@@ -321,7 +254,6 @@ EVX_API evx_status_t evx_event_elapsed_time(float *ms, evx_event_t start, evx_ev
         a->done.store(seen_a, std::memory_order_relaxed);
         b->done.store(seen_b, std::memory_order_relaxed);
     }
-    clear_hazards(r);
     if (__builtin_expect(res == CUDA_SUCCESS, 1)) {
         *ms = out;
         return EVX_SUCCESS;
@@ -330,6 +262,65 @@ EVX_API evx_status_t evx_event_elapsed_time(float *ms, evx_event_t start, evx_ev
     return driver_failed(res, fn, "cuEventElapsedTime",
                          "start event 0x%" PRIx64 ", end event 0x%" PRIx64,
                          handle_value(start), handle_value(end));
+}
+
+}  // namespace
+
+extern "C" {
+
+EVX_API evx_status_t evx_device_create_event(int device, unsigned flags,
+                                             evx_event_t *event) {
+    static const char fn[] = "evx_device_create_event";
+    if (!event) return fail(EVX_ERROR_INVALID_VALUE, "%s: event (the out-pointer) is NULL", fn);
+    *event = nullptr;
+    evx_status_t st = check_event_flags(fn, flags);
+    if (st) return st;
+    ThreadRecord *r;
+    st = enter_device(fn, device, &r);
+    if (st) return st;
+    uint32_t index;
+    st = slot_alloc(r, fn, &index);
+    if (st) return st;
+    CUevent ev;
+    bool former;
+    st = cache_take(r, fn, device, flags, &ev, &former);
+    if (st) {
+        slot_free(r, index);
+        return st;
+    }
+    *event = publish_event(index, device, flags, ev, nullptr, former);
+    return EVX_SUCCESS;
+}
+
+EVX_API evx_status_t evx_event_destroy(evx_event_t event) {
+    return destroy_handle(event, kEvent, "evx_event_destroy", "event");
+}
+
+EVX_API evx_status_t evx_event_record(evx_event_t event, evx_stream_t stream) {
+    return record("evx_event_record", event, stream, false, 0);
+}
+
+EVX_API evx_status_t evx_event_record_with_flags(evx_event_t event, evx_stream_t stream,
+                                                 unsigned flags) {
+    static const char fn[] = "evx_event_record_with_flags";
+    const evx_status_t st = check_known_flags(fn, "record", flags, EVX_EVENT_RECORD_EXTERNAL,
+                                              "EVX_EVENT_RECORD_EXTERNAL 0x1");
+    return st ? st : record(fn, event, stream, true, flags);
+}
+
+EVX_API evx_status_t evx_event_query(evx_event_t event) {
+    return observe("evx_event_query", "cuEventQuery", event,
+                   [](CUevent ev) { return cu().cuEventQuery(ev); });
+}
+
+EVX_API evx_status_t evx_event_synchronize(evx_event_t event) {
+    // cuEventSynchronize never answers NOT_READY: it waits.
+    return observe("evx_event_synchronize", "cuEventSynchronize", event,
+                   [](CUevent ev) { return cu().cuEventSynchronize(ev); });
+}
+
+EVX_API evx_status_t evx_event_elapsed_time(float *ms, evx_event_t start, evx_event_t end) {
+    return elapsed_time(ms, start, end);
 }
 
 EVX_API evx_status_t evx_event_get_flags(evx_event_t event, unsigned *flags) {
@@ -354,15 +345,11 @@ EVX_API evx_status_t evx_event_get_native(evx_event_t event, void **cu_event) {
     static const char fn[] = "evx_event_get_native";
     if (!cu_event)
         return fail(EVX_ERROR_INVALID_VALUE, "%s: cu_event (the out-pointer) is NULL", fn);
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Slot *s = nullptr;
-    evx_status_t st = lookup(r, event, kEvent, fn, "event", &s);
-    if (st) return st;
-    st = event_own_state(fn, &s->event);
-    if (!st) *cu_event = s->event.cu;
-    clear_hazards(r);
-    return st;
+    return with_live(fn, event, kEvent, "event", [cu_event](Slot &s) {
+        const evx_status_t st = event_own_state(fn, &s.event);
+        if (!st) *cu_event = s.event.cu;
+        return st;
+    });
 }
 
 }  // extern "C"

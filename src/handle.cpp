@@ -14,10 +14,12 @@
 #include <new>
 
 #include "error.hpp"
+#include "scope.hpp"
 
 namespace evx {
 
 std::atomic<Slot *> g_chunks[kMaxChunks];
+FreeHook g_free_hooks[16];  // zero before any constructor runs
 
 namespace {
 
@@ -78,15 +80,8 @@ bool held(uint32_t mark) {
 }
 
 evx_status_t free_object(ThreadRecord *r, Slot *s) {
-    switch (s->kind.load(std::memory_order_relaxed)) {
-    case kEvent: return event_free(r, &s->event);
-    case kStream: return stream_free(r, s->obj);
-    case kPool: return pool_free(r, s->obj);
-    case kTimer: return timer_free(r, s->obj);
-    case kTimeline: return timeline_free(r, s->obj);
-    case kNotifier: return notifier_free(r, s->obj);
-    default: return 0;
-    }
+    const FreeHook hook = g_free_hooks[s->kind.load(std::memory_order_relaxed) & 15u];
+    return hook ? hook(r, s->obj) : 0;
 }
 
 bool push_retired(ThreadRecord *r, uint32_t index) {
@@ -303,10 +298,11 @@ void handles_detach(ThreadRecord *r) {
 }
 
 evx_status_t destroy_handle(const void *h, uint32_t kind, const char *fn, const char *role) {
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
+    ThreadRecord *r;
+    evx_status_t st = enter_thread(&r);
+    if (st) return st;
     Slot *s = nullptr;
-    const evx_status_t st = unpublish(h, kind, fn, role, &s);
+    st = unpublish(h, kind, fn, role, &s);
     return st ? st : retire(r, h);
 }
 

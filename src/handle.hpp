@@ -118,18 +118,17 @@ inline void set_hazards(ThreadRecord *r, uint32_t index0, uint32_t index1_plus_1
                         std::memory_order_seq_cst);
 }
 
-// Validates a handle and protects its object with a hazard slot until
-// clear_hazards(). No shared write; one fence.
+// Validates a handle and protects its object with a hazard slot. No shared
+// write; one fence. The hazard stays published on failure too: callers use
+// HandleScope (scope.hpp), which clears it whichever way the call ends.
 inline evx_status_t lookup(ThreadRecord *r, const void *h, uint32_t want,
                            const char *fn, const char *role, Slot **out) {
     const uint64_t v = handle_value(h);
     Slot *s = decode(v, want);
     if (__builtin_expect(s == nullptr, 0)) return bad_handle(fn, role, v, want);
     set_hazards(r, handle_index(v), 0);
-    if (__builtin_expect(!slot_is(s, handle_gen(v), want), 0)) {
-        clear_hazards(r);
+    if (__builtin_expect(!slot_is(s, handle_gen(v), want), 0))
         return bad_handle(fn, role, v, want);
-    }
     *out = s;
     return 0;
 }
@@ -145,14 +144,10 @@ inline evx_status_t lookup2(ThreadRecord *r, const char *fn, const void *h0,
     Slot *s1 = decode(v1, want1);
     if (__builtin_expect(s1 == nullptr, 0)) return bad_handle(fn, role1, v1, want1);
     set_hazards(r, handle_index(v0), handle_index(v1) + 1);
-    if (__builtin_expect(!slot_is(s0, handle_gen(v0), want0), 0)) {
-        clear_hazards(r);
+    if (__builtin_expect(!slot_is(s0, handle_gen(v0), want0), 0))
         return bad_handle(fn, role0, v0, want0);
-    }
-    if (__builtin_expect(!slot_is(s1, handle_gen(v1), want1), 0)) {
-        clear_hazards(r);
+    if (__builtin_expect(!slot_is(s1, handle_gen(v1), want1), 0))
         return bad_handle(fn, role1, v1, want1);
-    }
     *out0 = s0;
     *out1 = s1;
     return 0;
@@ -198,6 +193,12 @@ inline uint64_t publish(uint32_t index, uint32_t kind, void *obj) {
            (static_cast<uint64_t>(index) << 4) | kind;
 }
 
+// publish(), as the public handle type H (evx_event_t, ...).
+template <class H>
+inline H publish_as(uint32_t index, uint32_t kind, void *obj) {
+    return reinterpret_cast<H>(static_cast<uintptr_t>(publish(index, kind, obj)));
+}
+
 // Ends a live handle: of racing calls exactly one wins. The winner owns the
 // slot's object until it calls retire(); the others get INVALID_HANDLE.
 inline evx_status_t unpublish(const void *h, uint32_t want, const char *fn,
@@ -234,13 +235,18 @@ void retire_rescan(ThreadRecord *r);
 // threads, and gives the thread's free slots to the shared list.
 void handles_detach(ThreadRecord *r);
 
-// Implemented by each module: frees the object of a retired slot.
-evx_status_t event_free(ThreadRecord *r, Event *e);
-evx_status_t stream_free(ThreadRecord *r, void *obj);
-evx_status_t pool_free(ThreadRecord *r, void *obj);
-evx_status_t timer_free(ThreadRecord *r, void *obj);
-evx_status_t timeline_free(ThreadRecord *r, void *obj);
-evx_status_t notifier_free(ThreadRecord *r, void *obj);
+// Frees the object of a retired slot of one kind (the slot's obj; for
+// events, its Event). Each module registers the hook of its kinds.
+using FreeHook = evx_status_t (*)(ThreadRecord *r, void *obj);
+
+// The hooks, indexed by Kind; filled before any call, at library load.
+extern FreeHook g_free_hooks[16];
+
+// Registers a module's hook at library load: one static object per kind,
+// `const FreeHookEntry kStreamFree(kStream, stream_free);`.
+struct FreeHookEntry {
+    FreeHookEntry(Kind kind, FreeHook hook) { g_free_hooks[kind] = hook; }
+};
 
 }  // namespace evx
 

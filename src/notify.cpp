@@ -31,6 +31,7 @@
 #include "evx/status.h"
 #include "handle.hpp"
 #include "objects.hpp"
+#include "scope.hpp"
 
 namespace evx {
 
@@ -241,14 +242,11 @@ evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, 
 template <class Use>
 evx_status_t with_live2(const char *fn, const void *h0, uint32_t kind0, const char *role0,
                         const void *h1, uint32_t kind1, const char *role1, Use use) {
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
+    HandleScope scope;
     Slot *s0 = nullptr, *s1 = nullptr;
-    evx_status_t st = lookup2(r, fn, h0, kind0, role0, &s0, h1, kind1, role1, &s1);
+    const evx_status_t st = scope.lookup2(fn, h0, kind0, role0, &s0, h1, kind1, role1, &s1);
     if (st) return st;
-    st = use(*s0, *s1);
-    clear_hazards(r);
-    return st;
+    return use(*s0, *s1);
 }
 
 template <class Use>
@@ -256,8 +254,6 @@ evx_status_t with_notifier(const char *fn, evx_notifier_t notifier, Use use) {
     return with_live(fn, notifier, kNotifier, "notifier",
                      [&use](Slot &s) { return use(static_cast<Notifier *>(s.obj)); });
 }
-
-}  // namespace
 
 evx_status_t notifier_free(ThreadRecord *, void *obj) {
     Notifier *n = static_cast<Notifier *>(obj);
@@ -278,6 +274,10 @@ evx_status_t notifier_free(ThreadRecord *, void *obj) {
     delete n;
     return first;
 }
+
+const FreeHookEntry kNotifierFree(kNotifier, notifier_free);
+
+}  // namespace
 
 }  // namespace evx
 
@@ -311,9 +311,9 @@ EVX_API evx_status_t evx_notifier_create(const evx_notifier_options_t *options,
         if (options->max_streams_per_device) max_lanes = options->max_streams_per_device;
     }
     evx_status_t st = ensure_driver(fn);
+    ThreadRecord *r = nullptr;
+    if (!st) st = enter_thread(&r);
     if (st) return st;
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
     const int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (fd < 0)
         return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: eventfd failed: %s", fn, std::strerror(errno));
@@ -344,10 +344,11 @@ EVX_API evx_status_t evx_notifier_destroy(evx_notifier_t notifier) {
                     "%s: called from a notifier callback, which would wait for itself "
                     "(notifier 0x%" PRIx64 " is left alive)",
                     fn, handle_value(notifier));
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
+    ThreadRecord *r = nullptr;
+    evx_status_t st = enter_thread(&r);
+    if (st) return st;
     Slot *s = nullptr;
-    evx_status_t st = unpublish(notifier, kNotifier, fn, "notifier", &s);
+    st = unpublish(notifier, kNotifier, fn, "notifier", &s);
     if (st) return st;
     Notifier *n = static_cast<Notifier *>(s->obj);
     {

@@ -24,23 +24,6 @@ struct Stream {
     int priority = 0;
 };
 
-// Looks a handle up and runs use(slot) on its live object, the hazard held
-// for the call; returns what use returns, or the lookup's failure. For the
-// calls that only read or lock an object (not the hot path's record, query,
-// synchronize and wait, which are written out).
-template <class Use>
-evx_status_t with_live(const char *fn, const void *h, uint32_t kind, const char *role,
-                       Use use) {
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Slot *slot = nullptr;
-    evx_status_t st = lookup(r, h, kind, fn, role, &slot);
-    if (st) return st;
-    st = use(*slot);
-    clear_hazards(r);
-    return st;
-}
-
 // Calls on a borrowed default stream need its device's primary context
 // current to name the right stream; other streams carry their context.
 inline evx_status_t stream_context(ContextGuard &guard, const char *fn,

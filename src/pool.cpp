@@ -5,6 +5,7 @@
 // (released while their recorded work ran) and the ones handed out as evx
 // events. The pool object lives while its handle or any event from it does.
 #include <cinttypes>
+#include <cstddef>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -17,6 +18,8 @@
 #include "evx/pool.h"
 #include "handle.hpp"
 #include "objects.hpp"
+#include "scope.hpp"
+#include "sized.hpp"
 
 namespace evx {
 
@@ -40,6 +43,15 @@ struct Pool {
 };
 
 namespace {
+
+// The structs of pool.h as first published; see sized.hpp.
+constexpr SizedType kOptionsType{"evx_event_pool_options_t", "options",
+                                 offsetof(evx_event_pool_options_t, prewarm) + sizeof(uint32_t)};
+constexpr SizedType kStatsType{"evx_event_pool_stats_t", "stats",
+                               offsetof(evx_event_pool_stats_t, exhausted_total) +
+                                   sizeof(uint64_t)};
+static_assert(kOptionsType.first_size == 16, "pool.h publishes 16 bytes of options");
+static_assert(kStatsType.first_size == 48, "pool.h publishes 48 bytes of stats");
 
 void unref(Pool *p) {
     if (p->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p;
@@ -97,6 +109,24 @@ CUresult destroy_list(Pool *p, std::vector<Entry> &list) {
     return first;
 }
 
+// The status: CUDA_SUCCESS, or the first cuEventDestroy the driver refused
+// (evx_event_pool_destroy reports it).
+evx_status_t pool_free(ThreadRecord *, void *obj) {
+    Pool *p = static_cast<Pool *>(obj);
+    CUresult first;
+    {
+        std::lock_guard<std::mutex> lock(p->mu);
+        p->closed = true;
+        first = destroy_list(p, p->idle);
+        const CUresult second = destroy_list(p, p->pending);
+        if (first == CUDA_SUCCESS) first = second;
+    }
+    unref(p);
+    return first;
+}
+
+const FreeHookEntry kPoolFree(kPool, pool_free);
+
 }  // namespace
 
 void pool_count_created(Pool *p) {
@@ -129,43 +159,27 @@ void pool_take_back(Pool *p, CUevent ev, bool maybe_pending, bool former) {
     unref(p);
 }
 
-// The status: CUDA_SUCCESS, or the first cuEventDestroy the driver refused
-// (evx_event_pool_destroy reports it).
-evx_status_t pool_free(ThreadRecord *, void *obj) {
-    Pool *p = static_cast<Pool *>(obj);
-    CUresult first;
-    {
-        std::lock_guard<std::mutex> lock(p->mu);
-        p->closed = true;
-        first = destroy_list(p, p->idle);
-        const CUresult second = destroy_list(p, p->pending);
-        if (first == CUDA_SUCCESS) first = second;
-    }
-    unref(p);
-    return first;
-}
-
 }  // namespace evx
 
 using namespace evx;
 
 extern "C" {
 
-EVX_API evx_status_t evx_event_pool_create(const evx_event_pool_options_t *options,
-                                           evx_event_pool_t *pool) {
-    static const char fn[] = "evx_event_pool_create";
+EVX_API evx_status_t evx_device_create_event_pool(int device,
+                                                  const evx_event_pool_options_t *options,
+                                                  evx_event_pool_t *pool) {
+    static const char fn[] = "evx_device_create_event_pool";
     if (!pool) return fail(EVX_ERROR_INVALID_VALUE, "%s: pool (the out-pointer) is NULL", fn);
     *pool = nullptr;
     if (!options) return fail(EVX_ERROR_INVALID_VALUE, "%s: options is NULL", fn);
-    if (options->struct_size < sizeof(evx_event_pool_options_t))
-        return fail(EVX_ERROR_INVALID_VALUE,
-                    "%s: options->struct_size is %u, less than the %zu bytes of "
-                    "evx_event_pool_options_t (set it to sizeof(evx_event_pool_options_t))",
-                    fn, options->struct_size, sizeof(evx_event_pool_options_t));
-    const int device = options->device;
-    const unsigned flags = options->event_flags;
-    const uint32_t capacity = options->capacity, prewarm = options->prewarm;
-    evx_status_t st = check_event_flags(fn, flags);
+    // Fields past the caller's struct_size keep these defaults.
+    evx_event_pool_options_t o;
+    std::memset(&o, 0, sizeof o);
+    evx_status_t st = sized_in(fn, kOptionsType, options, &o);
+    if (st) return st;
+    const unsigned flags = o.event_flags;
+    const uint32_t capacity = o.capacity, prewarm = o.prewarm;
+    st = check_event_flags(fn, flags);
     if (st) return st;
     if (flags & EVX_EVENT_INTERPROCESS)
         return fail(EVX_ERROR_INVALID_VALUE,
@@ -174,15 +188,10 @@ EVX_API evx_status_t evx_event_pool_create(const evx_event_pool_options_t *optio
     if (prewarm > capacity)
         return fail(EVX_ERROR_INVALID_VALUE, "%s: prewarm %u exceeds the capacity %u", fn,
                     prewarm, capacity);
-    st = ensure_driver(fn);
+    ThreadRecord *r;
+    Pool *p;
+    st = enter_device_new(fn, device, &r, &p);
     if (st) return st;
-    st = check_device(fn, device);
-    if (st) return st;
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Pool *p = new (std::nothrow) Pool;
-    if (!p) return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
-    p->device = device;
     p->flags = flags;
     p->capacity = capacity;
     uint32_t index;
@@ -196,7 +205,7 @@ EVX_API evx_status_t evx_event_pool_create(const evx_event_pool_options_t *optio
         pool_free(r, p);  // nothing is kept
         return st;
     }
-    *pool = reinterpret_cast<evx_event_pool_t>(static_cast<uintptr_t>(publish(index, kPool, p)));
+    *pool = publish_as<evx_event_pool_t>(index, kPool, p);
     return EVX_SUCCESS;
 }
 
@@ -218,43 +227,31 @@ EVX_API evx_status_t evx_event_pool_destroy(evx_event_pool_t pool) {
 
 EVX_API evx_status_t evx_event_pool_prewarm(evx_event_pool_t pool, uint32_t count) {
     static const char fn[] = "evx_event_pool_prewarm";
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Slot *s = nullptr;
-    evx_status_t st = lookup(r, pool, kPool, fn, "event pool", &s);
-    if (st) return st;
-    Pool *p = static_cast<Pool *>(s->obj);
-    if (count > p->capacity) {
-        const uint32_t capacity = p->capacity;
-        clear_hazards(r);
-        return fail(EVX_ERROR_INVALID_VALUE, "%s: count %u exceeds the capacity %u of pool 0x%" PRIx64,
-                    fn, count, capacity, handle_value(pool));
-    }
-    {
+    return with_live(fn, pool, kPool, "event pool", [pool, count](Slot &s) {
+        Pool *p = static_cast<Pool *>(s.obj);
+        if (count > p->capacity)
+            return fail(EVX_ERROR_INVALID_VALUE,
+                        "%s: count %u exceeds the capacity %u of pool 0x%" PRIx64, fn, count,
+                        p->capacity, handle_value(pool));
         std::lock_guard<std::mutex> lock(p->mu);
         reap(p);
-        st = fill(p, fn, count);
-    }
-    clear_hazards(r);
-    return st;
+        return fill(p, fn, count);
+    });
 }
 
 EVX_API evx_status_t evx_event_pool_acquire(evx_event_pool_t pool, evx_event_t *event) {
     static const char fn[] = "evx_event_pool_acquire";
     if (!event) return fail(EVX_ERROR_INVALID_VALUE, "%s: event (the out-pointer) is NULL", fn);
     *event = nullptr;
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
+    HandleScope scope;
     Slot *s = nullptr;
-    evx_status_t st = lookup(r, pool, kPool, fn, "event pool", &s);
+    evx_status_t st = scope.lookup(fn, pool, kPool, "event pool", &s);
     if (st) return st;
     Pool *p = static_cast<Pool *>(s->obj);
+    ThreadRecord *r = scope.record();
     uint32_t index;
     st = slot_alloc(r, fn, &index);
-    if (st) {
-        clear_hazards(r);
-        return st;
-    }
+    if (st) return st;
     CachedEvent ev{nullptr, false};
     {
         std::lock_guard<std::mutex> lock(p->mu);
@@ -278,52 +275,47 @@ EVX_API evx_status_t evx_event_pool_acquire(evx_event_pool_t pool, evx_event_t *
     }
     if (st) {
         slot_free(r, index);
-        clear_hazards(r);
         return st;
     }
     *event = publish_event(index, p->device, p->flags, ev.ev, p, ev.former);
-    clear_hazards(r);
     return EVX_SUCCESS;
 }
 
 EVX_API evx_status_t evx_event_pool_release(evx_event_pool_t pool, evx_event_t event) {
     static const char fn[] = "evx_event_pool_release";
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Slot *sp = nullptr, *se = nullptr;
-    evx_status_t st = lookup2(r, fn, pool, kPool, "event pool", &sp, event, kEvent, "event", &se);
-    if (st) return st;
-    const Pool *from = se->event.pool;
-    const bool ours = from == sp->obj;
-    clear_hazards(r);
-    if (!ours)
-        return fail(EVX_ERROR_INVALID_VALUE,
-                    "%s: event 0x%" PRIx64 " did not come from pool 0x%" PRIx64 " (%s); it stays live",
-                    fn, handle_value(event), handle_value(pool),
-                    from ? "it came from another pool" : "it was made by evx_device_create_event");
-    Slot *s = nullptr;
-    st = unpublish(event, kEvent, fn, "event", &s);
-    if (st) return st;
-    return retire(r, event);
+    {
+        // The hazards end with this block, before retire(): a hazard of this
+        // thread's own would make it defer the event's return to the pool.
+        HandleScope scope;
+        Slot *sp = nullptr, *se = nullptr;
+        const evx_status_t st =
+            scope.lookup2(fn, pool, kPool, "event pool", &sp, event, kEvent, "event", &se);
+        if (st) return st;
+        const Pool *from = se->event.pool;
+        if (from != sp->obj)
+            return fail(EVX_ERROR_INVALID_VALUE,
+                        "%s: event 0x%" PRIx64 " did not come from pool 0x%" PRIx64
+                        " (%s); it stays live",
+                        fn, handle_value(event), handle_value(pool),
+                        from ? "it came from another pool"
+                             : "it was made by evx_device_create_event");
+    }
+    return destroy_handle(event, kEvent, fn, "event");
 }
 
 EVX_API evx_status_t evx_event_pool_get_stats(evx_event_pool_t pool,
                                               evx_event_pool_stats_t *stats) {
     static const char fn[] = "evx_event_pool_get_stats";
     if (!stats) return fail(EVX_ERROR_INVALID_VALUE, "%s: stats is NULL", fn);
-    const uint32_t size = stats->struct_size;
-    if (size < sizeof(evx_event_pool_stats_t))
-        return fail(EVX_ERROR_INVALID_VALUE,
-                    "%s: stats->struct_size is %u, less than the %zu bytes of "
-                    "evx_event_pool_stats_t (set it to sizeof(evx_event_pool_stats_t))",
-                    fn, size, sizeof(evx_event_pool_stats_t));
+    uint32_t size;
+    evx_status_t st = sized_check(fn, kStatsType, stats, &size);
+    if (st) return st;
     evx_event_pool_stats_t out;
     std::memset(&out, 0, sizeof out);
-    const evx_status_t st = with_live(fn, pool, kPool, "event pool", [&](Slot &s) {
+    st = with_live(fn, pool, kPool, "event pool", [&](Slot &s) {
         Pool *p = static_cast<Pool *>(s.obj);
         std::lock_guard<std::mutex> lock(p->mu);
         reap(p);
-        out.struct_size = size;
         out.capacity = p->capacity;
         out.idle = static_cast<uint32_t>(p->idle.size());
         out.in_use = p->in_use;
@@ -334,8 +326,8 @@ EVX_API evx_status_t evx_event_pool_get_stats(evx_event_pool_t pool,
         return EVX_SUCCESS;
     });
     if (st) return st;
-    // Fields a later version adds past this struct are left alone.
-    std::memcpy(stats, &out, sizeof out);
+    // Only what the caller's struct_size covers is written.
+    sized_out(stats, size, out);
     return EVX_SUCCESS;
 }
 

@@ -13,10 +13,25 @@
 #include "evx/stream.h"
 #include "handle.hpp"
 #include "objects.hpp"
+#include "scope.hpp"
 
 namespace evx {
 
 namespace {
+
+evx_status_t stream_free(ThreadRecord *, void *obj) {
+    Stream *s = static_cast<Stream *>(obj);
+    CUresult res = CUDA_SUCCESS;
+    if (s->owned) {
+        ContextGuard guard;
+        guard.enter(nullptr, s->device);  // destroy all the same on failure
+        res = cu().cuStreamDestroy(s->cu);
+    }
+    delete s;
+    return res;
+}
+
+const FreeHookEntry kStreamFree(kStream, stream_free);
 
 inline bool is_default_stream(const void *native) {
     return native == nullptr || native == EVX_STREAM_LEGACY || native == EVX_STREAM_PER_THREAD;
@@ -67,32 +82,27 @@ evx_status_t publish_stream(ThreadRecord *r, const char *fn, Stream *s, evx_stre
         stream_free(r, s);
         return st;
     }
-    *out = reinterpret_cast<evx_stream_t>(
-        static_cast<uintptr_t>(publish(index, kStream, s)));
+    *out = publish_as<evx_stream_t>(index, kStream, s);
     return 0;
 }
 
 // Looks up a stream, runs `call` on its CUstream under the context guard a
 // borrowed default stream needs, and passes NOT_READY through silently.
 template <class Call>
-evx_status_t on_stream(const char *fn, const char *call_name, evx_stream_t stream, Call call) {
-    ThreadRecord *r = self();
-    if (__builtin_expect(!r, 0)) return no_thread_record();
+evx_status_t on_stream(const char *fn, const char *call_name, evx_stream_t stream,
+                       Call call) noexcept {
+    HandleScope scope;
     Slot *slot = nullptr;
-    evx_status_t st = lookup(r, stream, kStream, fn, "stream", &slot);
+    evx_status_t st = scope.lookup(fn, stream, kStream, "stream", &slot);
     if (st) return st;
     const Stream *s = static_cast<const Stream *>(slot->obj);
     CUresult res;
     {
         ContextGuard guard;
         st = stream_context(guard, fn, s);
-        if (st) {
-            clear_hazards(r);
-            return st;
-        }
+        if (st) return st;
         res = call(s->cu);
     }
-    clear_hazards(r);
     if (__builtin_expect(res == CUDA_SUCCESS || res == CUDA_ERROR_NOT_READY, 1)) return res;
     return driver_failed(res, fn, call_name, "stream 0x%" PRIx64, handle_value(stream));
 }
@@ -106,19 +116,42 @@ evx_status_t read_stream(const char *fn, evx_stream_t stream, Read read) {
     });
 }
 
-}  // namespace
-
-evx_status_t stream_free(ThreadRecord *, void *obj) {
-    Stream *s = static_cast<Stream *>(obj);
-    CUresult res = CUDA_SUCCESS;
-    if (s->owned) {
+// The body of evx_stream_wait_event(); noexcept as record() in event.cpp.
+evx_status_t wait_event(evx_stream_t stream, evx_event_t event, unsigned flags) noexcept {
+    static const char fn[] = "evx_stream_wait_event";
+    evx_status_t st = check_known_flags(fn, "wait", flags, EVX_EVENT_WAIT_EXTERNAL,
+                                        "EVX_EVENT_WAIT_EXTERNAL 0x1");
+    if (st) return st;
+    HandleScope scope;
+    Slot *ss = nullptr, *se = nullptr;
+    st = scope.lookup2(fn, stream, kStream, "stream", &ss, event, kEvent, "event", &se);
+    if (st) return st;
+    const Stream *s = static_cast<const Stream *>(ss->obj);
+    Event *e = &se->event;
+    if (__builtin_expect(e->device != s->device, 0))
+        return fail(EVX_ERROR_INVALID_HANDLE,
+                    "%s: stream 0x%" PRIx64 " belongs to device %d but event 0x%" PRIx64
+                    " to device %d",
+                    fn, handle_value(stream), s->device, handle_value(event), e->device);
+    // A never-recorded event whose driver event still holds a former life's
+    // record gets a new one first, so the driver waits for nothing, as it
+    // does for a new event (and treats it as new under stream capture too).
+    st = event_own_state(fn, e);
+    if (st) return st;
+    CUresult res;
+    {
         ContextGuard guard;
-        guard.enter(nullptr, s->device);  // destroy all the same on failure
-        res = cu().cuStreamDestroy(s->cu);
+        st = stream_context(guard, fn, s);
+        if (st) return st;
+        res = cu().cuStreamWaitEvent(s->cu, e->cu, flags);
     }
-    delete s;
-    return res;
+    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
+    return driver_failed(res, fn, "cuStreamWaitEvent",
+                         "stream 0x%" PRIx64 ", event 0x%" PRIx64 ", flags 0x%x",
+                         handle_value(stream), handle_value(event), flags);
 }
+
+}  // namespace
 
 }  // namespace evx
 
@@ -131,14 +164,11 @@ EVX_API evx_status_t evx_device_create_stream(int device, unsigned flags, int pr
     static const char fn[] = "evx_device_create_stream";
     if (!stream) return fail(EVX_ERROR_INVALID_VALUE, "%s: stream (the out-pointer) is NULL", fn);
     *stream = nullptr;
-    if (flags & ~static_cast<unsigned>(EVX_STREAM_NON_BLOCKING))
-        return fail(EVX_ERROR_INVALID_VALUE,
-                    "%s: stream flags 0x%x have unknown bits 0x%x (known: "
-                    "EVX_STREAM_NON_BLOCKING 0x1)",
-                    fn, flags, flags & ~static_cast<unsigned>(EVX_STREAM_NON_BLOCKING));
-    evx_status_t st = ensure_driver(fn);
+    evx_status_t st = check_known_flags(fn, "stream", flags, EVX_STREAM_NON_BLOCKING,
+                                        "EVX_STREAM_NON_BLOCKING 0x1");
     if (st) return st;
-    st = check_device(fn, device);
+    ThreadRecord *r;
+    st = enter_device(fn, device, &r);
     if (st) return st;
     int least, greatest;
     st = priority_range(fn, device, &least, &greatest);
@@ -147,8 +177,6 @@ EVX_API evx_status_t evx_device_create_stream(int device, unsigned flags, int pr
         return fail(EVX_ERROR_INVALID_VALUE,
                     "%s: priority %d is outside device %d's range [%d (greatest), %d (least)]",
                     fn, priority, device, greatest, least);
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
     Stream *s = new (std::nothrow) Stream;
     if (!s) return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
     {
@@ -184,14 +212,12 @@ EVX_API evx_status_t evx_stream_wrap_external(int device, void *native_stream,
                     "EVX_STREAM_PER_THREAD): pass the device ordinal whose default stream is "
                     "meant, not EVX_DEVICE_FROM_STREAM",
                     fn, native_stream);
+    // enter_device(), but EVX_DEVICE_FROM_STREAM lets the stream name it.
+    ThreadRecord *r;
     evx_status_t st = ensure_driver(fn);
+    if (!st && device != EVX_DEVICE_FROM_STREAM) st = check_device(fn, device);
+    if (!st) st = enter_thread(&r);
     if (st) return st;
-    if (device != EVX_DEVICE_FROM_STREAM) {
-        st = check_device(fn, device);
-        if (st) return st;
-    }
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
     CUstream cs = static_cast<CUstream>(native_stream);
     if (!dflt) {
         int actual = -1;
@@ -236,12 +262,13 @@ EVX_API evx_status_t evx_stream_wrap_external(int device, void *native_stream,
 
 EVX_API evx_status_t evx_stream_destroy(evx_stream_t stream) {
     static const char fn[] = "evx_stream_destroy";
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Slot *s = nullptr;
-    evx_status_t st = unpublish(stream, kStream, fn, "stream", &s);
+    ThreadRecord *r;
+    evx_status_t st = enter_thread(&r);
     if (st) return st;
-    st = retire(r, stream);
+    Slot *s = nullptr;
+    st = unpublish(stream, kStream, fn, "stream", &s);
+    if (st) return st;
+    st = retire(r, stream);  // cuStreamDestroy's status
     if (st)
         return driver_failed(static_cast<CUresult>(st), fn, "cuStreamDestroy",
                              "stream 0x%" PRIx64 "; the handle is dead all the same",
@@ -251,50 +278,7 @@ EVX_API evx_status_t evx_stream_destroy(evx_stream_t stream) {
 
 EVX_API evx_status_t evx_stream_wait_event(evx_stream_t stream, evx_event_t event,
                                            unsigned flags) {
-    static const char fn[] = "evx_stream_wait_event";
-    if (flags & ~static_cast<unsigned>(EVX_EVENT_WAIT_EXTERNAL))
-        return fail(EVX_ERROR_INVALID_VALUE,
-                    "%s: wait flags 0x%x have unknown bits 0x%x (known: "
-                    "EVX_EVENT_WAIT_EXTERNAL 0x1)",
-                    fn, flags, flags & ~static_cast<unsigned>(EVX_EVENT_WAIT_EXTERNAL));
-    ThreadRecord *r = self();
-    if (__builtin_expect(!r, 0)) return no_thread_record();
-    Slot *ss = nullptr, *se = nullptr;
-    evx_status_t st = lookup2(r, fn, stream, kStream, "stream", &ss, event, kEvent, "event", &se);
-    if (st) return st;
-    const Stream *s = static_cast<const Stream *>(ss->obj);
-    Event *e = &se->event;
-    if (__builtin_expect(e->device != s->device, 0)) {
-        const int sd = s->device, ed = e->device;
-        clear_hazards(r);
-        return fail(EVX_ERROR_INVALID_HANDLE,
-                    "%s: stream 0x%" PRIx64 " belongs to device %d but event 0x%" PRIx64
-                    " to device %d",
-                    fn, handle_value(stream), sd, handle_value(event), ed);
-    }
-    // A never-recorded event whose driver event still holds a former life's
-    // record gets a new one first, so the driver waits for nothing, as it
-    // does for a new event (and treats it as new under stream capture too).
-    st = event_own_state(fn, e);
-    if (st) {
-        clear_hazards(r);
-        return st;
-    }
-    CUresult res;
-    {
-        ContextGuard guard;
-        st = stream_context(guard, fn, s);
-        if (st) {
-            clear_hazards(r);
-            return st;
-        }
-        res = cu().cuStreamWaitEvent(s->cu, e->cu, flags);
-    }
-    clear_hazards(r);
-    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
-    return driver_failed(res, fn, "cuStreamWaitEvent",
-                         "stream 0x%" PRIx64 ", event 0x%" PRIx64 ", flags 0x%x",
-                         handle_value(stream), handle_value(event), flags);
+    return wait_event(stream, event, flags);
 }
 
 EVX_API evx_status_t evx_stream_query(evx_stream_t stream) {

@@ -2,12 +2,11 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Per-thread records: hazard slots, free handle slots, retired handles,
-// event caches and the last error. See docs/design.md, "Safe use against a
+// the thread's event caches (their types are cache.hpp's) and the last
+// error. See docs/design.md, "Safe use against a
 // racing destroy".
 #ifndef EVX_SRC_THREAD_HPP
 #define EVX_SRC_THREAD_HPP
-
-#include <cuda.h>
 
 #include <atomic>
 #include <cstdint>
@@ -22,22 +21,10 @@ constexpr uint32_t kMessageSize = 512;
 constexpr uint32_t kRingSize = 4096;
 constexpr uint32_t kQuarantine = 1024;
 constexpr uint32_t kReadyMax = 256;
-// Driver events a thread keeps per (device, flags), a stack.
-constexpr uint32_t kBucketSize = 64;
 // Destroyed events a thread collects before it scans the hazard slots.
 constexpr uint32_t kRetireBatch = 32;
 
-// A kept driver event. former: it was recorded in a former life, and that
-// record's work may still be pending (see cache.hpp).
-struct CachedEvent {
-    CUevent ev;
-    bool former;
-};
-
-struct CacheBucket {
-    uint32_t n;  // ev[0, n): a stack, the most recently given on top
-    CachedEvent ev[kBucketSize];
-};
+struct CacheBucket;  // cache.hpp
 
 struct ThreadRecord {
     // The two hazard slots, one word: low half for the first handle of a

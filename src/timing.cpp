@@ -17,6 +17,7 @@
 #include "evx/timing.h"
 #include "handle.hpp"
 #include "objects.hpp"
+#include "scope.hpp"
 
 namespace evx {
 
@@ -51,25 +52,27 @@ evx_status_t record_mark(const char *fn, CUevent ev, const Stream *s, uint64_t o
     return 0;
 }
 
-// Looks up an object and a stream of its device; INVALID_HANDLE naming both
-// devices otherwise. On success both hazards are held.
-template <class T>
-evx_status_t object_and_stream(ThreadRecord *r, const char *fn, const void *h, uint32_t kind,
-                               evx_stream_t stream, T **obj, const Stream **s) {
+// Looks up a timer or timeline and a stream of its device, and returns
+// mark(object, stream, thread record) under the object's lock and both
+// hazards; INVALID_HANDLE naming both devices if they differ.
+template <class T, class Mark>
+evx_status_t mark_on_stream(const char *fn, const void *h, uint32_t kind, evx_stream_t stream,
+                            Mark mark) {
+    HandleScope scope;
     Slot *so = nullptr, *ss = nullptr;
-    evx_status_t st = lookup2(r, fn, h, kind, kind_name(kind), &so, stream, kStream, "stream", &ss);
+    const evx_status_t st =
+        scope.lookup2(fn, h, kind, kind_name(kind), &so, stream, kStream, "stream", &ss);
     if (st) return st;
-    *obj = static_cast<T *>(so->obj);
-    *s = static_cast<const Stream *>(ss->obj);
-    if ((*obj)->device != (*s)->device) {
-        const int od = (*obj)->device, sd = (*s)->device;
-        clear_hazards(r);
+    T *obj = static_cast<T *>(so->obj);
+    const Stream *s = static_cast<const Stream *>(ss->obj);
+    if (obj->device != s->device)
         return fail(EVX_ERROR_INVALID_HANDLE,
                     "%s: %s 0x%" PRIx64 " belongs to device %d but stream 0x%" PRIx64
                     " to device %d",
-                    fn, kind_name(kind), handle_value(h), od, handle_value(stream), sd);
-    }
-    return 0;
+                    fn, kind_name(kind), handle_value(h), obj->device, handle_value(stream),
+                    s->device);
+    std::lock_guard<std::mutex> lock(obj->mu);
+    return mark(*obj, *s, scope.record());
 }
 
 evx_status_t timer_state(const char *fn, const Timer *t, evx_timer_t timer) {
@@ -95,8 +98,6 @@ evx_status_t timer_ms(const char *fn, evx_timer_t timer, CUevent start, CUevent 
     return driver_failed(res, fn, "cuEventElapsedTime", "timer 0x%" PRIx64, handle_value(timer));
 }
 
-}  // namespace
-
 evx_status_t timer_free(ThreadRecord *r, void *obj) {
     Timer *t = static_cast<Timer *>(obj);
     // Given back as former (cache.hpp): recorded now, or in a life before.
@@ -113,25 +114,25 @@ evx_status_t timeline_free(ThreadRecord *r, void *obj) {
     return 0;
 }
 
+const FreeHookEntry kTimerFree(kTimer, timer_free);
+const FreeHookEntry kTimelineFree(kTimeline, timeline_free);
+
+}  // namespace
+
 }  // namespace evx
 
 using namespace evx;
 
 extern "C" {
 
-EVX_API evx_status_t evx_timer_create(int device, evx_timer_t *timer) {
-    static const char fn[] = "evx_timer_create";
+EVX_API evx_status_t evx_device_create_timer(int device, evx_timer_t *timer) {
+    static const char fn[] = "evx_device_create_timer";
     if (!timer) return fail(EVX_ERROR_INVALID_VALUE, "%s: timer (the out-pointer) is NULL", fn);
     *timer = nullptr;
-    evx_status_t st = ensure_driver(fn);
+    ThreadRecord *r;
+    Timer *t;
+    evx_status_t st = enter_device_new(fn, device, &r, &t);
     if (st) return st;
-    st = check_device(fn, device);
-    if (st) return st;
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Timer *t = new (std::nothrow) Timer;
-    if (!t) return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
-    t->device = device;
     uint32_t index = 0;
     // A timer's events never leave it and are read only after it recorded
     // them, so a former life's record (cache.hpp) does not matter.
@@ -143,7 +144,7 @@ EVX_API evx_status_t evx_timer_create(int device, evx_timer_t *timer) {
         timer_free(r, t);
         return st;
     }
-    *timer = reinterpret_cast<evx_timer_t>(static_cast<uintptr_t>(publish(index, kTimer, t)));
+    *timer = publish_as<evx_timer_t>(index, kTimer, t);
     return EVX_SUCCESS;
 }
 
@@ -153,43 +154,28 @@ EVX_API evx_status_t evx_timer_destroy(evx_timer_t timer) {
 
 EVX_API evx_status_t evx_timer_start(evx_timer_t timer, evx_stream_t stream) {
     static const char fn[] = "evx_timer_start";
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Timer *t = nullptr;
-    const Stream *s = nullptr;
-    evx_status_t st = object_and_stream(r, fn, timer, kTimer, stream, &t, &s);
-    if (st) return st;
-    {
-        std::lock_guard<std::mutex> lock(t->mu);
-        st = record_mark(fn, t->start, s, handle_value(timer), "timer");
+    return mark_on_stream<Timer>(fn, timer, kTimer, stream,
+                                 [timer](Timer &t, const Stream &s, ThreadRecord *) {
+        const evx_status_t st = record_mark(fn, t.start, &s, handle_value(timer), "timer");
         if (!st) {
-            t->started = true;
-            t->stopped = false;
+            t.started = true;
+            t.stopped = false;
         }
-    }
-    clear_hazards(r);
-    return st;
+        return st;
+    });
 }
 
 EVX_API evx_status_t evx_timer_stop(evx_timer_t timer, evx_stream_t stream) {
     static const char fn[] = "evx_timer_stop";
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Timer *t = nullptr;
-    const Stream *s = nullptr;
-    evx_status_t st = object_and_stream(r, fn, timer, kTimer, stream, &t, &s);
-    if (st) return st;
-    {
-        std::lock_guard<std::mutex> lock(t->mu);
-        if (!t->started)
-            st = fail(EVX_ERROR_ILLEGAL_STATE, "%s: timer 0x%" PRIx64 " was not started", fn,
-                      handle_value(timer));
-        else
-            st = record_mark(fn, t->stop, s, handle_value(timer), "timer");
-        if (!st) t->stopped = true;
-    }
-    clear_hazards(r);
-    return st;
+    return mark_on_stream<Timer>(fn, timer, kTimer, stream,
+                                 [timer](Timer &t, const Stream &s, ThreadRecord *) {
+        if (!t.started)
+            return fail(EVX_ERROR_ILLEGAL_STATE, "%s: timer 0x%" PRIx64 " was not started", fn,
+                        handle_value(timer));
+        const evx_status_t st = record_mark(fn, t.stop, &s, handle_value(timer), "timer");
+        if (!st) t.stopped = true;
+        return st;
+    });
 }
 
 EVX_API evx_status_t evx_timer_elapsed(evx_timer_t timer, float *ms) {
@@ -207,10 +193,9 @@ EVX_API evx_status_t evx_timer_elapsed(evx_timer_t timer, float *ms) {
 EVX_API evx_status_t evx_timer_synchronize(evx_timer_t timer, float *ms) {
     static const char fn[] = "evx_timer_synchronize";
     if (!ms) return fail(EVX_ERROR_INVALID_VALUE, "%s: ms (the out-pointer) is NULL", fn);
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
+    HandleScope scope;
     Slot *slot = nullptr;
-    evx_status_t st = lookup(r, timer, kTimer, fn, "timer", &slot);
+    evx_status_t st = scope.lookup(fn, timer, kTimer, "timer", &slot);
     if (st) return st;
     Timer *t = static_cast<Timer *>(slot->obj);
     CUevent start, stop;
@@ -240,26 +225,21 @@ EVX_API evx_status_t evx_timer_synchronize(evx_timer_t timer, float *ms) {
             st = driver_failed(res, fn, "cuEventSynchronize", "timer 0x%" PRIx64 " (its %s mark)",
                                handle_value(timer), waited == stop ? "stop" : "start");
     }
-    clear_hazards(r);
     return st;
 }
 
-EVX_API evx_status_t evx_timeline_create(int device, uint32_t capacity, evx_timeline_t *timeline) {
-    static const char fn[] = "evx_timeline_create";
+EVX_API evx_status_t evx_device_create_timeline(int device, uint32_t capacity,
+                                                evx_timeline_t *timeline) {
+    static const char fn[] = "evx_device_create_timeline";
     if (!timeline)
         return fail(EVX_ERROR_INVALID_VALUE, "%s: timeline (the out-pointer) is NULL", fn);
     *timeline = nullptr;
     if (capacity < 2)
         return fail(EVX_ERROR_INVALID_VALUE, "%s: capacity %u is less than 2", fn, capacity);
-    evx_status_t st = ensure_driver(fn);
+    ThreadRecord *r;
+    Timeline *t;
+    evx_status_t st = enter_device_new(fn, device, &r, &t);
     if (st) return st;
-    st = check_device(fn, device);
-    if (st) return st;
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Timeline *t = new (std::nothrow) Timeline;
-    if (!t) return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
-    t->device = device;
     t->capacity = capacity;
     try {
         t->events.reserve(capacity < 64 ? capacity : 64);
@@ -273,8 +253,7 @@ EVX_API evx_status_t evx_timeline_create(int device, uint32_t capacity, evx_time
         delete t;
         return st;
     }
-    *timeline =
-        reinterpret_cast<evx_timeline_t>(static_cast<uintptr_t>(publish(index, kTimeline, t)));
+    *timeline = publish_as<evx_timeline_t>(index, kTimeline, t);
     return EVX_SUCCESS;
 }
 
@@ -285,41 +264,35 @@ EVX_API evx_status_t evx_timeline_destroy(evx_timeline_t timeline) {
 EVX_API evx_status_t evx_timeline_mark(evx_timeline_t timeline, evx_stream_t stream,
                                        uint32_t *index) {
     static const char fn[] = "evx_timeline_mark";
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Timeline *t = nullptr;
-    const Stream *s = nullptr;
-    evx_status_t st = object_and_stream(r, fn, timeline, kTimeline, stream, &t, &s);
-    if (st) return st;
-    uint32_t mark = 0;
-    {
-        std::lock_guard<std::mutex> lock(t->mu);
-        if (t->count == t->capacity) {
-            st = fail(EVX_ERROR_OUT_OF_MEMORY,
-                      "%s: timeline 0x%" PRIx64 " holds its capacity of %u marks; "
-                      "evx_timeline_reset() forgets them",
-                      fn, handle_value(timeline), t->capacity);
-        } else if (t->count == t->events.size()) {
+    return mark_on_stream<Timeline>(fn, timeline, kTimeline, stream,
+                                    [timeline, index](Timeline &t, const Stream &s,
+                                                      ThreadRecord *r) -> evx_status_t {
+        if (t.count == t.capacity)
+            return fail(EVX_ERROR_OUT_OF_MEMORY,
+                        "%s: timeline 0x%" PRIx64 " holds its capacity of %u marks; "
+                        "evx_timeline_reset() forgets them",
+                        fn, handle_value(timeline), t.capacity);
+        if (t.count == t.events.size()) {
             // Like a timer's, a timeline's events are read only after it
             // recorded them.
             CUevent ev;
             bool former;
-            st = cache_take(r, fn, t->device, EVX_EVENT_DEFAULT, &ev, &former);
-            if (!st) {
-                try {
-                    t->events.push_back(ev);
-                } catch (const std::bad_alloc &) {
-                    cache_give(r, t->device, EVX_EVENT_DEFAULT, ev, former);
-                    st = fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
-                }
+            const evx_status_t st = cache_take(r, fn, t.device, EVX_EVENT_DEFAULT, &ev, &former);
+            if (st) return st;
+            try {
+                t.events.push_back(ev);
+            } catch (const std::bad_alloc &) {
+                cache_give(r, t.device, EVX_EVENT_DEFAULT, ev, former);
+                return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
             }
         }
-        if (!st) st = record_mark(fn, t->events[t->count], s, handle_value(timeline), "timeline");
-        if (!st) mark = t->count++;
-    }
-    clear_hazards(r);
-    if (!st && index) *index = mark;
-    return st;
+        const evx_status_t st =
+            record_mark(fn, t.events[t.count], &s, handle_value(timeline), "timeline");
+        if (st) return st;
+        if (index) *index = t.count;
+        ++t.count;
+        return EVX_SUCCESS;
+    });
 }
 
 EVX_API evx_status_t evx_timeline_count(evx_timeline_t timeline, uint32_t *count) {
@@ -338,10 +311,9 @@ EVX_API evx_status_t evx_timeline_intervals(evx_timeline_t timeline, float *ms, 
     static const char fn[] = "evx_timeline_intervals";
     if (!ms && max != 0)
         return fail(EVX_ERROR_INVALID_VALUE, "%s: ms is NULL but max is %u", fn, max);
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
+    HandleScope scope;
     Slot *slot = nullptr;
-    evx_status_t st = lookup(r, timeline, kTimeline, fn, "timeline", &slot);
+    evx_status_t st = scope.lookup(fn, timeline, kTimeline, "timeline", &slot);
     if (st) return st;
     Timeline *t = static_cast<Timeline *>(slot->obj);
     uint32_t n = 0;
@@ -373,49 +345,36 @@ EVX_API evx_status_t evx_timeline_intervals(evx_timeline_t timeline, float *ms, 
             }
         }
     }
-    clear_hazards(r);
     if (written) *written = st ? 0 : n;
     return st;
 }
 
 EVX_API evx_status_t evx_timeline_synchronize(evx_timeline_t timeline) {
     static const char fn[] = "evx_timeline_synchronize";
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Slot *slot = nullptr;
-    evx_status_t st = lookup(r, timeline, kTimeline, fn, "timeline", &slot);
-    if (st) return st;
-    Timeline *t = static_cast<Timeline *>(slot->obj);
-    CUevent last = nullptr;
-    {
-        std::lock_guard<std::mutex> lock(t->mu);
-        if (t->count > 0) last = t->events[t->count - 1];
-    }
-    if (last) {
+    return with_live(fn, timeline, kTimeline, "timeline", [timeline](Slot &slot) -> evx_status_t {
+        Timeline *t = static_cast<Timeline *>(slot.obj);
+        CUevent last = nullptr;
+        {
+            std::lock_guard<std::mutex> lock(t->mu);
+            if (t->count > 0) last = t->events[t->count - 1];
+        }
+        if (!last) return EVX_SUCCESS;
         // Without the lock; the hazard keeps the timeline's events alive.
         const CUresult res = cu().cuEventSynchronize(last);
-        if (res != CUDA_SUCCESS)
-            st = driver_failed(res, fn, "cuEventSynchronize", "the last mark of timeline 0x%" PRIx64,
-                               handle_value(timeline));
-    }
-    clear_hazards(r);
-    return st;
+        if (res == CUDA_SUCCESS) return EVX_SUCCESS;
+        return driver_failed(res, fn, "cuEventSynchronize",
+                             "the last mark of timeline 0x%" PRIx64, handle_value(timeline));
+    });
 }
 
 EVX_API evx_status_t evx_timeline_reset(evx_timeline_t timeline) {
     static const char fn[] = "evx_timeline_reset";
-    ThreadRecord *r = self();
-    if (!r) return no_thread_record();
-    Slot *slot = nullptr;
-    evx_status_t st = lookup(r, timeline, kTimeline, fn, "timeline", &slot);
-    if (st) return st;
-    Timeline *t = static_cast<Timeline *>(slot->obj);
-    {
+    return with_live(fn, timeline, kTimeline, "timeline", [](Slot &slot) {
+        Timeline *t = static_cast<Timeline *>(slot.obj);
         std::lock_guard<std::mutex> lock(t->mu);
         t->count = 0;
-    }
-    clear_hazards(r);
-    return EVX_SUCCESS;
+        return EVX_SUCCESS;
+    });
 }
 
 }  // extern "C"

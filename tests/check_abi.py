@@ -79,6 +79,8 @@ def main(argv):
     evx = check(argv[1], "libevx", lambda n: n.startswith("evx_"), 50,
                 failures)
     for must in ("evx_version", "evx_device_create_event",
+                 "evx_device_create_event_pool", "evx_device_create_timer",
+                 "evx_device_create_timeline",
                  "evx_stream_wrap_external", "evx_timeline_intervals"):
         if must not in evx:
             failures.append(f"libevx does not export {must}")

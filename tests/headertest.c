@@ -2,7 +2,7 @@
  * Copyright 2026 The evx Authors
  * SPDX-License-Identifier: Apache-2.0
  */
-/* evx/evx.h compiles as strict C99 (-std=c99 -pedantic -Werror), its
+/* evx/evx.h compiles as strict C89 and C99 (-pedantic -Werror), its
  * constants have their documented values (checked at compile time), and
  * every function it declares links. */
 #include <evx/evx.h>
@@ -40,7 +40,7 @@ EVX_STATIC_CHECK(version_number,
                                            EVX_VERSION_MINOR * 100 +
                                            EVX_VERSION_PATCH);
 EVX_STATIC_CHECK(pool_options_size,
-                 sizeof(evx_event_pool_options_t) == 5 * sizeof(uint32_t));
+                 sizeof(evx_event_pool_options_t) == 4 * sizeof(uint32_t));
 EVX_STATIC_CHECK(pool_options_struct_size_first,
                  offsetof(evx_event_pool_options_t, struct_size) == 0);
 EVX_STATIC_CHECK(pool_stats_struct_size_first,
@@ -48,6 +48,11 @@ EVX_STATIC_CHECK(pool_stats_struct_size_first,
 EVX_STATIC_CHECK(pool_stats_counters_aligned,
                  offsetof(evx_event_pool_stats_t, created_total) % 8 == 0);
 EVX_STATIC_CHECK(handles_are_pointers, sizeof(evx_event_t) == sizeof(void *));
+
+/* The _INIT macros are constant initializers (file scope needs that). */
+static const evx_event_pool_options_t pool_options_init =
+    EVX_EVENT_POOL_OPTIONS_INIT;
+static const evx_event_pool_stats_t pool_stats_init = EVX_EVENT_POOL_STATS_INIT;
 
 /* Taking each function's address makes the link fail for a declaration
  * the library does not define. */
@@ -69,12 +74,12 @@ static const any_fn all_functions[] = {
     FN(evx_stream_synchronize), FN(evx_stream_launch_host_func),
     FN(evx_stream_get_priority), FN(evx_stream_get_flags),
     FN(evx_stream_get_device), FN(evx_stream_get_native),
-    FN(evx_stream_is_owned), FN(evx_event_pool_create),
+    FN(evx_stream_is_owned), FN(evx_device_create_event_pool),
     FN(evx_event_pool_destroy), FN(evx_event_pool_prewarm),
     FN(evx_event_pool_acquire), FN(evx_event_pool_release),
-    FN(evx_event_pool_get_stats), FN(evx_timer_create), FN(evx_timer_destroy),
+    FN(evx_event_pool_get_stats), FN(evx_device_create_timer), FN(evx_timer_destroy),
     FN(evx_timer_start), FN(evx_timer_stop), FN(evx_timer_elapsed),
-    FN(evx_timer_synchronize), FN(evx_timeline_create),
+    FN(evx_timer_synchronize), FN(evx_device_create_timeline),
     FN(evx_timeline_destroy), FN(evx_timeline_mark), FN(evx_timeline_count),
     FN(evx_timeline_intervals), FN(evx_timeline_synchronize),
     FN(evx_notifier_create), FN(evx_notifier_destroy), FN(evx_notifier_get_fd),
@@ -89,12 +94,17 @@ int main(void)
     for (i = 0; i < n; i++)
         if (all_functions[i] == NULL)
             return 1;
+    if (pool_options_init.struct_size != sizeof(evx_event_pool_options_t) ||
+        pool_options_init.capacity != 0 ||
+        pool_stats_init.struct_size != sizeof(evx_event_pool_stats_t) ||
+        pool_stats_init.exhausted_total != 0)
+        return 1;
     if (evx_version() != EVX_VERSION_NUMBER) {
-        printf("headertest (C99): library %u, header %d\n", evx_version(),
+        printf("headertest (C): library %u, header %d\n", evx_version(),
                EVX_VERSION_NUMBER);
         return 1;
     }
-    printf("headertest (C99): %lu functions, version %s\n", (unsigned long)n,
+    printf("headertest (C): %lu functions, version %s\n", (unsigned long)n,
            evx_version_string());
     return 0;
 }

@@ -39,6 +39,11 @@ int main()
     options.struct_size = sizeof options;
     if (options.capacity != 0)
         return 1;
+    const evx_event_pool_options_t init = EVX_EVENT_POOL_OPTIONS_INIT;
+    evx_event_pool_stats_t stats = EVX_EVENT_POOL_STATS_INIT;
+    if (init.struct_size != sizeof init || init.capacity != 0 ||
+        stats.struct_size != sizeof stats || stats.idle != 0)
+        return 1;
     if (evx_version() != EVX_VERSION_NUMBER) {
         std::printf("headertest (C++11): library %u, header %d\n",
                     evx_version(), EVX_VERSION_NUMBER);

@@ -165,6 +165,13 @@ EVX_API evx_status_t evx_event_synchronize(evx_event_t event);
  * negative. The same event twice gives 0. The resolution is the driver's
  * (about half a microsecond on the GPU).
  *
+ * The out-pointer comes first, against evx's rule of trailing outputs:
+ * the order is that of `cuEventElapsedTime(float *pMilliseconds, CUevent
+ * hStart, CUevent hEnd)` and `cudaEventElapsedTime(float *ms, start,
+ * end)`, so code moved between the driver, the runtime and evx keeps its
+ * arguments where they were, and the start and end cannot be swapped by a
+ * reader who knows either API.
+ *
  * @param[out] ms receives the milliseconds from @p start to @p end.
  * @param start the start event.
  * @param end the end event.

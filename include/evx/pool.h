@@ -32,16 +32,18 @@ EVX_BEGIN_DECLS
  * All calls are thread-safe.
  *  @{ */
 
-/** @brief Options of evx_event_pool_create(). Zero-initialize, then set
- *  `struct_size` to `sizeof(evx_event_pool_options_t)`: later versions may
- *  add fields at the end and read only what `struct_size` covers. The
- *  smallest size accepted is that of the fields below, as first published
- *  (20 bytes). */
+/** @brief Options of evx_device_create_event_pool(). Initialize with
+ *  ::EVX_EVENT_POOL_OPTIONS_INIT (or zero it and set `struct_size` to
+ *  `sizeof(evx_event_pool_options_t)`), then set the fields.
+ *
+ *  Later versions may add fields at the end. evx accepts any `struct_size`
+ *  from the size first published (16 bytes: the fields below) up, reads
+ *  only the fields it covers and gives the others their defaults (zero),
+ *  so a program built against this header keeps working with a later
+ *  library, and one built against a later header with this library. */
 typedef struct evx_event_pool_options {
     /** `sizeof(evx_event_pool_options_t)` as the caller compiled it. */
     uint32_t struct_size;
-    /** The device the pool's events belong to. */
-    int32_t device;
     /** ::evx_event_flags of every event in the pool.
      *  ::EVX_EVENT_INTERPROCESS is refused. */
     uint32_t event_flags;
@@ -51,9 +53,20 @@ typedef struct evx_event_pool_options {
     uint32_t prewarm;
 } evx_event_pool_options_t;
 
-/** @brief What a pool holds, from evx_event_pool_get_stats(). Set
- *  `struct_size` to `sizeof(evx_event_pool_stats_t)`; the smallest size
- *  accepted is that of the fields below, as first published (48 bytes). */
+/** @brief An initializer of ::evx_event_pool_options_t: `struct_size` set
+ *  to this header's size, every other field zero. A constant expression,
+ *  valid in C89 and C++:
+ *  `evx_event_pool_options_t o = EVX_EVENT_POOL_OPTIONS_INIT;` */
+#define EVX_EVENT_POOL_OPTIONS_INIT \
+    { (uint32_t)sizeof(evx_event_pool_options_t), 0u, 0u, 0u }
+
+/** @brief What a pool holds, from evx_event_pool_get_stats(). Initialize
+ *  with ::EVX_EVENT_POOL_STATS_INIT (or set `struct_size` to
+ *  `sizeof(evx_event_pool_stats_t)`).
+ *
+ *  evx accepts any `struct_size` from the size first published (48 bytes:
+ *  the fields below) up, and writes only the bytes it covers: never past
+ *  the caller's struct, and never the fields it does not know. */
 typedef struct evx_event_pool_stats {
     /** `sizeof(evx_event_pool_stats_t)` as the caller compiled it; set by
      *  the caller before the call. */
@@ -77,14 +90,27 @@ typedef struct evx_event_pool_stats {
     uint64_t exhausted_total;
 } evx_event_pool_stats_t;
 
+/** @brief An initializer of ::evx_event_pool_stats_t: `struct_size` set to
+ *  this header's size, every other field zero. A constant expression, valid
+ *  in C89 and C++. */
+#define EVX_EVENT_POOL_STATS_INIT \
+    { (uint32_t)sizeof(evx_event_pool_stats_t), 0u, 0u, 0u, 0u, 0u, 0u, 0u }
+
 /**
- * @brief Creates a pool.
+ * @brief Creates a pool of events of a device.
  *
- * @param options the pool's device, event flags, capacity and warm-up.
+ * Named like every call that makes an object of a device
+ * (evx_device_create_event(), evx_device_create_stream(),
+ * evx_device_create_timer(), evx_device_create_timeline()): the device
+ * first, as a plain argument, and the pool's settings in @p options.
+ *
+ * @param device the device the pool's events belong to.
+ * @param options the pool's event flags, capacity and warm-up.
  * @param[out] pool receives the pool.
  * @return ::EVX_SUCCESS;
  *         ::EVX_ERROR_INVALID_VALUE if @p options or @p pool is NULL,
- *         `struct_size` is too small, the flags are invalid for an event
+ *         `struct_size` is below the first published size (the message
+ *         gives both), the flags are invalid for an event
  *         or include ::EVX_EVENT_INTERPROCESS, the capacity is 0, or
  *         `prewarm` exceeds it;
  *         ::EVX_ERROR_INVALID_DEVICE; ::EVX_ERROR_OUT_OF_MEMORY; a status
@@ -92,8 +118,8 @@ typedef struct evx_event_pool_stats {
  *
  * Thread-safe.
  */
-EVX_API evx_status_t evx_event_pool_create(
-    const evx_event_pool_options_t *options, evx_event_pool_t *pool);
+EVX_API evx_status_t evx_device_create_event_pool(
+    int device, const evx_event_pool_options_t *options, evx_event_pool_t *pool);
 
 /**
  * @brief Destroys a pool and its idle driver events.
@@ -163,9 +189,11 @@ EVX_API evx_status_t evx_event_pool_release(evx_event_pool_t pool,
  *
  * @param pool the pool.
  * @param[in,out] stats its `struct_size` set by the caller; filled up to
- *        that size.
+ *        that size (or up to this library's size, if larger), nothing past
+ *        it written; `struct_size` itself is left as set.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p stats is NULL or
- *         its `struct_size` is too small; ::EVX_ERROR_INVALID_HANDLE.
+ *         its `struct_size` is below the first published size (the message
+ *         gives both); ::EVX_ERROR_INVALID_HANDLE.
  *
  * Thread-safe.
  */

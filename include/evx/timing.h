@@ -37,7 +37,7 @@ EVX_BEGIN_DECLS
  *
  * Thread-safe.
  */
-EVX_API evx_status_t evx_timer_create(int device, evx_timer_t *timer);
+EVX_API evx_status_t evx_device_create_timer(int device, evx_timer_t *timer);
 
 /**
  * @brief Destroys a timer; pending work is not waited for.
@@ -118,8 +118,8 @@ EVX_API evx_status_t evx_timer_synchronize(evx_timer_t timer, float *ms);
  *
  * Thread-safe.
  */
-EVX_API evx_status_t evx_timeline_create(int device, uint32_t capacity,
-                                         evx_timeline_t *timeline);
+EVX_API evx_status_t evx_device_create_timeline(int device, uint32_t capacity,
+                                                evx_timeline_t *timeline);
 
 /**
  * @brief Destroys a timeline; pending work is not waited for.

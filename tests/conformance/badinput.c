@@ -26,13 +26,12 @@ typedef struct fixture {
     evx_timeline_t dead_tl;
 } fixture;
 
-static evx_event_pool_options_t pool_opts(int device, unsigned flags,
-                                          unsigned capacity, unsigned prewarm)
+static evx_event_pool_options_t pool_opts(unsigned flags, unsigned capacity,
+                                          unsigned prewarm)
 {
     evx_event_pool_options_t o;
     memset(&o, 0, sizeof o);
     o.struct_size = (uint32_t)sizeof o;
-    o.device = device;
     o.event_flags = flags;
     o.capacity = capacity;
     o.prewarm = prewarm;
@@ -41,21 +40,21 @@ static evx_event_pool_options_t pool_opts(int device, unsigned flags,
 
 static int fixture_make(fixture *f)
 {
-    evx_event_pool_options_t o = pool_opts(0, 0, 4, 0);
+    evx_event_pool_options_t o = pool_opts(0, 4, 0);
     memset(f, 0, sizeof *f);
     if (!EXPECT_OK(evx_device_create_stream(0, EVX_STREAM_NON_BLOCKING, 0,
                                             &f->s)) ||
         !EXPECT_OK(evx_device_create_event(0, 0, &f->e)) ||
         !EXPECT_OK(evx_device_create_event(0, 0, &f->done)) ||
         !EXPECT_OK(evx_device_create_event(0, 0, &f->done2)) ||
-        !EXPECT_OK(evx_event_pool_create(&o, &f->pool)) ||
-        !EXPECT_OK(evx_timer_create(0, &f->timer)) ||
-        !EXPECT_OK(evx_timeline_create(0, 4, &f->tl)) ||
+        !EXPECT_OK(evx_device_create_event_pool(0, &o, &f->pool)) ||
+        !EXPECT_OK(evx_device_create_timer(0, &f->timer)) ||
+        !EXPECT_OK(evx_device_create_timeline(0, 4, &f->tl)) ||
         !EXPECT_OK(evx_device_create_stream(0, 0, 0, &f->dead_s)) ||
         !EXPECT_OK(evx_device_create_event(0, 0, &f->dead_e)) ||
-        !EXPECT_OK(evx_event_pool_create(&o, &f->dead_pool)) ||
-        !EXPECT_OK(evx_timer_create(0, &f->dead_timer)) ||
-        !EXPECT_OK(evx_timeline_create(0, 4, &f->dead_tl)))
+        !EXPECT_OK(evx_device_create_event_pool(0, &o, &f->dead_pool)) ||
+        !EXPECT_OK(evx_device_create_timer(0, &f->dead_timer)) ||
+        !EXPECT_OK(evx_device_create_timeline(0, 4, &f->dead_tl)))
         return 0;
     EXPECT_OK(evx_event_record(f->done, f->s));
     EXPECT_OK(evx_event_record(f->done2, f->s));
@@ -90,7 +89,7 @@ static void dummy_fn(void *p) { (void)p; }
 static void t_null_out_pointers(void)
 {
     fixture f;
-    evx_event_pool_options_t o = pool_opts(0, 0, 4, 0);
+    evx_event_pool_options_t o = pool_opts(0, 4, 0);
     uint32_t w = 77;
 
     if (!fixture_make(&f))
@@ -120,16 +119,16 @@ static void t_null_out_pointers(void)
                 EVX_ERROR_INVALID_VALUE);
     EXPECT_FAIL(evx_stream_launch_host_func(f.s, NULL, &w),
                 EVX_ERROR_INVALID_VALUE);
-    EXPECT_FAIL(evx_event_pool_create(NULL, &f.dead_pool),
+    EXPECT_FAIL(evx_device_create_event_pool(0, NULL, &f.dead_pool),
                 EVX_ERROR_INVALID_VALUE);
-    EXPECT_FAIL(evx_event_pool_create(&o, NULL), EVX_ERROR_INVALID_VALUE);
+    EXPECT_FAIL(evx_device_create_event_pool(0, &o, NULL), EVX_ERROR_INVALID_VALUE);
     EXPECT_FAIL(evx_event_pool_acquire(f.pool, NULL), EVX_ERROR_INVALID_VALUE);
     EXPECT_FAIL(evx_event_pool_get_stats(f.pool, NULL),
                 EVX_ERROR_INVALID_VALUE);
-    EXPECT_FAIL(evx_timer_create(0, NULL), EVX_ERROR_INVALID_VALUE);
+    EXPECT_FAIL(evx_device_create_timer(0, NULL), EVX_ERROR_INVALID_VALUE);
     EXPECT_FAIL(evx_timer_elapsed(f.timer, NULL), EVX_ERROR_INVALID_VALUE);
     EXPECT_FAIL(evx_timer_synchronize(f.timer, NULL), EVX_ERROR_INVALID_VALUE);
-    EXPECT_FAIL(evx_timeline_create(0, 4, NULL), EVX_ERROR_INVALID_VALUE);
+    EXPECT_FAIL(evx_device_create_timeline(0, 4, NULL), EVX_ERROR_INVALID_VALUE);
     EXPECT_FAIL(evx_timeline_count(f.tl, NULL), EVX_ERROR_INVALID_VALUE);
     EXPECT_FAIL(evx_timeline_intervals(f.tl, NULL, 3, &w),
                 EVX_ERROR_INVALID_VALUE);
@@ -429,7 +428,7 @@ static void t_devices(void)
         evx_timer_t t = NULL;
         evx_timeline_t tl = NULL;
         evx_event_pool_t p = NULL;
-        evx_event_pool_options_t o = pool_opts(d, 0, 4, 0);
+        evx_event_pool_options_t o = pool_opts(0, 4, 0);
         conf_note("device %d", d);
         EXPECT_FAIL(evx_device_create_event(d, 0, &e), EVX_ERROR_INVALID_DEVICE);
         EXPECT(e == NULL);
@@ -439,9 +438,9 @@ static void t_devices(void)
         EXPECT_FAIL(evx_device_stream_priority_range(d, &l, &g),
                     EVX_ERROR_INVALID_DEVICE);
         EXPECT_FAIL(evx_device_trim(d), EVX_ERROR_INVALID_DEVICE);
-        EXPECT_FAIL(evx_timer_create(d, &t), EVX_ERROR_INVALID_DEVICE);
-        EXPECT_FAIL(evx_timeline_create(d, 4, &tl), EVX_ERROR_INVALID_DEVICE);
-        EXPECT_FAIL(evx_event_pool_create(&o, &p), EVX_ERROR_INVALID_DEVICE);
+        EXPECT_FAIL(evx_device_create_timer(d, &t), EVX_ERROR_INVALID_DEVICE);
+        EXPECT_FAIL(evx_device_create_timeline(d, 4, &tl), EVX_ERROR_INVALID_DEVICE);
+        EXPECT_FAIL(evx_device_create_event_pool(d, &o, &p), EVX_ERROR_INVALID_DEVICE);
         if (d != EVX_DEVICE_FROM_STREAM) {
             s = JUNK(evx_stream_t);
             EXPECT_FAIL(evx_stream_wrap_external(d, EVX_STREAM_LEGACY, &s),
@@ -471,29 +470,29 @@ static void t_pool_options(void)
     evx_event_pool_options_t o;
     evx_event_pool_stats_t st;
 
-    o = pool_opts(0, 0, 4, 0);
+    o = pool_opts(0, 4, 0);
     o.struct_size = 0;
-    EXPECT_FAIL(evx_event_pool_create(&o, &p), EVX_ERROR_INVALID_VALUE);
+    EXPECT_FAIL(evx_device_create_event_pool(0, &o, &p), EVX_ERROR_INVALID_VALUE);
     o.struct_size = 4;
-    EXPECT_FAIL(evx_event_pool_create(&o, &p), EVX_ERROR_INVALID_VALUE);
+    EXPECT_FAIL(evx_device_create_event_pool(0, &o, &p), EVX_ERROR_INVALID_VALUE);
     o.struct_size = (uint32_t)sizeof o - 1;
-    EXPECT_FAIL(evx_event_pool_create(&o, &p), EVX_ERROR_INVALID_VALUE);
-    o = pool_opts(0, 0, 0, 0);
-    EXPECT_FAIL(evx_event_pool_create(&o, &p), EVX_ERROR_INVALID_VALUE);
-    o = pool_opts(0, 0, 4, 5);
-    EXPECT_FAIL(evx_event_pool_create(&o, &p), EVX_ERROR_INVALID_VALUE);
-    o = pool_opts(0, EVX_EVENT_INTERPROCESS | EVX_EVENT_DISABLE_TIMING, 4, 0);
-    EXPECT_FAIL(evx_event_pool_create(&o, &p), EVX_ERROR_INVALID_VALUE);
-    o = pool_opts(0, EVX_EVENT_INTERPROCESS, 4, 0);
-    EXPECT_FAIL(evx_event_pool_create(&o, &p), EVX_ERROR_INVALID_VALUE);
-    o = pool_opts(0, 0x80, 4, 0);
-    EXPECT_FAIL(evx_event_pool_create(&o, &p), EVX_ERROR_INVALID_VALUE);
-    o = pool_opts(0, 0x8, 4, 0);
-    EXPECT_FAIL(evx_event_pool_create(&o, &p), EVX_ERROR_INVALID_VALUE);
+    EXPECT_FAIL(evx_device_create_event_pool(0, &o, &p), EVX_ERROR_INVALID_VALUE);
+    o = pool_opts(0, 0, 0);
+    EXPECT_FAIL(evx_device_create_event_pool(0, &o, &p), EVX_ERROR_INVALID_VALUE);
+    o = pool_opts(0, 4, 5);
+    EXPECT_FAIL(evx_device_create_event_pool(0, &o, &p), EVX_ERROR_INVALID_VALUE);
+    o = pool_opts(EVX_EVENT_INTERPROCESS | EVX_EVENT_DISABLE_TIMING, 4, 0);
+    EXPECT_FAIL(evx_device_create_event_pool(0, &o, &p), EVX_ERROR_INVALID_VALUE);
+    o = pool_opts(EVX_EVENT_INTERPROCESS, 4, 0);
+    EXPECT_FAIL(evx_device_create_event_pool(0, &o, &p), EVX_ERROR_INVALID_VALUE);
+    o = pool_opts(0x80, 4, 0);
+    EXPECT_FAIL(evx_device_create_event_pool(0, &o, &p), EVX_ERROR_INVALID_VALUE);
+    o = pool_opts(0x8, 4, 0);
+    EXPECT_FAIL(evx_device_create_event_pool(0, &o, &p), EVX_ERROR_INVALID_VALUE);
     EXPECT(p == NULL);
 
-    o = pool_opts(0, EVX_EVENT_DISABLE_TIMING, 4, 4);
-    REQUIRE_OK(evx_event_pool_create(&o, &p));
+    o = pool_opts(EVX_EVENT_DISABLE_TIMING, 4, 4);
+    REQUIRE_OK(evx_device_create_event_pool(0, &o, &p));
     EXPECT_FAIL(evx_event_pool_prewarm(p, 5), EVX_ERROR_INVALID_VALUE);
     EXPECT_OK(evx_event_pool_prewarm(p, 4));
     memset(&st, 0, sizeof st);
@@ -508,11 +507,11 @@ out:
 static void t_timeline_capacity(void)
 {
     evx_timeline_t tl = JUNK(evx_timeline_t);
-    EXPECT_FAIL(evx_timeline_create(0, 0, &tl), EVX_ERROR_INVALID_VALUE);
+    EXPECT_FAIL(evx_device_create_timeline(0, 0, &tl), EVX_ERROR_INVALID_VALUE);
     tl = JUNK(evx_timeline_t);
-    EXPECT_FAIL(evx_timeline_create(0, 1, &tl), EVX_ERROR_INVALID_VALUE);
+    EXPECT_FAIL(evx_device_create_timeline(0, 1, &tl), EVX_ERROR_INVALID_VALUE);
     tl = NULL;
-    EXPECT_OK(evx_timeline_create(0, 2, &tl));
+    EXPECT_OK(evx_device_create_timeline(0, 2, &tl));
     drop_timeline(&tl);
 }
 
@@ -523,7 +522,7 @@ static void t_timer_state(void)
     float ms = 5.0f;
 
     REQUIRE((s = make_stream(0)) != NULL);
-    REQUIRE_OK(evx_timer_create(0, &t));
+    REQUIRE_OK(evx_device_create_timer(0, &t));
     EXPECT_FAIL(evx_timer_stop(t, s), EVX_ERROR_ILLEGAL_STATE);
     EXPECT_FAIL(evx_timer_elapsed(t, &ms), EVX_ERROR_ILLEGAL_STATE);
     EXPECT_FAIL(evx_timer_synchronize(t, &ms), EVX_ERROR_ILLEGAL_STATE);

@@ -50,7 +50,6 @@ static void run_calls(int dev, CUcontext want)
 
     memset(&o, 0, sizeof o);
     o.struct_size = (uint32_t)sizeof o;
-    o.device = dev;
     o.capacity = 2;
     o.prewarm = 1;
 
@@ -80,15 +79,15 @@ static void run_calls(int dev, CUcontext want)
     STEP(evx_stream_synchronize(def));
     STEP(evx_stream_query(def));
     STEP(evx_event_synchronize(a));
-    STEP(evx_timer_create(dev, &t));
+    STEP(evx_device_create_timer(dev, &t));
     STEP(evx_timer_start(t, s));
     STEP(evx_timer_stop(t, s2));
     STEP(evx_timer_synchronize(t, &ms));
-    STEP(evx_timeline_create(dev, 4, &tl));
+    STEP(evx_device_create_timeline(dev, 4, &tl));
     STEP(evx_timeline_mark(tl, s, NULL));
     STEP(evx_timeline_mark(tl, def, NULL));
     STEP(evx_timeline_synchronize(tl));
-    STEP(evx_event_pool_create(&o, &p));
+    STEP(evx_device_create_event_pool(dev, &o, &p));
     STEP(evx_event_pool_acquire(p, &pe));
     STEP(evx_event_record(pe, s));
     STEP(evx_event_pool_release(p, pe));

@@ -118,12 +118,11 @@ static void t_independent(void)
     g = gate_new();
     memset(&o, 0, sizeof o);
     o.struct_size = (uint32_t)sizeof o;
-    o.device = 1;
     o.capacity = 2;
     REQUIRE((s0 = make_stream(0)) != NULL);
     REQUIRE((s1 = make_stream(1)) != NULL);
     REQUIRE((e1 = make_event(1, 0)) != NULL);
-    REQUIRE_OK(evx_event_pool_create(&o, &p1));
+    REQUIRE_OK(evx_device_create_event_pool(1, &o, &p1));
     REQUIRE_OK(evx_event_pool_acquire(p1, &pe));
     REQUIRE_OK(gate_launch(s0, g));
     EXPECT_OK(evx_event_record(e1, s1));

@@ -173,7 +173,7 @@ static int child_bad_driver(const char *driver)
     CHILD_CHECK(e == NULL);
     CHILD_CHECK(evx_device_create_stream(0, 0, 0, &s) == first);
     CHILD_CHECK(s == NULL);
-    CHILD_CHECK(evx_timer_create(0, &t) == first);
+    CHILD_CHECK(evx_device_create_timer(0, &t) == first);
     m = evx_last_error_message();
     CHILD_CHECK(m != NULL && m[0] != '\0');
     /* What needs no driver still works. */

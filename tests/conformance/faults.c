@@ -193,10 +193,9 @@ static int setup_pool(fctx *c, uint32_t capacity, uint32_t prewarm)
     evx_event_pool_options_t o;
     memset(&o, 0, sizeof o);
     o.struct_size = (uint32_t)sizeof o;
-    o.device = c->dev;
     o.capacity = capacity;
     o.prewarm = prewarm;
-    return EXPECT_OK(evx_event_pool_create(&o, &c->pool));
+    return EXPECT_OK(evx_device_create_event_pool(c->dev, &o, &c->pool));
 }
 
 /* e: an event from the pool whose driver event was recorded in an earlier
@@ -481,10 +480,9 @@ static evx_status_t run_pool_create(fctx *c)
     evx_event_pool_options_t o;
     memset(&o, 0, sizeof o);
     o.struct_size = (uint32_t)sizeof o;
-    o.device = c->dev;
     o.capacity = 3;
     o.prewarm = 2;
-    return evx_event_pool_create(&o, &c->pool);
+    return evx_device_create_event_pool(c->dev, &o, &c->pool);
 }
 
 static void verify_pool_null_on_failure(fctx *c, int failed)
@@ -574,7 +572,7 @@ static evx_status_t run_trim(fctx *c) { return evx_device_trim(c->dev); }
 /* Timers */
 static evx_status_t run_timer_create(fctx *c)
 {
-    return evx_timer_create(c->dev, &c->timer);
+    return evx_device_create_timer(c->dev, &c->timer);
 }
 
 static void verify_timer_null_on_failure(fctx *c, int failed)
@@ -584,7 +582,7 @@ static void verify_timer_null_on_failure(fctx *c, int failed)
 
 static int setup_timer(fctx *c)
 {
-    return setup_streams(c) && EXPECT_OK(evx_timer_create(c->dev, &c->timer));
+    return setup_streams(c) && EXPECT_OK(evx_device_create_timer(c->dev, &c->timer));
 }
 
 static int setup_timer_started(fctx *c)
@@ -636,7 +634,7 @@ static void verify_timer_unstarted(fctx *c, int failed)
 static int setup_timeline(fctx *c)
 {
     return setup_streams(c) && EXPECT_OK(evx_device_trim(c->dev)) &&
-           EXPECT_OK(evx_timeline_create(c->dev, 4, &c->tl));
+           EXPECT_OK(evx_device_create_timeline(c->dev, 4, &c->tl));
 }
 
 static int setup_timeline_marked(fctx *c)
@@ -719,7 +717,7 @@ static const fop ops[] = {
      verify_host_func},
     {"evx_stream_launch_host_func(default stream)", setup_streams,
      run_host_func_default, verify_host_func},
-    {"evx_event_pool_create", no_setup, run_pool_create,
+    {"evx_device_create_event_pool", no_setup, run_pool_create,
      verify_pool_null_on_failure},
     {"evx_event_pool_prewarm", setup_empty_pool, run_pool_prewarm,
      verify_pool_holds},
@@ -730,7 +728,7 @@ static const fop ops[] = {
     {"evx_event_pool_destroy", setup_pool_destroy, run_pool_destroy,
      nothing_to_verify},
     {"evx_device_trim", setup_trim, run_trim, nothing_to_verify},
-    {"evx_timer_create", no_setup, run_timer_create,
+    {"evx_device_create_timer", no_setup, run_timer_create,
      verify_timer_null_on_failure},
     {"evx_timer_start", setup_timer, run_timer_start, verify_timer_unstarted},
     {"evx_timer_start(default stream)", setup_timer, run_timer_start_default,

@@ -58,11 +58,11 @@ static void t_dead_after_reuse(void)
         REQUIRE_OK(evx_device_create_event(0, 0, &old_e[i]));
         EXPECT_OK(evx_event_record(old_e[i], s));
         REQUIRE_OK(evx_device_create_stream(0, 0, 0, &old_s[i]));
-        REQUIRE_OK(evx_timer_create(0, &old_t[i]));
-        REQUIRE_OK(evx_timeline_create(0, 2, &old_tl[i]));
+        REQUIRE_OK(evx_device_create_timer(0, &old_t[i]));
+        REQUIRE_OK(evx_device_create_timeline(0, 2, &old_tl[i]));
     }
     for (i = 0; i < 8; i++)
-        REQUIRE_OK(evx_event_pool_create(&o, &old_p[i]));
+        REQUIRE_OK(evx_device_create_event_pool(0, &o, &old_p[i]));
     EXPECT_OK(evx_stream_synchronize(s));
     for (i = 0; i < OLD; i++) {
         EXPECT_OK(evx_event_destroy(old_e[i]));
@@ -85,7 +85,7 @@ static void t_dead_after_reuse(void)
             evx_timer_t tm = NULL;
             if (EXPECT_OK(evx_device_create_stream(0, 0, 0, &t)))
                 EXPECT_OK(evx_stream_destroy(t));
-            if (EXPECT_OK(evx_timer_create(0, &tm)))
+            if (EXPECT_OK(evx_device_create_timer(0, &tm)))
                 EXPECT_OK(evx_timer_destroy(tm));
         }
     }
@@ -146,7 +146,7 @@ static void t_not_reissued(void)
     }
     for (i = 0; i < TIMERS; i++) {
         evx_timer_t t = NULL;
-        if (!EXPECT_OK(evx_timer_create(0, &t)))
+        if (!EXPECT_OK(evx_device_create_timer(0, &t)))
             break;
         v[n++] = (uint64_t)(uintptr_t)t;
         if (!EXPECT_OK(evx_timer_destroy(t)))
@@ -154,7 +154,7 @@ static void t_not_reissued(void)
     }
     for (i = 0; i < TIMELINES; i++) {
         evx_timeline_t t = NULL;
-        if (!EXPECT_OK(evx_timeline_create(0, 2, &t)))
+        if (!EXPECT_OK(evx_device_create_timeline(0, 2, &t)))
             break;
         v[n++] = (uint64_t)(uintptr_t)t;
         if (!EXPECT_OK(evx_timeline_destroy(t)))
@@ -162,7 +162,7 @@ static void t_not_reissued(void)
     }
     for (i = 0; i < POOLS; i++) {
         evx_event_pool_t p = NULL;
-        if (!EXPECT_OK(evx_event_pool_create(&o, &p)))
+        if (!EXPECT_OK(evx_device_create_event_pool(0, &o, &p)))
             break;
         v[n++] = (uint64_t)(uintptr_t)p;
         if (!EXPECT_OK(evx_event_pool_destroy(p)))
@@ -229,9 +229,9 @@ static void t_double_destroy(void)
     o.capacity = 2;
     REQUIRE_OK(evx_device_create_event(0, 0, &e));
     REQUIRE_OK(evx_device_create_stream(0, 0, 0, &s));
-    REQUIRE_OK(evx_timer_create(0, &t));
-    REQUIRE_OK(evx_timeline_create(0, 3, &tl));
-    REQUIRE_OK(evx_event_pool_create(&o, &p));
+    REQUIRE_OK(evx_device_create_timer(0, &t));
+    REQUIRE_OK(evx_device_create_timeline(0, 3, &tl));
+    REQUIRE_OK(evx_device_create_event_pool(0, &o, &p));
     EXPECT_OK(evx_event_destroy(e));
     EXPECT_FAIL(evx_event_destroy(e), EVX_ERROR_INVALID_HANDLE);
     EXPECT_OK(evx_stream_destroy(s));

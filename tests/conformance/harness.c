@@ -37,6 +37,7 @@ static const conf_case *const tables[] = {
     conf_context_cases, conf_crossdev_cases, conf_thread_cases,
     conf_notify_cases,
     conf_leak_cases,    conf_fault_cases,
+    conf_sized_cases,
     NULL,
 };
 

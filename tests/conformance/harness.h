@@ -47,6 +47,7 @@ extern const conf_case conf_thread_cases[];
 extern const conf_case conf_notify_cases[];
 extern const conf_case conf_leak_cases[];
 extern const conf_case conf_fault_cases[];
+extern const conf_case conf_sized_cases[];
 
 /* Child modes run by some cases in a fresh process (argv[1] == "--child"). */
 int conf_child_main(const char *mode);

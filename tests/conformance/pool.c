@@ -18,7 +18,6 @@ static evx_event_pool_options_t opts(unsigned flags, unsigned capacity,
     evx_event_pool_options_t o;
     memset(&o, 0, sizeof o);
     o.struct_size = (uint32_t)sizeof o;
-    o.device = 0;
     o.event_flags = flags;
     o.capacity = capacity;
     o.prewarm = prewarm;
@@ -66,7 +65,7 @@ static void t_bounds(void)
 
     memset(ev, 0, sizeof ev);
     REQUIRE((s = make_stream(0)) != NULL);
-    REQUIRE_OK(evx_event_pool_create(&o, &p));
+    REQUIRE_OK(evx_device_create_event_pool(0, &o, &p));
     EXPECT_STATS(p, 4u, 0u, 0u, 0u, 0u, 0u, 0u);
     for (i = 0; i < 4; i++) {
         unsigned fl = 0xFFFF;
@@ -147,7 +146,7 @@ static void t_prewarm(void)
     int i;
 
     memset(ev, 0, sizeof ev);
-    REQUIRE_OK(evx_event_pool_create(&o, &p));
+    REQUIRE_OK(evx_device_create_event_pool(0, &o, &p));
     EXPECT_STATS(p, 8u, 3u, 0u, 0u, 3u, 0u, 0u);
     EXPECT_OK(evx_event_pool_prewarm(p, 5));
     EXPECT_STATS(p, 8u, 5u, 0u, 0u, 5u, 0u, 0u);
@@ -182,8 +181,8 @@ static void t_wrong_pool(void)
     evx_stream_t s = NULL;
 
     REQUIRE((s = make_stream(0)) != NULL);
-    REQUIRE_OK(evx_event_pool_create(&o, &a));
-    REQUIRE_OK(evx_event_pool_create(&o, &b));
+    REQUIRE_OK(evx_device_create_event_pool(0, &o, &a));
+    REQUIRE_OK(evx_device_create_event_pool(0, &o, &b));
     REQUIRE_OK(evx_event_pool_acquire(a, &e));
     REQUIRE((plain = make_event(0, 0)) != NULL);
     EXPECT_FAIL(evx_event_pool_release(b, e), EVX_ERROR_INVALID_VALUE);
@@ -217,7 +216,7 @@ static void t_release_pending(void)
     evx_event_pool_stats_t st;
 
     REQUIRE((busy = make_stream(0)) != NULL);
-    REQUIRE_OK(evx_event_pool_create(&o, &p));
+    REQUIRE_OK(evx_device_create_event_pool(0, &o, &p));
     REQUIRE_OK(evx_event_pool_acquire(p, &e1));
     REQUIRE_OK(evx_event_get_native(e1, &n1));
     REQUIRE_OK(gate_launch(busy, g));
@@ -296,7 +295,7 @@ static void t_destroy_while_out(void)
     float ms = -1;
 
     REQUIRE((s = make_stream(0)) != NULL);
-    REQUIRE_OK(evx_event_pool_create(&o, &p));
+    REQUIRE_OK(evx_device_create_event_pool(0, &o, &p));
     REQUIRE_OK(evx_event_pool_acquire(p, &a));
     REQUIRE_OK(evx_event_pool_acquire(p, &b));
     REQUIRE_OK(evx_event_pool_acquire(p, &c));
@@ -378,7 +377,7 @@ static void t_threads(void)
     evx_event_pool_stats_t st;
 
     memset(w, 0, sizeof w);
-    REQUIRE_OK(evx_event_pool_create(&o, &p));
+    REQUIRE_OK(evx_device_create_event_pool(0, &o, &p));
     for (i = 0; i < T; i++) {
         w[i].pool = p;
         REQUIRE((w[i].s = make_stream(0)) != NULL);

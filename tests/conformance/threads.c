@@ -263,8 +263,8 @@ static void destroy_race(int kind)
         REQUIRE_OK(evx_event_record(r.done, r.stream));
         REQUIRE_OK(evx_event_record(r.event, r.stream));
         REQUIRE_OK(evx_stream_synchronize(r.stream));
-        REQUIRE_OK(evx_timer_create(0, &r.timer));
-        REQUIRE_OK(evx_timeline_create(0, 8, &r.timeline));
+        REQUIRE_OK(evx_device_create_timer(0, &r.timer));
+        REQUIRE_OK(evx_device_create_timeline(0, 8, &r.timeline));
         for (i = 0; i < RACERS; i++) {
             rs[i].r = &r;
             REQUIRE((rs[i].own_stream = make_stream(0)) != NULL);
@@ -406,9 +406,9 @@ static void t_double_destroy_race(void)
             switch (kind) {
             case 0: { evx_event_t e = NULL; st = evx_device_create_event(0, 0, &e); h = e; break; }
             case 1: { evx_stream_t s = NULL; st = evx_device_create_stream(0, 0, 0, &s); h = s; break; }
-            case 2: { evx_timer_t t = NULL; st = evx_timer_create(0, &t); h = t; break; }
-            case 3: { evx_timeline_t t = NULL; st = evx_timeline_create(0, 2, &t); h = t; break; }
-            default: { evx_event_pool_t p = NULL; st = evx_event_pool_create(&o, &p); h = p; break; }
+            case 2: { evx_timer_t t = NULL; st = evx_device_create_timer(0, &t); h = t; break; }
+            case 3: { evx_timeline_t t = NULL; st = evx_device_create_timeline(0, 2, &t); h = t; break; }
+            default: { evx_event_pool_t p = NULL; st = evx_device_create_event_pool(0, &o, &p); h = p; break; }
             }
             if (!EXPECT_OK(st))
                 break;

@@ -22,7 +22,7 @@ static void t_timer_basic(void)
     float ms = -1, again = -2;
 
     REQUIRE((s = make_stream(0)) != NULL);
-    REQUIRE_OK(evx_timer_create(0, &t));
+    REQUIRE_OK(evx_device_create_timer(0, &t));
     REQUIRE_OK(evx_timer_start(t, s));
     REQUIRE_OK(evx_stream_launch_host_func(s, host_sleep_ms, SLEEP2));
     REQUIRE_OK(evx_stream_launch_host_func(s, host_sleep_ms, SLEEP2));
@@ -51,7 +51,7 @@ static void t_timer_not_ready(void)
     float ms = -1, ms2 = -2;
 
     REQUIRE((s = make_stream(0)) != NULL);
-    REQUIRE_OK(evx_timer_create(0, &t));
+    REQUIRE_OK(evx_device_create_timer(0, &t));
     REQUIRE_OK(evx_timer_start(t, s));
     REQUIRE_OK(gate_launch(s, g));
     REQUIRE_OK(evx_stream_launch_host_func(s, host_sleep_ms, SLEEP2));
@@ -84,7 +84,7 @@ static void t_timer_two_streams(void)
     REQUIRE((s1 = make_stream(0)) != NULL);
     REQUIRE((s2 = make_stream(0)) != NULL);
     REQUIRE((e = make_event(0, EVX_EVENT_DISABLE_TIMING)) != NULL);
-    REQUIRE_OK(evx_timer_create(0, &t));
+    REQUIRE_OK(evx_device_create_timer(0, &t));
     REQUIRE_OK(evx_timer_start(t, s1));
     REQUIRE_OK(evx_stream_launch_host_func(s1, host_sleep_ms, SLEEP2));
     REQUIRE_OK(evx_event_record(e, s1));
@@ -115,7 +115,7 @@ static void t_timer_start_completes_last(void)
 
     REQUIRE((s1 = make_stream(0)) != NULL);
     REQUIRE((s2 = make_stream(0)) != NULL);
-    REQUIRE_OK(evx_timer_create(0, &t));
+    REQUIRE_OK(evx_device_create_timer(0, &t));
     REQUIRE_OK(gate_launch(s1, g));
     REQUIRE_OK(evx_timer_start(t, s1));
     REQUIRE_OK(evx_timer_stop(t, s2));
@@ -144,7 +144,7 @@ static void t_timer_restart(void)
     float ms = -1;
 
     REQUIRE((s = make_stream(0)) != NULL);
-    REQUIRE_OK(evx_timer_create(0, &t));
+    REQUIRE_OK(evx_device_create_timer(0, &t));
     REQUIRE_OK(evx_timer_start(t, s));
     REQUIRE_OK(evx_timer_stop(t, s));
     EXPECT_OK(evx_timer_synchronize(t, &ms));
@@ -167,7 +167,7 @@ static void t_timer_destroy_pending(void)
     float ms;
 
     REQUIRE((s = make_stream(0)) != NULL);
-    REQUIRE_OK(evx_timer_create(0, &t));
+    REQUIRE_OK(evx_device_create_timer(0, &t));
     REQUIRE_OK(evx_timer_start(t, s));
     REQUIRE_OK(gate_launch(s, g));
     REQUIRE_OK(evx_timer_stop(t, s));
@@ -193,8 +193,8 @@ static void t_timeline_one_stream(void)
     uint32_t idx, count = 0, w = 0, k;
 
     REQUIRE((s = make_stream(0)) != NULL);
-    REQUIRE_OK(evx_timeline_create(0, 6, &tl));
-    REQUIRE_OK(evx_timer_create(0, &t));
+    REQUIRE_OK(evx_device_create_timeline(0, 6, &tl));
+    REQUIRE_OK(evx_device_create_timer(0, &t));
     REQUIRE_OK(evx_timer_start(t, s));
     for (k = 0; k < 5; k++) {
         if (k > 0)
@@ -253,7 +253,7 @@ static void t_timeline_two_streams(void)
     REQUIRE((s1 = make_stream(0)) != NULL);
     REQUIRE((s2 = make_stream(0)) != NULL);
     REQUIRE((e = make_event(0, EVX_EVENT_DISABLE_TIMING)) != NULL);
-    REQUIRE_OK(evx_timeline_create(0, 3, &tl));
+    REQUIRE_OK(evx_device_create_timeline(0, 3, &tl));
     REQUIRE_OK(evx_timeline_mark(tl, s1, NULL));
     REQUIRE_OK(evx_stream_launch_host_func(s1, host_sleep_ms, SLEEP2));
     REQUIRE_OK(evx_timeline_mark(tl, s1, NULL));
@@ -285,7 +285,7 @@ static void t_timeline_not_ready(void)
     int flag = 0;
 
     REQUIRE((s = make_stream(0)) != NULL);
-    REQUIRE_OK(evx_timeline_create(0, 4, &tl));
+    REQUIRE_OK(evx_device_create_timeline(0, 4, &tl));
     REQUIRE_OK(evx_timeline_mark(tl, s, NULL));
     REQUIRE_OK(gate_launch(s, g));
     REQUIRE_OK(evx_stream_launch_host_func(s, host_set_flag, &flag));
@@ -317,7 +317,7 @@ static void t_timeline_capacity(void)
     float iv[4];
 
     REQUIRE((s = make_stream(0)) != NULL);
-    REQUIRE_OK(evx_timeline_create(0, 3, &tl));
+    REQUIRE_OK(evx_device_create_timeline(0, 3, &tl));
     EXPECT_OK(evx_timeline_synchronize(tl)); /* no marks: fine */
     EXPECT_OK(evx_timeline_intervals(tl, iv, 4, &w));
     EXPECT(w == 0);
@@ -364,8 +364,8 @@ static void t_other_device(void)
     NEED_DEVICES(2);
     REQUIRE((s0 = make_stream(0)) != NULL);
     REQUIRE((s1 = make_stream(1)) != NULL);
-    REQUIRE_OK(evx_timer_create(0, &t));
-    REQUIRE_OK(evx_timeline_create(0, 4, &tl));
+    REQUIRE_OK(evx_device_create_timer(0, &t));
+    REQUIRE_OK(evx_device_create_timeline(0, 4, &tl));
     EXPECT_FAIL(evx_timer_start(t, s1), EVX_ERROR_INVALID_HANDLE);
     m = evx_last_error_message();
     EXPECTF(msg_names_device(m, 0) && msg_names_device(m, 1),

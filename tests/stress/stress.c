@@ -190,7 +190,7 @@ static evx_status_t d_timeline(uintptr_t h) { return evx_timeline_destroy((evx_t
 static evx_status_t new_timer(int dev, uintptr_t *out)
 {
     evx_timer_t t = NULL;
-    evx_status_t st = evx_timer_create(dev, &t);
+    evx_status_t st = evx_device_create_timer(dev, &t);
     *out = (uintptr_t)t;
     return st;
 }
@@ -198,7 +198,7 @@ static evx_status_t new_timer(int dev, uintptr_t *out)
 static evx_status_t new_timeline(int dev, uintptr_t *out)
 {
     evx_timeline_t t = NULL;
-    evx_status_t st = evx_timeline_create(dev, 16, &t);
+    evx_status_t st = evx_device_create_timeline(dev, 16, &t);
     *out = (uintptr_t)t;
     return st;
 }
@@ -210,9 +210,9 @@ typedef struct kind_ops {
     evx_status_t (*destroy)(uintptr_t h);
 } kind_ops;
 
-static const kind_ops timer_ops = {"evx_timer_create", "evx_timer_destroy",
+static const kind_ops timer_ops = {"evx_device_create_timer", "evx_timer_destroy",
                                    new_timer, d_timer};
-static const kind_ops timeline_ops = {"evx_timeline_create",
+static const kind_ops timeline_ops = {"evx_device_create_timeline",
                                       "evx_timeline_destroy", new_timeline,
                                       d_timeline};
 
@@ -315,10 +315,9 @@ static void act(worker *w)
             evx_event_pool_t p = NULL;
             memset(&o, 0, sizeof o);
             o.struct_size = (uint32_t)sizeof o;
-            o.device = dev;
             o.capacity = 8;
             o.prewarm = 2;
-            if (CALL(w, evx_event_pool_create(&o, &p)) == EVX_SUCCESS &&
+            if (CALL(w, evx_device_create_event_pool(dev, &o, &p)) == EVX_SUCCESS &&
                 !put(&pools[i], (uintptr_t)p))
                 CALL(w, evx_event_pool_destroy(p));
         }

@@ -693,7 +693,7 @@ class Timeline(_Owned):
         self._dev = ordinal
         capacity = _args.integer(capacity, op, "capacity", _args.UINT32)
         h = _c_void_p()
-        _check(capi.evx_timeline_create(ordinal, capacity, _byref(h)), op)
+        _check(capi.evx_device_create_timeline(ordinal, capacity, _byref(h)), op)
         self._h = h
 
     def mark(self, stream):
@@ -785,13 +785,12 @@ class EventPool(_Owned):
         self._dev = ordinal
         opts = _capi.evx_event_pool_options_t()
         opts.struct_size = _ct.sizeof(opts)
-        opts.device = ordinal
         opts.event_flags = (0 if timing else _DISABLE_TIMING) | \
             (_capi.EVX_EVENT_BLOCKING_SYNC if blocking_sync else 0)
         opts.capacity = _args.integer(capacity, op, "capacity", _args.UINT32)
         opts.prewarm = _args.integer(prewarm, op, "prewarm", _args.UINT32)
         h = _c_void_p()
-        _check(capi.evx_event_pool_create(_byref(opts), _byref(h)), op)
+        _check(capi.evx_device_create_event_pool(ordinal, _byref(opts), _byref(h)), op)
         self._h = h
 
     def acquire(self):

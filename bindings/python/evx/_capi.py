@@ -547,33 +547,30 @@ class evx_notifier_options(_ct.Structure):
 
 
 class evx_event_pool_options(_ct.Structure):
-    """Options of evx_event_pool_create(). Zero-initialize, then set `struct_size`
-    to `sizeof(evx_event_pool_options_t)`: later versions may add fields at the
-    end and read only what `struct_size` covers. The smallest size accepted is
-    that of the fields below, as first published (20 bytes).
+    """Options of evx_device_create_event_pool(). Initialize with
+    EVX_EVENT_POOL_OPTIONS_INIT (or zero it and set `struct_size` to
+    `sizeof(evx_event_pool_options_t)`), then set the fields.
 
-    C: struct evx_event_pool_options (include/evx/pool.h): 20 bytes, aligned to 4.
+    C: struct evx_event_pool_options (include/evx/pool.h): 16 bytes, aligned to 4.
     """
 
     _fields_ = [
         # `sizeof(evx_event_pool_options_t)` as the caller compiled it.
         ("struct_size", _ct.c_uint32),  # offset 0
-        # The device the pool's events belong to.
-        ("device", _ct.c_int32),  # offset 4
         # evx_event_flags of every event in the pool. EVX_EVENT_INTERPROCESS is
         # refused.
-        ("event_flags", _ct.c_uint32),  # offset 8
+        ("event_flags", _ct.c_uint32),  # offset 4
         # Most events the pool holds, handed out or not; 1 or more.
-        ("capacity", _ct.c_uint32),  # offset 12
+        ("capacity", _ct.c_uint32),  # offset 8
         # Events to make now, up to capacity.
-        ("prewarm", _ct.c_uint32),  # offset 16
+        ("prewarm", _ct.c_uint32),  # offset 12
     ]
 
 
 class evx_event_pool_stats(_ct.Structure):
-    """What a pool holds, from evx_event_pool_get_stats(). Set `struct_size` to
-    `sizeof(evx_event_pool_stats_t)`; the smallest size accepted is that of the
-    fields below, as first published (48 bytes).
+    """What a pool holds, from evx_event_pool_get_stats(). Initialize with
+    EVX_EVENT_POOL_STATS_INIT (or set `struct_size` to
+    `sizeof(evx_event_pool_stats_t)`).
 
     C: struct evx_event_pool_stats (include/evx/pool.h): 48 bytes, aligned to 8.
     """
@@ -878,6 +875,13 @@ evx_event_elapsed_time = Prototype(
     The end may have been recorded before the start: the result is then
     negative. The same event twice gives 0. The resolution is the driver's
     (about half a microsecond on the GPU).
+
+    The out-pointer comes first, against evx's rule of trailing outputs: the
+    order is that of `cuEventElapsedTime(float *pMilliseconds, CUevent hStart,
+    CUevent hEnd)` and `cudaEventElapsedTime(float *ms, start, end)`, so code
+    moved between the driver, the runtime and evx keeps its arguments where
+    they were, and the start and end cannot be swapped by a reader who knows
+    either API.
 
     ms [out]: receives the milliseconds from start to end.
 
@@ -1220,6 +1224,36 @@ evx_notifier_watch_callback = Prototype(
     Thread-safe; never blocks on GPU work.
     """)
 
+# evx_status_t evx_device_create_event_pool(int device, const evx_event_pool_options_t *options, evx_event_pool_t *pool)
+#   Creates a pool of events of a device.
+evx_device_create_event_pool = Prototype(
+    "evx_device_create_event_pool", evx_status_t,
+    (("device", _ct.c_int), ("options", _ct.POINTER(evx_event_pool_options_t)), ("pool", _ct.POINTER(evx_event_pool_t)),),
+    """evx_status_t evx_device_create_event_pool(int device, const evx_event_pool_options_t *options, evx_event_pool_t *pool)
+
+    Creates a pool of events of a device.
+
+    Named like every call that makes an object of a device
+    (evx_device_create_event(), evx_device_create_stream(),
+    evx_device_create_timer(), evx_device_create_timeline()): the device
+    first, as a plain argument, and the pool's settings in options.
+
+    device: the device the pool's events belong to.
+
+    options: the pool's event flags, capacity and warm-up.
+
+    pool [out]: receives the pool.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if options or pool is NULL,
+    `struct_size` is below the first published size (the message gives both),
+    the flags are invalid for an event or include EVX_EVENT_INTERPROCESS, the
+    capacity is 0, or `prewarm` exceeds it; EVX_ERROR_INVALID_DEVICE;
+    EVX_ERROR_OUT_OF_MEMORY; a status from the driver while warming up
+    (nothing is kept then).
+
+    Thread-safe.
+    """)
+
 # evx_status_t evx_event_pool_acquire(evx_event_pool_t pool, evx_event_t *event)
 #   Hands out an event from the pool, never recorded.
 evx_event_pool_acquire = Prototype(
@@ -1240,28 +1274,6 @@ evx_event_pool_acquire = Prototype(
     EVX_ERROR_INVALID_HANDLE; EVX_ERROR_OUT_OF_MEMORY when the pool is
     exhausted: all of its capacity is handed out or pending (the message gives
     the counts); a status from the driver.
-
-    Thread-safe.
-    """)
-
-# evx_status_t evx_event_pool_create(const evx_event_pool_options_t *options, evx_event_pool_t *pool)
-#   Creates a pool.
-evx_event_pool_create = Prototype(
-    "evx_event_pool_create", evx_status_t,
-    (("options", _ct.POINTER(evx_event_pool_options_t)), ("pool", _ct.POINTER(evx_event_pool_t)),),
-    """evx_status_t evx_event_pool_create(const evx_event_pool_options_t *options, evx_event_pool_t *pool)
-
-    Creates a pool.
-
-    options: the pool's device, event flags, capacity and warm-up.
-
-    pool [out]: receives the pool.
-
-    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if options or pool is NULL,
-    `struct_size` is too small, the flags are invalid for an event or include
-    EVX_EVENT_INTERPROCESS, the capacity is 0, or `prewarm` exceeds it;
-    EVX_ERROR_INVALID_DEVICE; EVX_ERROR_OUT_OF_MEMORY; a status from the
-    driver while warming up (nothing is kept then).
 
     Thread-safe.
     """)
@@ -1297,10 +1309,12 @@ evx_event_pool_get_stats = Prototype(
     pool: the pool.
 
     stats [in,out]: its `struct_size` set by the caller; filled up to that
-    size.
+    size (or up to this library's size, if larger), nothing past it written;
+    `struct_size` itself is left as set.
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if stats is NULL or its
-    `struct_size` is too small; EVX_ERROR_INVALID_HANDLE.
+    `struct_size` is below the first published size (the message gives both);
+    EVX_ERROR_INVALID_HANDLE.
 
     Thread-safe.
     """)
@@ -1688,6 +1702,48 @@ evx_stream_wrap_external = Prototype(
     Thread-safe.
     """)
 
+# evx_status_t evx_device_create_timeline(int device, uint32_t capacity, evx_timeline_t *timeline)
+#   Creates a timeline on a device.
+evx_device_create_timeline = Prototype(
+    "evx_device_create_timeline", evx_status_t,
+    (("device", _ct.c_int), ("capacity", _ct.c_uint32), ("timeline", _ct.POINTER(evx_timeline_t)),),
+    """evx_status_t evx_device_create_timeline(int device, uint32_t capacity, evx_timeline_t *timeline)
+
+    Creates a timeline on a device.
+
+    device: a device ordinal.
+
+    capacity: the most marks it holds until evx_timeline_reset(); 2 or more.
+
+    timeline [out]: receives the timeline.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if timeline is NULL or
+    capacity is less than 2; EVX_ERROR_INVALID_DEVICE;
+    EVX_ERROR_OUT_OF_MEMORY.
+
+    Thread-safe.
+    """)
+
+# evx_status_t evx_device_create_timer(int device, evx_timer_t *timer)
+#   Creates a timer on a device.
+evx_device_create_timer = Prototype(
+    "evx_device_create_timer", evx_status_t,
+    (("device", _ct.c_int), ("timer", _ct.POINTER(evx_timer_t)),),
+    """evx_status_t evx_device_create_timer(int device, evx_timer_t *timer)
+
+    Creates a timer on a device.
+
+    device: a device ordinal.
+
+    timer [out]: receives the timer.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if timer is NULL;
+    EVX_ERROR_INVALID_DEVICE; EVX_ERROR_OUT_OF_MEMORY; a status from the
+    driver.
+
+    Thread-safe.
+    """)
+
 # evx_status_t evx_timeline_count(evx_timeline_t timeline, uint32_t *count)
 #   The number of marks recorded since creation or the last reset.
 evx_timeline_count = Prototype(
@@ -1703,28 +1759,6 @@ evx_timeline_count = Prototype(
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if count is NULL;
     EVX_ERROR_INVALID_HANDLE. Thread-safe.
-    """)
-
-# evx_status_t evx_timeline_create(int device, uint32_t capacity, evx_timeline_t *timeline)
-#   Creates a timeline on a device.
-evx_timeline_create = Prototype(
-    "evx_timeline_create", evx_status_t,
-    (("device", _ct.c_int), ("capacity", _ct.c_uint32), ("timeline", _ct.POINTER(evx_timeline_t)),),
-    """evx_status_t evx_timeline_create(int device, uint32_t capacity, evx_timeline_t *timeline)
-
-    Creates a timeline on a device.
-
-    device: a device ordinal.
-
-    capacity: the most marks it holds until evx_timeline_reset(); 2 or more.
-
-    timeline [out]: receives the timeline.
-
-    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if timeline is NULL or
-    capacity is less than 2; EVX_ERROR_INVALID_DEVICE;
-    EVX_ERROR_OUT_OF_MEMORY.
-
-    Thread-safe.
     """)
 
 # evx_status_t evx_timeline_destroy(evx_timeline_t timeline)
@@ -1824,26 +1858,6 @@ evx_timeline_synchronize = Prototype(
 
     Returns: EVX_SUCCESS (also with no marks); EVX_ERROR_INVALID_HANDLE; a
     status from the driver. Thread-safe.
-    """)
-
-# evx_status_t evx_timer_create(int device, evx_timer_t *timer)
-#   Creates a timer on a device.
-evx_timer_create = Prototype(
-    "evx_timer_create", evx_status_t,
-    (("device", _ct.c_int), ("timer", _ct.POINTER(evx_timer_t)),),
-    """evx_status_t evx_timer_create(int device, evx_timer_t *timer)
-
-    Creates a timer on a device.
-
-    device: a device ordinal.
-
-    timer [out]: receives the timer.
-
-    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if timer is NULL;
-    EVX_ERROR_INVALID_DEVICE; EVX_ERROR_OUT_OF_MEMORY; a status from the
-    driver.
-
-    Thread-safe.
     """)
 
 # evx_status_t evx_timer_destroy(evx_timer_t timer)
@@ -1976,8 +1990,8 @@ FUNCTIONS = (
     evx_notifier_read,
     evx_notifier_watch,
     evx_notifier_watch_callback,
+    evx_device_create_event_pool,
     evx_event_pool_acquire,
-    evx_event_pool_create,
     evx_event_pool_destroy,
     evx_event_pool_get_stats,
     evx_event_pool_prewarm,
@@ -1999,14 +2013,14 @@ FUNCTIONS = (
     evx_stream_synchronize,
     evx_stream_wait_event,
     evx_stream_wrap_external,
+    evx_device_create_timeline,
+    evx_device_create_timer,
     evx_timeline_count,
-    evx_timeline_create,
     evx_timeline_destroy,
     evx_timeline_intervals,
     evx_timeline_mark,
     evx_timeline_reset,
     evx_timeline_synchronize,
-    evx_timer_create,
     evx_timer_destroy,
     evx_timer_elapsed,
     evx_timer_start,

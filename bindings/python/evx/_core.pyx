@@ -528,7 +528,7 @@ cdef evx_timer_t timer_take(int dev) except NULL:
         g_timers[i].n -= 1
         return g_timers[i].t[g_timers[i].n]
     with nogil:
-        st = evx_timer_create(dev, &t)
+        st = evx_device_create_timer(dev, &t)
     if st:
         raise failure(st, "evx.timed")
     g_timers_made += 1

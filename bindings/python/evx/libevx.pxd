@@ -50,7 +50,7 @@ cdef extern from "evx/evx.h" nogil:
     evx_status_t evx_stream_query(evx_stream_t stream)
     evx_status_t evx_stream_destroy(evx_stream_t stream)
 
-    evx_status_t evx_timer_create(int device, evx_timer_t *timer)
+    evx_status_t evx_device_create_timer(int device, evx_timer_t *out)
     evx_status_t evx_timer_destroy(evx_timer_t timer)
     evx_status_t evx_timer_start(evx_timer_t timer, evx_stream_t stream)
     evx_status_t evx_timer_stop(evx_timer_t timer, evx_stream_t stream)

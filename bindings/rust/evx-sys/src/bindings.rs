@@ -8,7 +8,6 @@ pub const EVX_VERSION_PATCH: u32 = 0;
 pub const EVX_VERSION_NUMBER: u32 = 100;
 pub const EVX_NOTIFIER_DEFAULT_STREAMS: u32 = 8;
 pub const EVX_NOTIFIER_MAX_STREAMS: u32 = 64;
-pub type __int32_t = ::std::os::raw::c_int;
 pub type __uint32_t = ::std::os::raw::c_uint;
 pub type __uint64_t = ::std::os::raw::c_ulong;
 #[doc = " @brief A status code. Its values are those of `CUresult` in the CUDA 13"]
@@ -562,6 +561,13 @@ extern "C" {
     #[doc = " negative. The same event twice gives 0. The resolution is the driver's"]
     #[doc = " (about half a microsecond on the GPU)."]
     #[doc = ""]
+    #[doc = " The out-pointer comes first, against evx's rule of trailing outputs:"]
+    #[doc = " the order is that of `cuEventElapsedTime(float *pMilliseconds, CUevent"]
+    #[doc = " hStart, CUevent hEnd)` and `cudaEventElapsedTime(float *ms, start,"]
+    #[doc = " end)`, so code moved between the driver, the runtime and evx keeps its"]
+    #[doc = " arguments where they were, and the start and end cannot be swapped by a"]
+    #[doc = " reader who knows either API."]
+    #[doc = ""]
     #[doc = " @param[out] ms receives the milliseconds from @p start to @p end."]
     #[doc = " @param start the start event."]
     #[doc = " @param end the end event."]
@@ -849,18 +855,20 @@ extern "C" {
         owned: *mut ::std::os::raw::c_int,
     ) -> evx_status_t;
 }
-#[doc = " @brief Options of evx_event_pool_create(). Zero-initialize, then set"]
-#[doc = "  `struct_size` to `sizeof(evx_event_pool_options_t)`: later versions may"]
-#[doc = "  add fields at the end and read only what `struct_size` covers. The"]
-#[doc = "  smallest size accepted is that of the fields below, as first published"]
-#[doc = "  (20 bytes)."]
+#[doc = " @brief Options of evx_device_create_event_pool(). Initialize with"]
+#[doc = "  ::EVX_EVENT_POOL_OPTIONS_INIT (or zero it and set `struct_size` to"]
+#[doc = "  `sizeof(evx_event_pool_options_t)`), then set the fields."]
+#[doc = ""]
+#[doc = "  Later versions may add fields at the end. evx accepts any `struct_size`"]
+#[doc = "  from the size first published (16 bytes: the fields below) up, reads"]
+#[doc = "  only the fields it covers and gives the others their defaults (zero),"]
+#[doc = "  so a program built against this header keeps working with a later"]
+#[doc = "  library, and one built against a later header with this library."]
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
 pub struct evx_event_pool_options {
     #[doc = " `sizeof(evx_event_pool_options_t)` as the caller compiled it."]
     pub struct_size: u32,
-    #[doc = " The device the pool's events belong to."]
-    pub device: i32,
     #[doc = " ::evx_event_flags of every event in the pool."]
     #[doc = "  ::EVX_EVENT_INTERPROCESS is refused."]
     pub event_flags: u32,
@@ -873,7 +881,7 @@ pub struct evx_event_pool_options {
 fn bindgen_test_layout_evx_event_pool_options() {
     assert_eq!(
         ::std::mem::size_of::<evx_event_pool_options>(),
-        20usize,
+        16usize,
         concat!("Size of: ", stringify!(evx_event_pool_options))
     );
     assert_eq!(
@@ -898,23 +906,6 @@ fn bindgen_test_layout_evx_event_pool_options() {
         );
     }
     test_field_struct_size();
-    fn test_field_device() {
-        assert_eq!(
-            unsafe {
-                let uninit = ::std::mem::MaybeUninit::<evx_event_pool_options>::uninit();
-                let ptr = uninit.as_ptr();
-                ::std::ptr::addr_of!((*ptr).device) as usize - ptr as usize
-            },
-            4usize,
-            concat!(
-                "Offset of field: ",
-                stringify!(evx_event_pool_options),
-                "::",
-                stringify!(device)
-            )
-        );
-    }
-    test_field_device();
     fn test_field_event_flags() {
         assert_eq!(
             unsafe {
@@ -922,7 +913,7 @@ fn bindgen_test_layout_evx_event_pool_options() {
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).event_flags) as usize - ptr as usize
             },
-            8usize,
+            4usize,
             concat!(
                 "Offset of field: ",
                 stringify!(evx_event_pool_options),
@@ -939,7 +930,7 @@ fn bindgen_test_layout_evx_event_pool_options() {
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).capacity) as usize - ptr as usize
             },
-            12usize,
+            8usize,
             concat!(
                 "Offset of field: ",
                 stringify!(evx_event_pool_options),
@@ -956,7 +947,7 @@ fn bindgen_test_layout_evx_event_pool_options() {
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).prewarm) as usize - ptr as usize
             },
-            16usize,
+            12usize,
             concat!(
                 "Offset of field: ",
                 stringify!(evx_event_pool_options),
@@ -967,15 +958,23 @@ fn bindgen_test_layout_evx_event_pool_options() {
     }
     test_field_prewarm();
 }
-#[doc = " @brief Options of evx_event_pool_create(). Zero-initialize, then set"]
-#[doc = "  `struct_size` to `sizeof(evx_event_pool_options_t)`: later versions may"]
-#[doc = "  add fields at the end and read only what `struct_size` covers. The"]
-#[doc = "  smallest size accepted is that of the fields below, as first published"]
-#[doc = "  (20 bytes)."]
+#[doc = " @brief Options of evx_device_create_event_pool(). Initialize with"]
+#[doc = "  ::EVX_EVENT_POOL_OPTIONS_INIT (or zero it and set `struct_size` to"]
+#[doc = "  `sizeof(evx_event_pool_options_t)`), then set the fields."]
+#[doc = ""]
+#[doc = "  Later versions may add fields at the end. evx accepts any `struct_size`"]
+#[doc = "  from the size first published (16 bytes: the fields below) up, reads"]
+#[doc = "  only the fields it covers and gives the others their defaults (zero),"]
+#[doc = "  so a program built against this header keeps working with a later"]
+#[doc = "  library, and one built against a later header with this library."]
 pub type evx_event_pool_options_t = evx_event_pool_options;
-#[doc = " @brief What a pool holds, from evx_event_pool_get_stats(). Set"]
-#[doc = "  `struct_size` to `sizeof(evx_event_pool_stats_t)`; the smallest size"]
-#[doc = "  accepted is that of the fields below, as first published (48 bytes)."]
+#[doc = " @brief What a pool holds, from evx_event_pool_get_stats(). Initialize"]
+#[doc = "  with ::EVX_EVENT_POOL_STATS_INIT (or set `struct_size` to"]
+#[doc = "  `sizeof(evx_event_pool_stats_t)`)."]
+#[doc = ""]
+#[doc = "  evx accepts any `struct_size` from the size first published (48 bytes:"]
+#[doc = "  the fields below) up, and writes only the bytes it covers: never past"]
+#[doc = "  the caller's struct, and never the fields it does not know."]
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
 pub struct evx_event_pool_stats {
@@ -1149,25 +1148,37 @@ fn bindgen_test_layout_evx_event_pool_stats() {
     }
     test_field_exhausted_total();
 }
-#[doc = " @brief What a pool holds, from evx_event_pool_get_stats(). Set"]
-#[doc = "  `struct_size` to `sizeof(evx_event_pool_stats_t)`; the smallest size"]
-#[doc = "  accepted is that of the fields below, as first published (48 bytes)."]
+#[doc = " @brief What a pool holds, from evx_event_pool_get_stats(). Initialize"]
+#[doc = "  with ::EVX_EVENT_POOL_STATS_INIT (or set `struct_size` to"]
+#[doc = "  `sizeof(evx_event_pool_stats_t)`)."]
+#[doc = ""]
+#[doc = "  evx accepts any `struct_size` from the size first published (48 bytes:"]
+#[doc = "  the fields below) up, and writes only the bytes it covers: never past"]
+#[doc = "  the caller's struct, and never the fields it does not know."]
 pub type evx_event_pool_stats_t = evx_event_pool_stats;
 extern "C" {
-    #[doc = " @brief Creates a pool."]
+    #[doc = " @brief Creates a pool of events of a device."]
     #[doc = ""]
-    #[doc = " @param options the pool's device, event flags, capacity and warm-up."]
+    #[doc = " Named like every call that makes an object of a device"]
+    #[doc = " (evx_device_create_event(), evx_device_create_stream(),"]
+    #[doc = " evx_device_create_timer(), evx_device_create_timeline()): the device"]
+    #[doc = " first, as a plain argument, and the pool's settings in @p options."]
+    #[doc = ""]
+    #[doc = " @param device the device the pool's events belong to."]
+    #[doc = " @param options the pool's event flags, capacity and warm-up."]
     #[doc = " @param[out] pool receives the pool."]
     #[doc = " @return ::EVX_SUCCESS;"]
     #[doc = "         ::EVX_ERROR_INVALID_VALUE if @p options or @p pool is NULL,"]
-    #[doc = "         `struct_size` is too small, the flags are invalid for an event"]
+    #[doc = "         `struct_size` is below the first published size (the message"]
+    #[doc = "         gives both), the flags are invalid for an event"]
     #[doc = "         or include ::EVX_EVENT_INTERPROCESS, the capacity is 0, or"]
     #[doc = "         `prewarm` exceeds it;"]
     #[doc = "         ::EVX_ERROR_INVALID_DEVICE; ::EVX_ERROR_OUT_OF_MEMORY; a status"]
     #[doc = "         from the driver while warming up (nothing is kept then)."]
     #[doc = ""]
     #[doc = " Thread-safe."]
-    pub fn evx_event_pool_create(
+    pub fn evx_device_create_event_pool(
+        device: ::std::os::raw::c_int,
         options: *const evx_event_pool_options_t,
         pool: *mut evx_event_pool_t,
     ) -> evx_status_t;
@@ -1233,9 +1244,11 @@ extern "C" {
     #[doc = ""]
     #[doc = " @param pool the pool."]
     #[doc = " @param[in,out] stats its `struct_size` set by the caller; filled up to"]
-    #[doc = "        that size."]
+    #[doc = "        that size (or up to this library's size, if larger), nothing past"]
+    #[doc = "        it written; `struct_size` itself is left as set."]
     #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p stats is NULL or"]
-    #[doc = "         its `struct_size` is too small; ::EVX_ERROR_INVALID_HANDLE."]
+    #[doc = "         its `struct_size` is below the first published size (the message"]
+    #[doc = "         gives both); ::EVX_ERROR_INVALID_HANDLE."]
     #[doc = ""]
     #[doc = " Thread-safe."]
     pub fn evx_event_pool_get_stats(
@@ -1253,8 +1266,10 @@ extern "C" {
     #[doc = "         from the driver."]
     #[doc = ""]
     #[doc = " Thread-safe."]
-    pub fn evx_timer_create(device: ::std::os::raw::c_int, timer: *mut evx_timer_t)
-        -> evx_status_t;
+    pub fn evx_device_create_timer(
+        device: ::std::os::raw::c_int,
+        timer: *mut evx_timer_t,
+    ) -> evx_status_t;
 }
 extern "C" {
     #[doc = " @brief Destroys a timer; pending work is not waited for."]
@@ -1329,7 +1344,7 @@ extern "C" {
     #[doc = "         ::EVX_ERROR_OUT_OF_MEMORY."]
     #[doc = ""]
     #[doc = " Thread-safe."]
-    pub fn evx_timeline_create(
+    pub fn evx_device_create_timeline(
         device: ::std::os::raw::c_int,
         capacity: u32,
         timeline: *mut evx_timeline_t,

@@ -566,7 +566,7 @@ impl Timer {
     /// A timer on `device`.
     pub fn new(device: Device) -> Result<Timer> {
         let mut raw: sys::evx_timer_t = ptr::null_mut();
-        check(unsafe { sys::evx_timer_create(device.0, &mut raw) })?;
+        check(unsafe { sys::evx_device_create_timer(device.0, &mut raw) })?;
         Ok(Timer { raw })
     }
 
@@ -659,7 +659,7 @@ impl Timeline {
     /// A timeline of `device` holding up to `capacity` marks (2 or more).
     pub fn new(device: Device, capacity: u32) -> Result<Timeline> {
         let mut raw: sys::evx_timeline_t = ptr::null_mut();
-        check(unsafe { sys::evx_timeline_create(device.0, capacity, &mut raw) })?;
+        check(unsafe { sys::evx_device_create_timeline(device.0, capacity, &mut raw) })?;
         Ok(Timeline { raw })
     }
 
@@ -769,13 +769,12 @@ impl EventPool {
     pub fn new(device: Device, flags: EventFlags, capacity: u32, prewarm: u32) -> Result<EventPool> {
         let opts = sys::evx_event_pool_options_t {
             struct_size: std::mem::size_of::<sys::evx_event_pool_options_t>() as u32,
-            device: device.0,
             event_flags: flags.0,
             capacity,
             prewarm,
         };
         let mut raw: sys::evx_event_pool_t = ptr::null_mut();
-        check(unsafe { sys::evx_event_pool_create(&opts, &mut raw) })?;
+        check(unsafe { sys::evx_device_create_event_pool(device.0, &opts, &mut raw) })?;
         Ok(EventPool { raw })
     }
 

@@ -1,0 +1,106 @@
+// Copyright 2026 The evx Authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// How a public call starts and ends. Every public call enters one way:
+//   - a call on handles opens a HandleScope: the thread record, lookups that
+//     publish hazards, and the hazards cleared when the scope ends, on every
+//     exit path (a live handle implies a loaded driver);
+//   - a call on a device number calls enter_device(): driver loaded, device
+//     in range, thread record;
+//   - calls that read only what the driver reported at load call
+//     ensure_driver().
+// Everything here is inline: a HandleScope costs what the hand-written
+// bracket cost (one seq_cst exchange per lookup, one release store at the
+// end). The hot calls' bodies are noexcept (nothing in them throws): else
+// the compiler keeps an unwinding path that runs the destructor, and with
+// it a frame pointer the hand-written code did not have. See
+// docs/design.md, "Safe use against a racing destroy".
+#ifndef EVX_SRC_SCOPE_HPP
+#define EVX_SRC_SCOPE_HPP
+
+#include <new>
+
+#include "driver.hpp"
+#include "error.hpp"
+#include "handle.hpp"
+#include "thread.hpp"
+
+namespace evx {
+
+// The calling thread's record in *r, or OUT_OF_MEMORY (no message can be
+// kept without a record).
+inline evx_status_t enter_thread(ThreadRecord **r) {
+    *r = self();
+    return __builtin_expect(*r != nullptr, 1) ? 0 : no_thread_record();
+}
+
+// The driver loaded, `device` one of its devices, and the thread's record.
+inline evx_status_t enter_device(const char *fn, int device, ThreadRecord **r) {
+    evx_status_t st = ensure_driver(fn);
+    if (!st) st = check_device(fn, device);
+    if (!st) st = enter_thread(r);
+    return st;
+}
+
+// enter_device(), then a new T (Pool, Timer, Timeline) of that device in
+// *obj: the entry of a call that makes an object.
+template <class T>
+evx_status_t enter_device_new(const char *fn, int device, ThreadRecord **r, T **obj) {
+    const evx_status_t st = enter_device(fn, device, r);
+    if (st) return st;
+    *obj = new (std::nothrow) T;
+    if (!*obj) return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    (*obj)->device = device;
+    return 0;
+}
+
+// A call's hold on the handles it looks up. The lookups publish hazards;
+// the destructor clears them (one release store), so no exit path clears by
+// hand. A handle's object may be used only while the scope lives.
+class HandleScope {
+public:
+    HandleScope() : r_(self()) {}
+    ~HandleScope() {
+        if (r_) clear_hazards(r_);
+    }
+    HandleScope(const HandleScope &) = delete;
+    HandleScope &operator=(const HandleScope &) = delete;
+
+    // The thread record (nullptr only before a failed lookup).
+    ThreadRecord *record() const { return r_; }
+
+    // One live handle of `kind`, protected until the scope ends.
+    evx_status_t lookup(const char *fn, const void *h, uint32_t kind, const char *role,
+                        Slot **out) {
+        if (__builtin_expect(r_ == nullptr, 0)) return no_thread_record();
+        return evx::lookup(r_, h, kind, fn, role, out);
+    }
+
+    // Two live handles under both hazard slots, one fence for both.
+    evx_status_t lookup2(const char *fn, const void *h0, uint32_t kind0, const char *role0,
+                         Slot **out0, const void *h1, uint32_t kind1, const char *role1,
+                         Slot **out1) {
+        if (__builtin_expect(r_ == nullptr, 0)) return no_thread_record();
+        return evx::lookup2(r_, fn, h0, kind0, role0, out0, h1, kind1, role1, out1);
+    }
+
+private:
+    ThreadRecord *r_;
+};
+
+// Looks a handle up and returns use(slot) on its live object, the hazard
+// held for the call, or the lookup's failure. For the calls that only read,
+// lock or renew one object.
+template <class Use>
+evx_status_t with_live(const char *fn, const void *h, uint32_t kind, const char *role,
+                       Use use) {
+    HandleScope scope;
+    Slot *slot = nullptr;
+    const evx_status_t st = scope.lookup(fn, h, kind, role, &slot);
+    if (st) return st;
+    return use(*slot);
+}
+
+}  // namespace evx
+
+#endif  // EVX_SRC_SCOPE_HPP
