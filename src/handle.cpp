@@ -6,6 +6,7 @@
 #include "handle.hpp"
 
 #include <sched.h>
+#include <time.h>
 
 #include <cinttypes>
 #include <cstdlib>
@@ -228,13 +229,28 @@ evx_status_t retire(ThreadRecord *r, const void *h) {
         slot_free(r, index);
     } else if (!push_retired(r, index)) {
         // No memory for the list: wait for the holder to let go.
-        while (held(index + 1)) sched_yield();
-        status = free_object(r, s);
-        slot_free(r, index);
+        status = retire_waiting(r, h);
     }
     if (r->retired_n >= r->retire_limit ||
         g_orphan_count.load(std::memory_order_relaxed) > 0)
         retire_rescan(r);
+    return status;
+}
+
+evx_status_t retire_waiting(ThreadRecord *r, const void *h) {
+    const uint32_t index = handle_index(handle_value(h));
+    // Holders leave when their call returns, which may be a long wait (a
+    // synchronize): yield first, then sleep a little between looks.
+    for (unsigned spins = 0; held(index + 1); ++spins) {
+        if (spins < 64) {
+            sched_yield();
+        } else {
+            const timespec nap{0, 100 * 1000};  // 0.1 ms
+            nanosleep(&nap, nullptr);
+        }
+    }
+    const evx_status_t status = free_object(r, &slot_ref(index));
+    slot_free(r, index);
     return status;
 }
 

@@ -21,5 +21,8 @@
 #include "evx/stream.h"
 #include "evx/pool.h"
 #include "evx/timing.h"
+#include "evx/ipc.h"
+#include "evx/capture.h"
+#include "evx/lifetime.h"
 
 #endif /* EVX_EVX_H */

@@ -69,6 +69,7 @@ EVXH_API CUresult cuEventSynchronize(CUevent e) { return event_synchronize(e); }
 EVXH_API CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) { return event_elapsed_time(ms, a, b); }
 EVXH_API CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b) { return event_elapsed_time(ms, a, b); }
 EVXH_API CUresult cuIpcGetEventHandle(CUipcEventHandle *h, CUevent e) { return ipc_get_event_handle(h, e); }
+EVXH_API CUresult cuIpcOpenEventHandle(CUevent *e, CUipcEventHandle h) { return ipc_open_event_handle(e, h); }
 
 EVXH_API CUresult cuStreamCreate(CUstream *s, unsigned int flags) { return stream_create(s, flags, 0); }
 EVXH_API CUresult cuStreamCreateWithPriority(CUstream *s, unsigned int flags, int priority) {
@@ -151,6 +152,7 @@ const Proc kProcs[] = {
     EVXH_P1("cuEventSynchronize", 2000, &cuEventSynchronize),
     {"cuEventElapsedTime", {{2000, fn(&cuEventElapsedTime), nullptr}, {12080, fn(&cuEventElapsedTime_v2), nullptr}}},
     EVXH_P1("cuIpcGetEventHandle", 4010, &cuIpcGetEventHandle),
+    EVXH_P1("cuIpcOpenEventHandle", 4010, &cuIpcOpenEventHandle),
     EVXH_P1("cuStreamCreate", 2000, &cuStreamCreate),
     EVXH_P1("cuStreamCreateWithPriority", 5050, &cuStreamCreateWithPriority),
     EVXH_P1("cuStreamDestroy", 2000, &cuStreamDestroy_v2),
