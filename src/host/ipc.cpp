@@ -19,8 +19,8 @@
 // CUDA_ERROR_INVALID_CONTEXT, as the driver does.
 //
 // Limits: a wait is exact while fewer than kRing records of one event are in
-// flight; a process that exits without destroying its IPC events leaves
-// their names in /dev/shm.
+// flight; a process that ends without running its exit handlers (a crash,
+// _exit) leaves the names of its IPC events in /dev/shm.
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
@@ -32,6 +32,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <mutex>
 
 #include "api.hpp"
 #include "state.hpp"
@@ -78,14 +79,45 @@ struct IpcLink {
     Shared *rec = nullptr;
     char name[kNameMax] = {};
     bool owner = false;
+    IpcLink *prev = nullptr, *next = nullptr;  // the owned links (owned_links())
     IpcLink() = default;
     IpcLink(const IpcLink &) = delete;
     IpcLink &operator=(const IpcLink &) = delete;
-    ~IpcLink() {
-        if (rec) munmap(rec, sizeof(Shared));
-        if (owner) shm_unlink(name);
-    }
+    ~IpcLink();
 };
+
+namespace {
+
+// The links whose names this process made, so that a process that exits
+// without destroying its IPC events still removes their names, as the
+// driver's objects go with the process. Never destroyed (see state.hpp).
+struct OwnedLinks {
+    std::mutex mu;
+    IpcLink *head = nullptr;
+};
+
+OwnedLinks &owned_links() {
+    static OwnedLinks *o = new OwnedLinks;
+    return *o;
+}
+
+__attribute__((destructor)) void unlink_owned_at_exit() {
+    OwnedLinks &o = owned_links();
+    std::lock_guard<std::mutex> lk(o.mu);
+    for (IpcLink *l = o.head; l; l = l->next) shm_unlink(l->name);
+}
+
+}  // namespace
+
+IpcLink::~IpcLink() {
+    if (rec) munmap(rec, sizeof(Shared));
+    if (!owner) return;
+    shm_unlink(name);
+    OwnedLinks &o = owned_links();
+    std::lock_guard<std::mutex> lk(o.mu);
+    (prev ? prev->next : o.head) = next;
+    if (next) next->prev = prev;
+}
 
 CUresult ipc_attach(Event &ev) {
     static std::atomic<std::uint64_t> counter{0};
@@ -96,6 +128,13 @@ CUresult ipc_attach(Event &ev) {
     const int fd = shm_open(link->name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
     link->owner = true;  // unlinked with the link from now on
+    {
+        OwnedLinks &o = owned_links();
+        std::lock_guard<std::mutex> lk(o.mu);
+        link->next = o.head;
+        if (o.head) o.head->prev = link.get();
+        o.head = link.get();
+    }
     if (ftruncate(fd, sizeof(Shared)) != 0) {
         close(fd);
         return CUDA_ERROR_OUT_OF_MEMORY;

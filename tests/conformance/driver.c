@@ -226,6 +226,8 @@ int conf_child_main(const char *mode)
         driver = "";
     if (strcmp(mode, "bad-driver") == 0 || strcmp(mode, "not-a-driver") == 0)
         return child_bad_driver(driver);
+    if (strcmp(mode, "ipc-peer") == 0)
+        return conf_ipc_child();
     fprintf(stderr, "unknown child mode %s\n", mode);
     return 2;
 }

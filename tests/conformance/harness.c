@@ -35,6 +35,7 @@ static const conf_case *const tables[] = {
     conf_stream_cases,  conf_badinput_cases, conf_handle_cases,
     conf_reuse_cases,   conf_pool_cases,   conf_timing_cases,
     conf_context_cases, conf_crossdev_cases, conf_thread_cases,
+    conf_ipc_cases,     conf_lifetime_cases, conf_capture_cases,
     NULL,
 };
 
