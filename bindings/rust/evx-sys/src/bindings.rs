@@ -9,6 +9,8 @@ pub const EVX_VERSION_PATCH: u32 = 0;
 
 pub const EVX_VERSION_NUMBER: u32 = 100;
 
+pub const EVX_IPC_HANDLE_SIZE: u32 = 64;
+
 pub type __int32_t = ::std::os::raw::c_int;
 
 pub type __uint32_t = ::std::os::raw::c_uint;
@@ -1350,4 +1352,173 @@ extern "C" {
     /// @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE.
     /// Thread-safe.
     pub fn evx_timeline_reset(timeline: evx_timeline_t) -> evx_status_t;
+}
+
+/// @brief An exported event: the bytes of the driver's `CUipcEventHandle`.
+///  Plain data: copy it, send it, compare it with `memcmp`.
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct evx_ipc_event_handle {
+    /// Opaque bytes, meaningful only to the driver that made them.
+    pub reserved: [::std::os::raw::c_uchar; 64usize],
+}
+
+#[test]
+fn bindgen_test_layout_evx_ipc_event_handle() {
+    assert_eq!(::std::mem::size_of::<evx_ipc_event_handle>(), 64usize, concat!("Size of: ", stringify!(evx_ipc_event_handle)));
+    assert_eq!(::std::mem::align_of::<evx_ipc_event_handle>(), 1usize, concat!("Alignment of ", stringify!(evx_ipc_event_handle)));
+    fn test_field_reserved() {
+        assert_eq!(unsafe { let uninit = ::std::mem::MaybeUninit::<evx_ipc_event_handle>::uninit(); let ptr = uninit.as_ptr(); ::std::ptr::addr_of!((*ptr).reserved) as usize - ptr as usize }, 0usize, concat!("Offset of field: ", stringify!(evx_ipc_event_handle), "::", stringify!(reserved)));
+    }
+    test_field_reserved();
+}
+
+impl Default for evx_ipc_event_handle {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+
+/// @brief An exported event: the bytes of the driver's `CUipcEventHandle`.
+///  Plain data: copy it, send it, compare it with `memcmp`.
+pub type evx_ipc_event_handle_t = evx_ipc_event_handle;
+
+extern "C" {
+    /// @brief Exports an event for other processes (`cuIpcGetEventHandle`).
+    ///
+    /// Once an event is exported, other processes may record it, so evx asks
+    /// the driver about it from then on (a never-recorded event is otherwise
+    /// answered by evx itself).
+    ///
+    /// @param event an event made with ::EVX_EVENT_INTERPROCESS |
+    ///        ::EVX_EVENT_DISABLE_TIMING.
+    /// @param[out] out receives the handle.
+    /// @return ::EVX_SUCCESS;
+    ///         ::EVX_ERROR_INVALID_VALUE if @p out is NULL;
+    ///         ::EVX_ERROR_INVALID_HANDLE if @p event is not a live event, or
+    ///         was made without ::EVX_EVENT_INTERPROCESS (refused before the
+    ///         driver, with a message that says so);
+    ///         ::EVX_ERROR_NOT_SUPPORTED if the driver lacks
+    ///         `cuIpcGetEventHandle`; a status from the driver.
+    ///
+    /// Thread-safe.
+    pub fn evx_event_get_ipc_handle(event: evx_event_t, out: *mut evx_ipc_event_handle_t) -> evx_status_t;
+}
+
+extern "C" {
+    /// @brief Opens an event exported by another process
+    /// (`cuIpcOpenEventHandle`), as a new evx event of a device.
+    ///
+    /// The new event reads ::EVX_EVENT_DISABLE_TIMING | ::EVX_EVENT_INTERPROCESS
+    /// from evx_event_get_flags(). It can be recorded on streams of @p device,
+    /// waited for, queried and synchronized; evx_event_elapsed_time() refuses
+    /// it (timing is off); evx_event_destroy() closes it. Opening the same
+    /// handle twice gives two evx events.
+    ///
+    /// @param device the device to open the event on, 0 to
+    ///        evx_device_count() - 1.
+    /// @param handle the handle, from evx_event_get_ipc_handle() in another
+    ///        process.
+    /// @param[out] out receives the new event.
+    /// @return ::EVX_SUCCESS;
+    ///         ::EVX_ERROR_INVALID_VALUE if @p handle or @p out is NULL;
+    ///         ::EVX_ERROR_INVALID_DEVICE if @p device is out of range;
+    ///         ::EVX_ERROR_INVALID_CONTEXT when the handle was exported by this
+    ///         same process (the driver's answer; the message says so);
+    ///         ::EVX_ERROR_NOT_SUPPORTED if the driver lacks
+    ///         `cuIpcOpenEventHandle`; ::EVX_ERROR_OUT_OF_MEMORY; a
+    ///         driver-loading status; another status from the driver (a handle
+    ///         that names no live event, for instance).
+    ///         On failure `*out` is set to NULL when @p out is not NULL.
+    ///
+    /// Thread-safe.
+    pub fn evx_device_open_ipc_event(device: ::std::os::raw::c_int, handle: *const evx_ipc_event_handle_t, out: *mut evx_event_t) -> evx_status_t;
+}
+
+/// Not capturing.
+pub const EVX_CAPTURE_STATUS_NONE: evx_capture_status = 0;
+
+/// Capturing: work queued now goes into a graph, not to the device.
+pub const EVX_CAPTURE_STATUS_ACTIVE: evx_capture_status = 1;
+
+/// The capture was invalidated by an error and must be ended.
+pub const EVX_CAPTURE_STATUS_INVALIDATED: evx_capture_status = 2;
+
+/// Not a value: forces the enum to 32 bits.
+pub const EVX_CAPTURE_STATUS_FORCE_32BIT: evx_capture_status = 2147483647;
+
+/// @brief The capture status of a stream: the `CUstreamCaptureStatus`
+///  values.
+pub type evx_capture_status = ::std::os::raw::c_uint;
+
+/// @brief The capture status of a stream: the `CUstreamCaptureStatus`
+///  values.
+pub use self::evx_capture_status as evx_capture_status_t;
+
+extern "C" {
+    /// @brief Whether the stream is being captured (`cuStreamIsCapturing`).
+    ///
+    /// Works for owned and borrowed streams; for a borrowed default stream
+    /// (NULL, ::EVX_STREAM_LEGACY, ::EVX_STREAM_PER_THREAD) it asks about that
+    /// stream of the handle's device.
+    ///
+    /// @param stream the stream.
+    /// @param[out] out receives the ::evx_capture_status_t.
+    /// @return ::EVX_SUCCESS;
+    ///         ::EVX_ERROR_INVALID_VALUE if @p out is NULL;
+    ///         ::EVX_ERROR_INVALID_HANDLE if @p stream is not a live stream;
+    ///         ::EVX_ERROR_NOT_SUPPORTED if the driver lacks
+    ///         `cuStreamIsCapturing`; a status from the driver (for the legacy
+    ///         default stream while another stream captures in global mode,
+    ///         the driver answers ::EVX_ERROR_STREAM_CAPTURE_IMPLICIT).
+    ///
+    /// Thread-safe; takes no global lock.
+    pub fn evx_stream_get_capture_status(stream: evx_stream_t, out: *mut evx_capture_status_t) -> evx_status_t;
+}
+
+/// @brief The release callback of
+///  evx_stream_wrap_external_with_release().
+pub type evx_release_fn_t = ::std::option::Option<unsafe extern "C" fn(user_data: *mut ::std::os::raw::c_void)>;
+
+extern "C" {
+    /// @brief Borrows a stream made elsewhere, as evx_stream_wrap_external(),
+    /// and calls @p release once the borrow has ended.
+    ///
+    /// The borrow ends at evx_stream_destroy() of the returned handle. A call
+    /// that other threads are making on the handle at that moment (a record, a
+    /// wait, a synchronize) either completes on the stream or fails with
+    /// ::EVX_ERROR_INVALID_HANDLE; evx_stream_destroy() waits until every call
+    /// that got the stream has returned, then calls @p release(@p user_data) on
+    /// the destroying thread, then returns. So when evx_stream_destroy()
+    /// returns, the callback has run, exactly once, and no evx call uses the
+    /// stream any more. Work queued on the stream before may still be running
+    /// on the device: the callback owns the stream from then on, as its maker
+    /// did before the wrap.
+    ///
+    /// The callback may call evx (it runs outside evx's locks), but not
+    /// evx_stream_destroy() of the handle it is releasing, which is already
+    /// dead. It is never called if this call fails, and never called for a
+    /// handle that is not destroyed (at process exit, for instance).
+    ///
+    /// Because evx_stream_destroy() waits for racing calls, a destroy that
+    /// races with an evx_stream_synchronize() of the same handle returns once
+    /// that synchronize has returned.
+    ///
+    /// @param device the stream's device, or ::EVX_DEVICE_FROM_STREAM (as for
+    ///        evx_stream_wrap_external()).
+    /// @param native_stream the `CUstream` (a default stream is allowed).
+    /// @param release the callback; not NULL (use evx_stream_wrap_external()
+    ///        for a borrow without one).
+    /// @param user_data passed to @p release.
+    /// @param[out] out receives the borrowed stream.
+    /// @return as evx_stream_wrap_external(), and ::EVX_ERROR_INVALID_VALUE if
+    ///         @p release is NULL. On failure `*out` is set to NULL when @p out
+    ///         is not NULL, and @p release is not called.
+    ///
+    /// Thread-safe.
+    pub fn evx_stream_wrap_external_with_release(device: ::std::os::raw::c_int, native_stream: *mut ::std::os::raw::c_void, release: evx_release_fn_t, user_data: *mut ::std::os::raw::c_void, out: *mut evx_stream_t) -> evx_status_t;
 }
