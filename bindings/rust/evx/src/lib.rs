@@ -30,6 +30,11 @@ use std::ptr;
 
 pub use evx_sys as sys;
 
+mod capture;
+mod ipc;
+pub use capture::CaptureStatus;
+pub use ipc::IPC_HANDLE_SIZE;
+
 /// `Result<T, Status>`.
 pub type Result<T> = std::result::Result<T, Status>;
 
