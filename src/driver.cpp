@@ -226,6 +226,9 @@ void load() {
         EVX_ENTRY(cuStreamGetDevice, false, 0),
         EVX_ENTRY(cuStreamGetCtx, false, 12040),  // 12.5 added a green-context argument
         EVX_ENTRY(cuCtxGetDevice, false, 12090),  // 13.0 added a context argument
+        EVX_ENTRY(cuIpcGetEventHandle, false, 0),
+        EVX_ENTRY(cuIpcOpenEventHandle, false, 0),
+        EVX_ENTRY(cuStreamIsCapturing, false, 0),
     };
     for (const Entry &e : entries) {
         void *fn = proc.get(e.name, e.max_version ? std::min(version, e.max_version) : version,

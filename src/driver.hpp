@@ -47,6 +47,11 @@ struct DriverApi {
     CUresult (*cuStreamGetDevice)(CUstream, CUdevice *);
     CUresult (*cuStreamGetCtx)(CUstream, CUcontext *);
     CUresult (*cuCtxGetDevice)(CUdevice *);
+    // Optional: IPC events (ipc.cpp) and the capture status (capture.cpp);
+    // a driver without them gets NOT_SUPPORTED from those calls only.
+    CUresult (*cuIpcGetEventHandle)(CUipcEventHandle *, CUevent);
+    CUresult (*cuIpcOpenEventHandle)(CUevent *, CUipcEventHandle);
+    CUresult (*cuStreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
 };
 
 // What evx knows of one device. Filled lazily, kept for the process.

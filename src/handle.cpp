@@ -6,6 +6,7 @@
 #include "handle.hpp"
 
 #include <sched.h>
+#include <time.h>
 
 #include <cinttypes>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 
 #include "error.hpp"
 #include "scope.hpp"
+#include "evx/event.h"
 
 namespace evx {
 
@@ -215,23 +217,40 @@ evx_status_t retire(ThreadRecord *r, const void *h) {
     Slot *s = &slot_ref(index);
     evx_status_t status = 0;
     if (s->kind.load(std::memory_order_relaxed) == kEvent && s->event.pool == nullptr &&
-        push_retired(r, index)) {
+        !(s->event.flags & EVX_EVENT_INTERPROCESS) && push_retired(r, index)) {
         // Plain events are freed in batches: one scan of every thread's
         // hazard slots per kRetireBatch destroys, instead of one per destroy,
         // keeps destroy cheap and leaves the other threads' hazard lines in
-        // their own caches.
+        // their own caches. Interprocess events are not batched: their
+        // destroy closes the driver event now (ipc.h), unless a racing call
+        // holds it.
     } else if (!held(index + 1)) {
         status = free_object(r, s);
         slot_free(r, index);
     } else if (!push_retired(r, index)) {
         // No memory for the list: wait for the holder to let go.
-        while (held(index + 1)) sched_yield();
-        status = free_object(r, s);
-        slot_free(r, index);
+        status = retire_waiting(r, h);
     }
     if (r->retired_n >= r->retire_limit ||
         g_orphan_count.load(std::memory_order_relaxed) > 0)
         retire_rescan(r);
+    return status;
+}
+
+evx_status_t retire_waiting(ThreadRecord *r, const void *h) {
+    const uint32_t index = handle_index(handle_value(h));
+    // Holders leave when their call returns, which may be a long wait (a
+    // synchronize): yield first, then sleep a little between looks.
+    for (unsigned spins = 0; held(index + 1); ++spins) {
+        if (spins < 64) {
+            sched_yield();
+        } else {
+            const timespec nap{0, 100 * 1000};  // 0.1 ms
+            nanosleep(&nap, nullptr);
+        }
+    }
+    const evx_status_t status = free_object(r, &slot_ref(index));
+    slot_free(r, index);
     return status;
 }
 

@@ -223,6 +223,11 @@ inline evx_status_t unpublish(const void *h, uint32_t want, const char *fn,
 // the status of freeing it now (a deferred free returns EVX_SUCCESS).
 evx_status_t retire(ThreadRecord *r, const void *h);
 
+// Frees the object of an unpublished slot now: waits until no thread holds
+// it (their calls have returned), frees it and the slot. For a destroy that
+// must not return before the object is gone. Returns the free's status.
+evx_status_t retire_waiting(ThreadRecord *r, const void *h);
+
 // A public *_destroy call whose object needs nothing more than retire():
 // ends the handle (of racing destroys exactly one wins) and retires it.
 evx_status_t destroy_handle(const void *h, uint32_t kind, const char *fn, const char *role);

@@ -22,6 +22,10 @@ struct Stream {
     bool default_stream = false;  // borrowed NULL, legacy or per-thread
     unsigned flags = 0;           // cached at creation or wrap time
     int priority = 0;
+    // evx_stream_wrap_external_with_release(): called once the borrow has
+    // ended (lifetime.cpp), never by stream_free().
+    void (*release)(void *) = nullptr;
+    void *release_user = nullptr;
 };
 
 // Calls on a borrowed default stream need its device's primary context
@@ -30,6 +34,16 @@ inline evx_status_t stream_context(ContextGuard &guard, const char *fn,
                                    const Stream *s) {
     return s->default_stream ? guard.enter(fn, s->device) : 0;
 }
+
+// evx_stream_wrap_external() and its variant with a release callback
+// (release may be nullptr); fn names the public call.
+evx_status_t wrap_stream(const char *fn, int device, void *native_stream,
+                         void (*release)(void *), void *release_user, evx_stream_t *out);
+
+// evx_stream_destroy() of a borrow with a release callback: waits until no
+// racing call holds the stream, frees it, then calls the callback.
+// The handle is already unpublished.
+evx_status_t end_borrow(ThreadRecord *r, const void *h, const Stream *s);
 
 // INVALID_VALUE with a message for flags no event may have: unknown bits,
 // or EVX_EVENT_INTERPROCESS without EVX_EVENT_DISABLE_TIMING.

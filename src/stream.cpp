@@ -200,9 +200,14 @@ EVX_API evx_status_t evx_device_create_stream(int device, unsigned flags, int pr
     return publish_stream(r, fn, s, stream);
 }
 
-EVX_API evx_status_t evx_stream_wrap_external(int device, void *native_stream,
-                                              evx_stream_t *stream) {
-    static const char fn[] = "evx_stream_wrap_external";
+}  // extern "C"
+
+// evx_stream_wrap_external() and its variant with a release callback
+// (lifetime.cpp). The callback is only stored here: end_borrow() calls it,
+// so a failing wrap never does.
+evx_status_t evx::wrap_stream(const char *fn, int device, void *native_stream,
+                              void (*release)(void *), void *release_user,
+                              evx_stream_t *stream) {
     if (!stream) return fail(EVX_ERROR_INVALID_VALUE, "%s: stream (the out-pointer) is NULL", fn);
     *stream = nullptr;
     const bool dflt = is_default_stream(native_stream);
@@ -237,6 +242,8 @@ EVX_API evx_status_t evx_stream_wrap_external(int device, void *native_stream,
     s->device = device;
     s->owned = false;
     s->default_stream = dflt;
+    s->release = release;
+    s->release_user = release_user;
     {
         ContextGuard guard;
         st = stream_context(guard, fn, s);
@@ -260,6 +267,14 @@ EVX_API evx_status_t evx_stream_wrap_external(int device, void *native_stream,
     return publish_stream(r, fn, s, stream);
 }
 
+extern "C" {
+
+EVX_API evx_status_t evx_stream_wrap_external(int device, void *native_stream,
+                                              evx_stream_t *stream) {
+    return wrap_stream("evx_stream_wrap_external", device, native_stream, nullptr, nullptr,
+                       stream);
+}
+
 EVX_API evx_status_t evx_stream_destroy(evx_stream_t stream) {
     static const char fn[] = "evx_stream_destroy";
     ThreadRecord *r;
@@ -268,6 +283,9 @@ EVX_API evx_status_t evx_stream_destroy(evx_stream_t stream) {
     Slot *s = nullptr;
     st = unpublish(stream, kStream, fn, "stream", &s);
     if (st) return st;
+    // Ours now: racing calls only read it under their hazards.
+    const Stream *obj = static_cast<const Stream *>(s->obj);
+    if (obj->release) return end_borrow(r, stream, obj);
     st = retire(r, stream);  // cuStreamDestroy's status
     if (st)
         return driver_failed(static_cast<CUresult>(st), fn, "cuStreamDestroy",

@@ -48,6 +48,12 @@ EVX_STATIC_CHECK(pool_stats_struct_size_first,
 EVX_STATIC_CHECK(pool_stats_counters_aligned,
                  offsetof(evx_event_pool_stats_t, created_total) % 8 == 0);
 EVX_STATIC_CHECK(handles_are_pointers, sizeof(evx_event_t) == sizeof(void *));
+EVX_STATIC_CHECK(ipc_handle_is_64_bytes,
+                 EVX_IPC_HANDLE_SIZE == 64 && sizeof(evx_ipc_event_handle_t) == 64);
+EVX_STATIC_CHECK(capture_status_matches_cuda,
+                 EVX_CAPTURE_STATUS_NONE == 0 && EVX_CAPTURE_STATUS_ACTIVE == 1 &&
+                     EVX_CAPTURE_STATUS_INVALIDATED == 2);
+EVX_STATIC_CHECK(capture_status_32bit, sizeof(evx_capture_status_t) == 4);
 
 /* The _INIT macros are constant initializers (file scope needs that). */
 static const evx_event_pool_options_t pool_options_init =
@@ -88,6 +94,12 @@ static const any_fn all_functions[] = {
     FN(evx_timeline_reset),
 };
 
+/* evx/ipc.h, evx/capture.h, evx/lifetime.h */
+static const any_fn engine_functions[] = {
+    FN(evx_event_get_ipc_handle), FN(evx_device_open_ipc_event),
+    FN(evx_stream_get_capture_status), FN(evx_stream_wrap_external_with_release),
+};
+
 int main(void)
 {
     size_t i, n = sizeof all_functions / sizeof all_functions[0];
@@ -99,6 +111,10 @@ int main(void)
         pool_stats_init.struct_size != sizeof(evx_event_pool_stats_t) ||
         pool_stats_init.exhausted_total != 0)
         return 1;
+    for (i = 0; i < sizeof engine_functions / sizeof engine_functions[0]; i++)
+        if (engine_functions[i] == NULL)
+            return 1;
+    n += sizeof engine_functions / sizeof engine_functions[0];
     if (evx_version() != EVX_VERSION_NUMBER) {
         printf("headertest (C): library %u, header %d\n", evx_version(),
                EVX_VERSION_NUMBER);

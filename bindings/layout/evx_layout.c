@@ -18,6 +18,7 @@
 #define EVX_LAYOUT_SAME_TYPE(fn, T) \
     typedef char evx_layout_proto_##fn[__builtin_types_compatible_p(__typeof__(&fn), T) ? 1 : -1]
 
+EVX_LAYOUT_SAME_TYPE(evx_stream_get_capture_status, evx_status_t (*)(evx_stream_t, evx_capture_status_t *));
 EVX_LAYOUT_SAME_TYPE(evx_version, unsigned int (*)(void));
 EVX_LAYOUT_SAME_TYPE(evx_version_string, const char * (*)(void));
 EVX_LAYOUT_SAME_TYPE(evx_device_count, evx_status_t (*)(int *));
@@ -37,6 +38,9 @@ EVX_LAYOUT_SAME_TYPE(evx_event_query, evx_status_t (*)(evx_event_t));
 EVX_LAYOUT_SAME_TYPE(evx_event_record, evx_status_t (*)(evx_event_t, evx_stream_t));
 EVX_LAYOUT_SAME_TYPE(evx_event_record_with_flags, evx_status_t (*)(evx_event_t, evx_stream_t, unsigned int));
 EVX_LAYOUT_SAME_TYPE(evx_event_synchronize, evx_status_t (*)(evx_event_t));
+EVX_LAYOUT_SAME_TYPE(evx_device_open_ipc_event, evx_status_t (*)(int, const evx_ipc_event_handle_t *, evx_event_t *));
+EVX_LAYOUT_SAME_TYPE(evx_event_get_ipc_handle, evx_status_t (*)(evx_event_t, evx_ipc_event_handle_t *));
+EVX_LAYOUT_SAME_TYPE(evx_stream_wrap_external_with_release, evx_status_t (*)(int, void *, evx_release_fn_t, void *, evx_stream_t *));
 EVX_LAYOUT_SAME_TYPE(evx_notifier_create, evx_status_t (*)(const evx_notifier_options_t *, evx_notifier_t *));
 EVX_LAYOUT_SAME_TYPE(evx_notifier_destroy, evx_status_t (*)(evx_notifier_t));
 EVX_LAYOUT_SAME_TYPE(evx_notifier_get_counts, evx_status_t (*)(evx_notifier_t, uint64_t *, uint64_t *));
@@ -89,10 +93,16 @@ int main(void)
     printf("const EVX_VERSION_MINOR %lld\n", (long long)(EVX_VERSION_MINOR));
     printf("const EVX_VERSION_NUMBER %lld\n", (long long)(EVX_VERSION_NUMBER));
     printf("const EVX_VERSION_PATCH %lld\n", (long long)(EVX_VERSION_PATCH));
+    printf("const EVX_IPC_HANDLE_SIZE %lld\n", (long long)(EVX_IPC_HANDLE_SIZE));
     printf("const EVX_NOTIFIER_DEFAULT_STREAMS %lld\n", (long long)(EVX_NOTIFIER_DEFAULT_STREAMS));
     printf("const EVX_NOTIFIER_MAX_STREAMS %lld\n", (long long)(EVX_NOTIFIER_MAX_STREAMS));
     printf("const EVX_STREAM_LEGACY %llu\n", U((uintptr_t)(EVX_STREAM_LEGACY)));
     printf("const EVX_STREAM_PER_THREAD %llu\n", U((uintptr_t)(EVX_STREAM_PER_THREAD)));
+    printf("enumsize evx_capture_status %llu\n", U(sizeof(enum evx_capture_status)));
+    printf("enum EVX_CAPTURE_STATUS_NONE %lld\n", (long long)(EVX_CAPTURE_STATUS_NONE));
+    printf("enum EVX_CAPTURE_STATUS_ACTIVE %lld\n", (long long)(EVX_CAPTURE_STATUS_ACTIVE));
+    printf("enum EVX_CAPTURE_STATUS_INVALIDATED %lld\n", (long long)(EVX_CAPTURE_STATUS_INVALIDATED));
+    printf("enum EVX_CAPTURE_STATUS_FORCE_32BIT %lld\n", (long long)(EVX_CAPTURE_STATUS_FORCE_32BIT));
     printf("enumsize evx_device_special %llu\n", U(sizeof(enum evx_device_special)));
     printf("enum EVX_DEVICE_FROM_STREAM %lld\n", (long long)(EVX_DEVICE_FROM_STREAM));
     printf("enum EVX_DEVICE_SPECIAL_FORCE_32BIT %lld\n", (long long)(EVX_DEVICE_SPECIAL_FORCE_32BIT));
@@ -220,18 +230,23 @@ int main(void)
     printf("enum EVX_STREAM_DEFAULT %lld\n", (long long)(EVX_STREAM_DEFAULT));
     printf("enum EVX_STREAM_NON_BLOCKING %lld\n", (long long)(EVX_STREAM_NON_BLOCKING));
     printf("enum EVX_STREAM_FLAGS_FORCE_32BIT %lld\n", (long long)(EVX_STREAM_FLAGS_FORCE_32BIT));
+    printf("typedef evx_capture_status_t %llu %llu\n", U(sizeof(evx_capture_status_t)), U(EVX_LAYOUT_ALIGNOF(evx_capture_status_t)));
     printf("typedef evx_event_pool_t %llu %llu\n", U(sizeof(evx_event_pool_t)), U(EVX_LAYOUT_ALIGNOF(evx_event_pool_t)));
     printf("typedef evx_event_t %llu %llu\n", U(sizeof(evx_event_t)), U(EVX_LAYOUT_ALIGNOF(evx_event_t)));
     printf("typedef evx_status_t %llu %llu\n", U(sizeof(evx_status_t)), U(EVX_LAYOUT_ALIGNOF(evx_status_t)));
     printf("typedef evx_stream_t %llu %llu\n", U(sizeof(evx_stream_t)), U(EVX_LAYOUT_ALIGNOF(evx_stream_t)));
     printf("typedef evx_timeline_t %llu %llu\n", U(sizeof(evx_timeline_t)), U(EVX_LAYOUT_ALIGNOF(evx_timeline_t)));
     printf("typedef evx_timer_t %llu %llu\n", U(sizeof(evx_timer_t)), U(EVX_LAYOUT_ALIGNOF(evx_timer_t)));
+    printf("typedef evx_ipc_event_handle_t %llu %llu\n", U(sizeof(evx_ipc_event_handle_t)), U(EVX_LAYOUT_ALIGNOF(evx_ipc_event_handle_t)));
+    printf("typedef evx_release_fn_t %llu %llu\n", U(sizeof(evx_release_fn_t)), U(EVX_LAYOUT_ALIGNOF(evx_release_fn_t)));
     printf("typedef evx_notifier_options_t %llu %llu\n", U(sizeof(evx_notifier_options_t)), U(EVX_LAYOUT_ALIGNOF(evx_notifier_options_t)));
     printf("typedef evx_notifier_t %llu %llu\n", U(sizeof(evx_notifier_t)), U(EVX_LAYOUT_ALIGNOF(evx_notifier_t)));
     printf("typedef evx_notify_fn_t %llu %llu\n", U(sizeof(evx_notify_fn_t)), U(EVX_LAYOUT_ALIGNOF(evx_notify_fn_t)));
     printf("typedef evx_event_pool_options_t %llu %llu\n", U(sizeof(evx_event_pool_options_t)), U(EVX_LAYOUT_ALIGNOF(evx_event_pool_options_t)));
     printf("typedef evx_event_pool_stats_t %llu %llu\n", U(sizeof(evx_event_pool_stats_t)), U(EVX_LAYOUT_ALIGNOF(evx_event_pool_stats_t)));
     printf("typedef evx_host_fn_t %llu %llu\n", U(sizeof(evx_host_fn_t)), U(EVX_LAYOUT_ALIGNOF(evx_host_fn_t)));
+    printf("struct evx_ipc_event_handle %llu %llu\n", U(sizeof(struct evx_ipc_event_handle)), U(EVX_LAYOUT_ALIGNOF(struct evx_ipc_event_handle)));
+    printf("field evx_ipc_event_handle.reserved %llu %llu\n", U(offsetof(struct evx_ipc_event_handle, reserved)), U(sizeof(((struct evx_ipc_event_handle *)0)->reserved)));
     printf("struct evx_notifier_options %llu %llu\n", U(sizeof(struct evx_notifier_options)), U(EVX_LAYOUT_ALIGNOF(struct evx_notifier_options)));
     printf("field evx_notifier_options.struct_size %llu %llu\n", U(offsetof(struct evx_notifier_options, struct_size)), U(sizeof(((struct evx_notifier_options *)0)->struct_size)));
     printf("field evx_notifier_options.flags %llu %llu\n", U(offsetof(struct evx_notifier_options, flags)), U(sizeof(((struct evx_notifier_options *)0)->flags)));
@@ -250,6 +265,7 @@ int main(void)
     printf("field evx_event_pool_stats.created_total %llu %llu\n", U(offsetof(struct evx_event_pool_stats, created_total)), U(sizeof(((struct evx_event_pool_stats *)0)->created_total)));
     printf("field evx_event_pool_stats.acquired_total %llu %llu\n", U(offsetof(struct evx_event_pool_stats, acquired_total)), U(sizeof(((struct evx_event_pool_stats *)0)->acquired_total)));
     printf("field evx_event_pool_stats.exhausted_total %llu %llu\n", U(offsetof(struct evx_event_pool_stats, exhausted_total)), U(sizeof(((struct evx_event_pool_stats *)0)->exhausted_total)));
+    printf("func evx_stream_get_capture_status 2\n");
     printf("func evx_version 0\n");
     printf("func evx_version_string 0\n");
     printf("func evx_device_count 1\n");
@@ -269,6 +285,9 @@ int main(void)
     printf("func evx_event_record 2\n");
     printf("func evx_event_record_with_flags 3\n");
     printf("func evx_event_synchronize 1\n");
+    printf("func evx_device_open_ipc_event 3\n");
+    printf("func evx_event_get_ipc_handle 2\n");
+    printf("func evx_stream_wrap_external_with_release 5\n");
     printf("func evx_notifier_create 2\n");
     printf("func evx_notifier_destroy 1\n");
     printf("func evx_notifier_get_counts 3\n");

@@ -22,5 +22,8 @@
 #include "evx/pool.h"
 #include "evx/timing.h"
 #include "evx/notify.h"
+#include "evx/ipc.h"
+#include "evx/capture.h"
+#include "evx/lifetime.h"
 
 #endif /* EVX_EVX_H */

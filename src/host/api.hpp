@@ -70,7 +70,10 @@ CUresult event_record(CUevent e, CUstream h, unsigned flags, bool with_flags, bo
 CUresult event_query(CUevent e);
 CUresult event_synchronize(CUevent e);
 CUresult event_elapsed_time(float *ms, CUevent start, CUevent end);
+
+// ipc.cpp
 CUresult ipc_get_event_handle(CUipcEventHandle *handle, CUevent e);
+CUresult ipc_open_event_handle(CUevent *ph, CUipcEventHandle handle);
 
 }  // namespace evxh
 

@@ -85,6 +85,8 @@ EVXH_CALL(cuEventElapsedTime_v2, "cuEventElapsedTime", (float *ms, CUevent a, CU
           event_elapsed_time(ms, a, b))
 EVXH_CALL(cuIpcGetEventHandle, "cuIpcGetEventHandle", (CUipcEventHandle *h, CUevent e),
           ipc_get_event_handle(h, e))
+EVXH_CALL(cuIpcOpenEventHandle, "cuIpcOpenEventHandle", (CUevent *e, CUipcEventHandle h),
+          ipc_open_event_handle(e, h))
 
 EVXH_CALL(cuStreamCreate, "cuStreamCreate", (CUstream *s, unsigned int flags), stream_create(s, flags, 0))
 EVXH_CALL(cuStreamCreateWithPriority, "cuStreamCreateWithPriority", (CUstream *s, unsigned int flags, int priority),
@@ -166,6 +168,7 @@ const Proc kProcs[] = {
     EVXH_P1("cuEventSynchronize", 2000, &cuEventSynchronize),
     {"cuEventElapsedTime", {{2000, fn(&cuEventElapsedTime), nullptr}, {12080, fn(&cuEventElapsedTime_v2), nullptr}}},
     EVXH_P1("cuIpcGetEventHandle", 4010, &cuIpcGetEventHandle),
+    EVXH_P1("cuIpcOpenEventHandle", 4010, &cuIpcOpenEventHandle),
     EVXH_P1("cuStreamCreate", 2000, &cuStreamCreate),
     EVXH_P1("cuStreamCreateWithPriority", 5050, &cuStreamCreateWithPriority),
     EVXH_P1("cuStreamDestroy", 2000, &cuStreamDestroy_v2),

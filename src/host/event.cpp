@@ -30,6 +30,7 @@ std::shared_ptr<Event> find_event(CUevent e) {
 }
 
 void complete_record(Event &ev, std::uint64_t gen) {
+    if (ev.ipc) return ipc_complete(*ev.ipc, gen);
     std::lock_guard<std::mutex> lk(ev.mu);
     if (gen != ev.issued) return;  // re-recorded since: the later record counts
     ev.done = gen;
@@ -45,6 +46,10 @@ CUresult event_create(CUevent *ph, unsigned flags) {
     if ((flags & CU_EVENT_INTERPROCESS) && !(flags & CU_EVENT_DISABLE_TIMING))
         return CUDA_ERROR_INVALID_VALUE;
     auto ev = std::make_shared<Event>(c, flags);
+    if (flags & CU_EVENT_INTERPROCESS) {
+        r = ipc_attach(*ev);
+        if (r != CUDA_SUCCESS) return r;
+    }
     *ph = reinterpret_cast<CUevent>(global().events.add(std::move(ev)));
     return CUDA_SUCCESS;
 }
@@ -72,10 +77,14 @@ CUresult event_record(CUevent e, CUstream h, unsigned flags, bool with_flags, bo
     Item it;
     it.kind = Item::Kind::Record;
     it.event = ev;
-    it.gen = ev->issued + 1;
+    it.gen = ev->ipc ? ipc_issue(*ev->ipc) : ev->issued + 1;
+    const std::uint64_t gen = it.gen;
     std::uint64_t seq = 0;
     r = submit(s, std::move(it), &seq);
-    if (r != CUDA_SUCCESS) return r;
+    if (r != CUDA_SUCCESS) {
+        if (ev->ipc) ipc_complete(*ev->ipc, gen);  // issued to peers: never leave it pending
+        return r;
+    }
     // The worker cannot complete the record before this is set: it needs ev->mu.
     ev->issued++;
     ev->last_stream = s;
@@ -87,6 +96,7 @@ CUresult event_query(CUevent e) {
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
     std::shared_ptr<Event> ev = find_event(e);
     if (!ev) return CUDA_ERROR_INVALID_HANDLE;
+    if (ev->ipc) return ipc_pending(*ev->ipc) ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
     Snapshot sn = snapshot(*ev);
     return sn.done == sn.issued ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
@@ -95,6 +105,10 @@ CUresult event_synchronize(CUevent e) {
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
     std::shared_ptr<Event> ev = find_event(e);
     if (!ev) return CUDA_ERROR_INVALID_HANDLE;
+    if (ev->ipc) {
+        if (const std::uint64_t gen = ipc_pending(*ev->ipc)) ipc_wait(*ev->ipc, gen);
+        return CUDA_SUCCESS;
+    }
     Dep d;
     {
         std::lock_guard<std::mutex> lk(ev->mu);
@@ -118,13 +132,6 @@ CUresult event_elapsed_time(float *ms, CUevent start, CUevent end) {
     if (sa.done != sa.issued || sb.done != sb.issued) return CUDA_ERROR_NOT_READY;
     *ms = static_cast<float>(static_cast<double>(sb.time_ns - sa.time_ns) / 1e6);
     return CUDA_SUCCESS;
-}
-
-CUresult ipc_get_event_handle(CUipcEventHandle *handle, CUevent e) {
-    (void)handle;
-    (void)e;
-    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-    return CUDA_ERROR_NOT_SUPPORTED;  // no other process can see these events
 }
 
 }  // namespace evxh

@@ -30,6 +30,7 @@ constexpr int kGreatestPriority = -5;
 
 struct Context;
 struct Event;
+struct IpcLink;  // ipc.cpp: the shared state of an INTERPROCESS event
 struct Stream;
 
 // A point in a stream's order: reached once the stream completed `seq`.
@@ -48,6 +49,8 @@ struct Item {
     std::uint64_t gen = 0;
     CUhostFn fn = nullptr;          // HostFn
     void *data = nullptr;
+    std::shared_ptr<IpcLink> ipc;   // Wait: also for this IPC event's record
+    std::uint64_t ipc_gen = 0;
 };
 
 struct Stream {
@@ -86,6 +89,9 @@ struct Event {
     std::int64_t time_ns = 0;          // CLOCK_MONOTONIC when it completed
     std::shared_ptr<Stream> last_stream;  // where the last record was queued
     std::uint64_t last_seq = 0;
+    // INTERPROCESS events: the state shared with other processes, which
+    // replaces issued/done/last_* (set before the event is registered).
+    std::shared_ptr<IpcLink> ipc;
 };
 
 struct Context {
@@ -201,6 +207,13 @@ std::shared_ptr<Event> find_event(CUevent e);
 void complete_record(Event &ev, std::uint64_t gen);
 
 std::int64_t now_ns();
+
+// --- ipc.cpp (INTERPROCESS events; see its header comment)
+CUresult ipc_attach(Event &ev);                   // at cuEventCreate
+std::uint64_t ipc_issue(IpcLink &l);              // a new record's number
+void ipc_complete(IpcLink &l, std::uint64_t gen); // a record reached
+std::uint64_t ipc_pending(IpcLink &l);            // the latest record if not done, else 0
+void ipc_wait(IpcLink &l, std::uint64_t gen);     // blocks until record gen is reached
 
 }  // namespace evxh
 

@@ -38,7 +38,9 @@ void run_item(Stream &s, Item &it) {
         global().host_funcs_pending.fetch_sub(1, std::memory_order_acq_rel);
         break;
     }
-    case Item::Kind::Wait: break;
+    case Item::Kind::Wait:
+        if (it.ipc) ipc_wait(*it.ipc, it.ipc_gen);  // a record of any process
+        break;
     }
 }
 
@@ -186,6 +188,16 @@ CUresult stream_wait_event(CUstream h, CUevent e, unsigned flags, bool ptsz) {
     std::shared_ptr<Event> ev = find_event(e);
     if (!ev) return CUDA_ERROR_INVALID_HANDLE;
     if (flags & CU_EVENT_WAIT_EXTERNAL) return CUDA_ERROR_ILLEGAL_STATE;  // no stream capture
+    if (ev->ipc) {
+        const std::uint64_t gen = ipc_pending(*ev->ipc);
+        if (!gen) return CUDA_SUCCESS;
+        Item it;
+        it.kind = Item::Kind::Wait;
+        it.ipc = ev->ipc;
+        it.ipc_gen = gen;
+        std::uint64_t seq = 0;
+        return submit(s, std::move(it), &seq);
+    }
     Dep dep;
     {
         std::lock_guard<std::mutex> lk(ev->mu);

@@ -196,6 +196,8 @@ int conf_child_main(const char *mode)
         return child_bad_driver(driver);
     if (strncmp(mode, "fault-", 6) == 0)
         return conf_fault_child(mode);
+    if (strcmp(mode, "ipc-peer") == 0)
+        return conf_ipc_child();
     fprintf(stderr, "unknown child mode %s\n", mode);
     return 2;
 }

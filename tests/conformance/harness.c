@@ -38,6 +38,7 @@ static const conf_case *const tables[] = {
     conf_notify_cases,
     conf_leak_cases,    conf_fault_cases,
     conf_sized_cases,
+    conf_ipc_cases,     conf_lifetime_cases, conf_capture_cases,
     NULL,
 };
 

@@ -48,11 +48,16 @@ extern const conf_case conf_notify_cases[];
 extern const conf_case conf_leak_cases[];
 extern const conf_case conf_fault_cases[];
 extern const conf_case conf_sized_cases[];
+extern const conf_case conf_ipc_cases[];
+extern const conf_case conf_lifetime_cases[];
+extern const conf_case conf_capture_cases[];
 
 /* Child modes run by some cases in a fresh process (argv[1] == "--child"). */
 int conf_child_main(const char *mode);
 /* The child modes of faults.c ("fault-..."). */
 int conf_fault_child(const char *mode);
+/* The second process of ipc.two_processes (mode "ipc-peer", ipc.c). */
+int conf_ipc_child(void);
 
 int conf_expect_status(evx_status_t got, evx_status_t want, const char *text,
                        const char *file, int line);

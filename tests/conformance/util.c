@@ -479,6 +479,9 @@ const conf_cu *conf_cu_get(void)
     (void)lookup(gp, "cuStreamGetPriority", &cu.stream_get_priority, 0);
     (void)lookup(gp, "cuCtxGetStreamPriorityRange",
                  &cu.ctx_get_stream_priority_range, 0);
+    (void)lookup(gp, "cuStreamBeginCapture", &cu.stream_begin_capture, 0);
+    (void)lookup(gp, "cuStreamEndCapture", &cu.stream_end_capture, 0);
+    (void)lookup(gp, "cuGraphDestroy", &cu.graph_destroy, 0);
     /* The library stays open for the run (evx holds it open too). */
     state = ok ? 1 : -1;
     return ok ? &cu : NULL;

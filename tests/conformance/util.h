@@ -130,6 +130,10 @@ typedef struct conf_cu {
     CUresult (*device_get)(CUdevice *, int);
     CUresult (*stream_get_priority)(CUstream, int *);
     CUresult (*ctx_get_stream_priority_range)(int *, int *);
+    /* Stream capture: the host emulation has none of these. */
+    CUresult (*stream_begin_capture)(CUstream, CUstreamCaptureMode);
+    CUresult (*stream_end_capture)(CUstream, CUgraph *);
+    CUresult (*graph_destroy)(CUgraph);
 } conf_cu;
 
 /* The raw driver API of the library evx opened, loaded once. Returns NULL

@@ -57,6 +57,7 @@ static struct {
     PFN_cuStreamGetDevice_v12080 StreamGetDevice;
     PFN_cuStreamGetCtx_v12050 StreamGetCtx;
     PFN_cuIpcGetEventHandle_v4010 IpcGetEventHandle;
+    PFN_cuIpcOpenEventHandle_v4010 IpcOpenEventHandle;
     PFN_cuStreamIsCapturing_v10000 StreamIsCapturing;
 } d;
 
@@ -459,8 +460,12 @@ static void test_flags_and_handles(void) {
     {
         CUipcEventHandle h;
         CUevent ie;
+        CUevent opened = NULL;
         EXPECT(d.EventCreate(&ie, CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
-        EXPECT(d.IpcGetEventHandle(&h, ie), CUDA_ERROR_NOT_SUPPORTED);  /* refused by design */
+        EXPECT(d.IpcGetEventHandle(&h, ie), CUDA_SUCCESS);
+        EXPECT(d.IpcGetEventHandle(&h, a), CUDA_ERROR_INVALID_HANDLE);  /* a timing event */
+        /* the driver opens a handle only in another process */
+        EXPECT(d.IpcOpenEventHandle(&opened, h), CUDA_ERROR_INVALID_CONTEXT);
         EXPECT(d.EventDestroy(ie), CUDA_SUCCESS);
     }
     EXPECT(d.CtxSynchronize(NULL), CUDA_SUCCESS);
@@ -1030,6 +1035,7 @@ int main(void) {
     LOAD(StreamGetDevice, "cuStreamGetDevice");
     LOAD(StreamGetCtx, "cuStreamGetCtx");
     LOAD(IpcGetEventHandle, "cuIpcGetEventHandle");
+    LOAD(IpcOpenEventHandle, "cuIpcOpenEventHandle");
     LOAD(StreamIsCapturing, "cuStreamIsCapturing");
     {
         CUdriverProcAddressQueryResult st;

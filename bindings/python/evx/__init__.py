@@ -834,6 +834,11 @@ class EventPool(_Owned):
         return _device(self._dev)
 
 
+# Interprocess events: Event.ipc_handle, Device.open_ipc_event, pickling.
+from . import ipc  # noqa: E402
+ipc.install(_sys.modules[__name__])
+
+
 # --------------------------------------------------------------------------
 # Interpreter exit
 

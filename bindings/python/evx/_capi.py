@@ -28,6 +28,9 @@ EVX_VERSION_NUMBER = 100
 #: Patch version: changes for fixes that leave the ABI alone.
 EVX_VERSION_PATCH = 0
 
+#: The size of an IPC event handle, in bytes (`CU_IPC_HANDLE_SIZE`).
+EVX_IPC_HANDLE_SIZE = 64
+
 #: Internal streams per device when `max_streams_per_device` is 0.
 EVX_NOTIFIER_DEFAULT_STREAMS = 8
 
@@ -44,6 +47,12 @@ EVX_STREAM_PER_THREAD = 2
 
 # --------------------------------------------------------------------------
 # Enums: every enumerator as a module constant, then a class per enum
+
+# enum evx_capture_status (include/evx/capture.h)
+EVX_CAPTURE_STATUS_NONE = 0  #: Not capturing.
+EVX_CAPTURE_STATUS_ACTIVE = 1  #: Capturing: work queued now goes into a graph, not to the device.
+EVX_CAPTURE_STATUS_INVALIDATED = 2  #: The capture was invalidated by an error and must be ended.
+EVX_CAPTURE_STATUS_FORCE_32BIT = 2147483647  #: Not a value: forces the enum to 32 bits.
 
 # enum evx_device_special (include/evx/device.h)
 EVX_DEVICE_FROM_STREAM = -1  #: The device is the stream's own.
@@ -178,6 +187,22 @@ EVX_EVENT_WAIT_FLAGS_FORCE_32BIT = 2147483647  #: Not a flag: forces the enum to
 EVX_STREAM_DEFAULT = 0  #: Synchronizes with the legacy default stream.
 EVX_STREAM_NON_BLOCKING = 1  #: Does not synchronize with the legacy default stream.
 EVX_STREAM_FLAGS_FORCE_32BIT = 2147483647  #: Not a flag: forces the enum to 32 bits.
+
+
+class CaptureStatus(_enum.IntEnum):
+    """The capture status of a stream: the `CUstreamCaptureStatus` values.
+
+    C: enum evx_capture_status (include/evx/capture.h).
+    Members are the enumerators less the 'EVX_CAPTURE_STATUS_' prefix; the *_FORCE_32BIT
+    markers are left out.
+    """
+
+    #: Not capturing.
+    NONE = EVX_CAPTURE_STATUS_NONE
+    #: Capturing: work queued now goes into a graph, not to the device.
+    ACTIVE = EVX_CAPTURE_STATUS_ACTIVE
+    #: The capture was invalidated by an error and must be ended.
+    INVALIDATED = EVX_CAPTURE_STATUS_INVALIDATED
 
 
 class DeviceSpecial(_enum.IntEnum):
@@ -492,6 +517,9 @@ class StreamFlags(_enum.IntFlag):
 # --------------------------------------------------------------------------
 # Typedefs
 
+#: The capture status of a stream: the `CUstreamCaptureStatus` values.
+evx_capture_status_t = _ct.c_uint
+
 #: A bounded pool of pre-made events of one device and flag set.
 evx_event_pool_t = _ct.c_void_p  # opaque handle: struct evx_event_pool_ *
 
@@ -511,6 +539,9 @@ evx_timeline_t = _ct.c_void_p  # opaque handle: struct evx_timeline_ *
 #: A timer: a start and a stop mark on streams of one device.
 evx_timer_t = _ct.c_void_p  # opaque handle: struct evx_timer_ *
 
+#: The release callback of evx_stream_wrap_external_with_release().
+evx_release_fn_t = _ct.CFUNCTYPE(None, _ct.c_void_p)
+
 #: A completion notifier: made by evx_notifier_create(), ended by
 #: evx_notifier_destroy().
 evx_notifier_t = _ct.c_void_p  # opaque handle: struct evx_notifier_ *
@@ -525,6 +556,19 @@ evx_host_fn_t = _ct.CFUNCTYPE(None, _ct.c_void_p)
 
 # --------------------------------------------------------------------------
 # Structs
+
+
+class evx_ipc_event_handle(_ct.Structure):
+    """An exported event: the bytes of the driver's `CUipcEventHandle`. Plain
+    data: copy it, send it, compare it with `memcmp`.
+
+    C: struct evx_ipc_event_handle (include/evx/ipc.h): 64 bytes, aligned to 1.
+    """
+
+    _fields_ = [
+        # Opaque bytes, meaningful only to the driver that made them.
+        ("reserved", (_ct.c_ubyte * 64)),  # offset 0
+    ]
 
 
 class evx_notifier_options(_ct.Structure):
@@ -598,6 +642,7 @@ class evx_event_pool_stats(_ct.Structure):
         ("exhausted_total", _ct.c_uint64),  # offset 40
     ]
 
+evx_ipc_event_handle_t = evx_ipc_event_handle
 evx_notifier_options_t = evx_notifier_options
 evx_event_pool_options_t = evx_event_pool_options
 evx_event_pool_stats_t = evx_event_pool_stats
@@ -640,6 +685,33 @@ class Prototype:
     def __repr__(self):
         return "<evx C function %s>" % self.name
 
+
+# evx_status_t evx_stream_get_capture_status(evx_stream_t stream, evx_capture_status_t *out)
+#   Whether the stream is being captured (`cuStreamIsCapturing`).
+evx_stream_get_capture_status = Prototype(
+    "evx_stream_get_capture_status", evx_status_t,
+    (("stream", evx_stream_t), ("out", _ct.POINTER(evx_capture_status_t)),),
+    """evx_status_t evx_stream_get_capture_status(evx_stream_t stream, evx_capture_status_t *out)
+
+    Whether the stream is being captured (`cuStreamIsCapturing`).
+
+    Works for owned and borrowed streams; for a borrowed default stream (NULL,
+    EVX_STREAM_LEGACY, EVX_STREAM_PER_THREAD) it asks about that stream of the
+    handle's device.
+
+    stream: the stream.
+
+    out [out]: receives the evx_capture_status_t.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if out is NULL;
+    EVX_ERROR_INVALID_HANDLE if stream is not a live stream;
+    EVX_ERROR_NOT_SUPPORTED if the driver lacks `cuStreamIsCapturing`; a
+    status from the driver (for the legacy default stream while another stream
+    captures in global mode, the driver answers
+    EVX_ERROR_STREAM_CAPTURE_IMPLICIT).
+
+    Thread-safe; takes no global lock.
+    """)
 
 # unsigned int evx_version(void)
 #   The version of the library loaded at run time, as major * 10000 + minor *
@@ -1037,6 +1109,116 @@ evx_event_synchronize = Prototype(
     EVX_ERROR_INVALID_HANDLE; a status from the driver.
 
     Thread-safe; takes no global lock.
+    """)
+
+# evx_status_t evx_device_open_ipc_event(int device, const evx_ipc_event_handle_t *handle, evx_event_t *out)
+#   Opens an event exported by another process (`cuIpcOpenEventHandle`), as a
+#   new evx event of a device.
+evx_device_open_ipc_event = Prototype(
+    "evx_device_open_ipc_event", evx_status_t,
+    (("device", _ct.c_int), ("handle", _ct.POINTER(evx_ipc_event_handle_t)), ("out", _ct.POINTER(evx_event_t)),),
+    """evx_status_t evx_device_open_ipc_event(int device, const evx_ipc_event_handle_t *handle, evx_event_t *out)
+
+    Opens an event exported by another process (`cuIpcOpenEventHandle`), as a new evx event of a device.
+
+    The new event reads EVX_EVENT_DISABLE_TIMING | EVX_EVENT_INTERPROCESS from
+    evx_event_get_flags(). It can be recorded on streams of device, waited
+    for, queried and synchronized; evx_event_elapsed_time() refuses it (timing
+    is off); evx_event_destroy() closes it. Opening the same handle twice
+    gives two evx events.
+
+    device: the device to open the event on, 0 to evx_device_count() - 1.
+
+    handle: the handle, from evx_event_get_ipc_handle() in another process.
+
+    out [out]: receives the new event.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if handle or out is NULL;
+    EVX_ERROR_INVALID_DEVICE if device is out of range;
+    EVX_ERROR_INVALID_CONTEXT when the handle was exported by this same
+    process (the driver's answer; the message says so);
+    EVX_ERROR_NOT_SUPPORTED if the driver lacks `cuIpcOpenEventHandle`;
+    EVX_ERROR_OUT_OF_MEMORY; a driver-loading status; another status from the
+    driver (a handle that names no live event, for instance). On failure
+    `*out` is set to NULL when out is not NULL.
+
+    Thread-safe.
+    """)
+
+# evx_status_t evx_event_get_ipc_handle(evx_event_t event, evx_ipc_event_handle_t *out)
+#   Exports an event for other processes (`cuIpcGetEventHandle`).
+evx_event_get_ipc_handle = Prototype(
+    "evx_event_get_ipc_handle", evx_status_t,
+    (("event", evx_event_t), ("out", _ct.POINTER(evx_ipc_event_handle_t)),),
+    """evx_status_t evx_event_get_ipc_handle(evx_event_t event, evx_ipc_event_handle_t *out)
+
+    Exports an event for other processes (`cuIpcGetEventHandle`).
+
+    Once an event is exported, other processes may record it, so evx asks the
+    driver about it from then on (a never-recorded event is otherwise answered
+    by evx itself).
+
+    event: an event made with EVX_EVENT_INTERPROCESS |
+    EVX_EVENT_DISABLE_TIMING.
+
+    out [out]: receives the handle.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if out is NULL;
+    EVX_ERROR_INVALID_HANDLE if event is not a live event, or was made without
+    EVX_EVENT_INTERPROCESS (refused before the driver, with a message that
+    says so); EVX_ERROR_NOT_SUPPORTED if the driver lacks
+    `cuIpcGetEventHandle`; a status from the driver.
+
+    Thread-safe.
+    """)
+
+# evx_status_t evx_stream_wrap_external_with_release(int device, void *native_stream, evx_release_fn_t release, void *user_data, evx_stream_t *out)
+#   Borrows a stream made elsewhere, as evx_stream_wrap_external(), and calls
+#   release once the borrow has ended.
+evx_stream_wrap_external_with_release = Prototype(
+    "evx_stream_wrap_external_with_release", evx_status_t,
+    (("device", _ct.c_int), ("native_stream", _ct.c_void_p), ("release", evx_release_fn_t), ("user_data", _ct.c_void_p), ("out", _ct.POINTER(evx_stream_t)),),
+    """evx_status_t evx_stream_wrap_external_with_release(int device, void *native_stream, evx_release_fn_t release, void *user_data, evx_stream_t *out)
+
+    Borrows a stream made elsewhere, as evx_stream_wrap_external(), and calls release once the borrow has ended.
+
+    The borrow ends at evx_stream_destroy() of the returned handle. A call
+    that other threads are making on the handle at that moment (a record, a
+    wait, a synchronize) either completes on the stream or fails with
+    EVX_ERROR_INVALID_HANDLE; evx_stream_destroy() waits until every call that
+    got the stream has returned, then calls release(user_data) on the
+    destroying thread, then returns. So when evx_stream_destroy() returns, the
+    callback has run, exactly once, and no evx call uses the stream any more.
+    Work queued on the stream before may still be running on the device: the
+    callback owns the stream from then on, as its maker did before the wrap.
+
+    The callback may call evx (it runs outside evx's locks), but not
+    evx_stream_destroy() of the handle it is releasing, which is already dead.
+    It is never called if this call fails, and never called for a handle that
+    is not destroyed (at process exit, for instance).
+
+    Because evx_stream_destroy() waits for racing calls, a destroy that races
+    with an evx_stream_synchronize() of the same handle returns once that
+    synchronize has returned.
+
+    device: the stream's device, or EVX_DEVICE_FROM_STREAM (as for
+    evx_stream_wrap_external()).
+
+    native_stream: the `CUstream` (a default stream is allowed).
+
+    release: the callback; not NULL (use evx_stream_wrap_external() for a
+    borrow without one).
+
+    user_data: passed to release.
+
+    out [out]: receives the borrowed stream.
+
+    Returns: as evx_stream_wrap_external(), and EVX_ERROR_INVALID_VALUE if
+
+    release is NULL. On failure `*out` is set to NULL when out is not NULL,
+    and release is not called.
+
+    Thread-safe.
     """)
 
 # evx_status_t evx_notifier_create(const evx_notifier_options_t *options, evx_notifier_t *notifier)
@@ -1964,6 +2146,7 @@ evx_timer_synchronize = Prototype(
 
 #: Every function, in the order above.
 FUNCTIONS = (
+    evx_stream_get_capture_status,
     evx_version,
     evx_version_string,
     evx_device_count,
@@ -1983,6 +2166,9 @@ FUNCTIONS = (
     evx_event_record,
     evx_event_record_with_flags,
     evx_event_synchronize,
+    evx_device_open_ipc_event,
+    evx_event_get_ipc_handle,
+    evx_stream_wrap_external_with_release,
     evx_notifier_create,
     evx_notifier_destroy,
     evx_notifier_get_counts,
@@ -2034,6 +2220,7 @@ MACROS = {
     "EVX_VERSION_MINOR": "int",
     "EVX_VERSION_NUMBER": "int",
     "EVX_VERSION_PATCH": "int",
+    "EVX_IPC_HANDLE_SIZE": "int",
     "EVX_NOTIFIER_DEFAULT_STREAMS": "int",
     "EVX_NOTIFIER_MAX_STREAMS": "int",
     "EVX_STREAM_LEGACY": "pointer",
@@ -2043,6 +2230,12 @@ MACROS = {
 #: Every enum: C name -> (the ctypes type the C compiler gives it, class,
 #: enumerator names).
 ENUMS = {
+    "evx_capture_status": (_ct.c_uint, CaptureStatus, (
+        "EVX_CAPTURE_STATUS_NONE",
+        "EVX_CAPTURE_STATUS_ACTIVE",
+        "EVX_CAPTURE_STATUS_INVALIDATED",
+        "EVX_CAPTURE_STATUS_FORCE_32BIT",
+    )),
     "evx_device_special": (_ct.c_int, DeviceSpecial, (
         "EVX_DEVICE_FROM_STREAM",
         "EVX_DEVICE_SPECIAL_FORCE_32BIT",
@@ -2181,6 +2374,7 @@ ENUMS = {
 
 #: Every struct: C tag -> class.
 STRUCTS = {
+    "evx_ipc_event_handle": evx_ipc_event_handle,
     "evx_notifier_options": evx_notifier_options,
     "evx_event_pool_options": evx_event_pool_options,
     "evx_event_pool_stats": evx_event_pool_stats,
@@ -2188,12 +2382,15 @@ STRUCTS = {
 
 #: Every typedef: name -> ctypes type.
 TYPEDEFS = {
+    "evx_capture_status_t": evx_capture_status_t,
     "evx_event_pool_t": evx_event_pool_t,
     "evx_event_t": evx_event_t,
     "evx_status_t": evx_status_t,
     "evx_stream_t": evx_stream_t,
     "evx_timeline_t": evx_timeline_t,
     "evx_timer_t": evx_timer_t,
+    "evx_ipc_event_handle_t": evx_ipc_event_handle_t,
+    "evx_release_fn_t": evx_release_fn_t,
     "evx_notifier_options_t": evx_notifier_options_t,
     "evx_notifier_t": evx_notifier_t,
     "evx_notify_fn_t": evx_notify_fn_t,

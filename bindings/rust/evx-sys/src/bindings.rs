@@ -8,6 +8,7 @@ pub const EVX_VERSION_PATCH: u32 = 0;
 pub const EVX_VERSION_NUMBER: u32 = 100;
 pub const EVX_NOTIFIER_DEFAULT_STREAMS: u32 = 8;
 pub const EVX_NOTIFIER_MAX_STREAMS: u32 = 64;
+pub const EVX_IPC_HANDLE_SIZE: u32 = 64;
 pub type __uint32_t = ::std::os::raw::c_uint;
 pub type __uint64_t = ::std::os::raw::c_ulong;
 #[doc = " @brief A status code. Its values are those of `CUresult` in the CUDA 13"]
@@ -1679,5 +1680,197 @@ extern "C" {
         notifier: evx_notifier_t,
         pending: *mut u64,
         queued: *mut u64,
+    ) -> evx_status_t;
+}
+#[doc = " @brief An exported event: the bytes of the driver's `CUipcEventHandle`."]
+#[doc = "  Plain data: copy it, send it, compare it with `memcmp`."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct evx_ipc_event_handle {
+    #[doc = " Opaque bytes, meaningful only to the driver that made them."]
+    pub reserved: [::std::os::raw::c_uchar; 64usize],
+}
+#[test]
+fn bindgen_test_layout_evx_ipc_event_handle() {
+    assert_eq!(
+        ::std::mem::size_of::<evx_ipc_event_handle>(),
+        64usize,
+        concat!("Size of: ", stringify!(evx_ipc_event_handle))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<evx_ipc_event_handle>(),
+        1usize,
+        concat!("Alignment of ", stringify!(evx_ipc_event_handle))
+    );
+    fn test_field_reserved() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_ipc_event_handle>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reserved) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_ipc_event_handle),
+                "::",
+                stringify!(reserved)
+            )
+        );
+    }
+    test_field_reserved();
+}
+impl Default for evx_ipc_event_handle {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+#[doc = " @brief An exported event: the bytes of the driver's `CUipcEventHandle`."]
+#[doc = "  Plain data: copy it, send it, compare it with `memcmp`."]
+pub type evx_ipc_event_handle_t = evx_ipc_event_handle;
+extern "C" {
+    #[doc = " @brief Exports an event for other processes (`cuIpcGetEventHandle`)."]
+    #[doc = ""]
+    #[doc = " Once an event is exported, other processes may record it, so evx asks"]
+    #[doc = " the driver about it from then on (a never-recorded event is otherwise"]
+    #[doc = " answered by evx itself)."]
+    #[doc = ""]
+    #[doc = " @param event an event made with ::EVX_EVENT_INTERPROCESS |"]
+    #[doc = "        ::EVX_EVENT_DISABLE_TIMING."]
+    #[doc = " @param[out] out receives the handle."]
+    #[doc = " @return ::EVX_SUCCESS;"]
+    #[doc = "         ::EVX_ERROR_INVALID_VALUE if @p out is NULL;"]
+    #[doc = "         ::EVX_ERROR_INVALID_HANDLE if @p event is not a live event, or"]
+    #[doc = "         was made without ::EVX_EVENT_INTERPROCESS (refused before the"]
+    #[doc = "         driver, with a message that says so);"]
+    #[doc = "         ::EVX_ERROR_NOT_SUPPORTED if the driver lacks"]
+    #[doc = "         `cuIpcGetEventHandle`; a status from the driver."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_event_get_ipc_handle(
+        event: evx_event_t,
+        out: *mut evx_ipc_event_handle_t,
+    ) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Opens an event exported by another process"]
+    #[doc = " (`cuIpcOpenEventHandle`), as a new evx event of a device."]
+    #[doc = ""]
+    #[doc = " The new event reads ::EVX_EVENT_DISABLE_TIMING | ::EVX_EVENT_INTERPROCESS"]
+    #[doc = " from evx_event_get_flags(). It can be recorded on streams of @p device,"]
+    #[doc = " waited for, queried and synchronized; evx_event_elapsed_time() refuses"]
+    #[doc = " it (timing is off); evx_event_destroy() closes it. Opening the same"]
+    #[doc = " handle twice gives two evx events."]
+    #[doc = ""]
+    #[doc = " @param device the device to open the event on, 0 to"]
+    #[doc = "        evx_device_count() - 1."]
+    #[doc = " @param handle the handle, from evx_event_get_ipc_handle() in another"]
+    #[doc = "        process."]
+    #[doc = " @param[out] out receives the new event."]
+    #[doc = " @return ::EVX_SUCCESS;"]
+    #[doc = "         ::EVX_ERROR_INVALID_VALUE if @p handle or @p out is NULL;"]
+    #[doc = "         ::EVX_ERROR_INVALID_DEVICE if @p device is out of range;"]
+    #[doc = "         ::EVX_ERROR_INVALID_CONTEXT when the handle was exported by this"]
+    #[doc = "         same process (the driver's answer; the message says so);"]
+    #[doc = "         ::EVX_ERROR_NOT_SUPPORTED if the driver lacks"]
+    #[doc = "         `cuIpcOpenEventHandle`; ::EVX_ERROR_OUT_OF_MEMORY; a"]
+    #[doc = "         driver-loading status; another status from the driver (a handle"]
+    #[doc = "         that names no live event, for instance)."]
+    #[doc = "         On failure `*out` is set to NULL when @p out is not NULL."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_device_open_ipc_event(
+        device: ::std::os::raw::c_int,
+        handle: *const evx_ipc_event_handle_t,
+        out: *mut evx_event_t,
+    ) -> evx_status_t;
+}
+#[doc = " Not capturing."]
+pub const EVX_CAPTURE_STATUS_NONE: evx_capture_status = 0;
+#[doc = " Capturing: work queued now goes into a graph, not to the device."]
+pub const EVX_CAPTURE_STATUS_ACTIVE: evx_capture_status = 1;
+#[doc = " The capture was invalidated by an error and must be ended."]
+pub const EVX_CAPTURE_STATUS_INVALIDATED: evx_capture_status = 2;
+#[doc = " Not a value: forces the enum to 32 bits."]
+pub const EVX_CAPTURE_STATUS_FORCE_32BIT: evx_capture_status = 2147483647;
+#[doc = " @brief The capture status of a stream: the `CUstreamCaptureStatus`"]
+#[doc = "  values."]
+pub type evx_capture_status = ::std::os::raw::c_uint;
+#[doc = " @brief The capture status of a stream: the `CUstreamCaptureStatus`"]
+#[doc = "  values."]
+pub use self::evx_capture_status as evx_capture_status_t;
+extern "C" {
+    #[doc = " @brief Whether the stream is being captured (`cuStreamIsCapturing`)."]
+    #[doc = ""]
+    #[doc = " Works for owned and borrowed streams; for a borrowed default stream"]
+    #[doc = " (NULL, ::EVX_STREAM_LEGACY, ::EVX_STREAM_PER_THREAD) it asks about that"]
+    #[doc = " stream of the handle's device."]
+    #[doc = ""]
+    #[doc = " @param stream the stream."]
+    #[doc = " @param[out] out receives the ::evx_capture_status_t."]
+    #[doc = " @return ::EVX_SUCCESS;"]
+    #[doc = "         ::EVX_ERROR_INVALID_VALUE if @p out is NULL;"]
+    #[doc = "         ::EVX_ERROR_INVALID_HANDLE if @p stream is not a live stream;"]
+    #[doc = "         ::EVX_ERROR_NOT_SUPPORTED if the driver lacks"]
+    #[doc = "         `cuStreamIsCapturing`; a status from the driver (for the legacy"]
+    #[doc = "         default stream while another stream captures in global mode,"]
+    #[doc = "         the driver answers ::EVX_ERROR_STREAM_CAPTURE_IMPLICIT)."]
+    #[doc = ""]
+    #[doc = " Thread-safe; takes no global lock."]
+    pub fn evx_stream_get_capture_status(
+        stream: evx_stream_t,
+        out: *mut evx_capture_status_t,
+    ) -> evx_status_t;
+}
+#[doc = " @brief The release callback of"]
+#[doc = "  evx_stream_wrap_external_with_release()."]
+pub type evx_release_fn_t =
+    ::std::option::Option<unsafe extern "C" fn(user_data: *mut ::std::os::raw::c_void)>;
+extern "C" {
+    #[doc = " @brief Borrows a stream made elsewhere, as evx_stream_wrap_external(),"]
+    #[doc = " and calls @p release once the borrow has ended."]
+    #[doc = ""]
+    #[doc = " The borrow ends at evx_stream_destroy() of the returned handle. A call"]
+    #[doc = " that other threads are making on the handle at that moment (a record, a"]
+    #[doc = " wait, a synchronize) either completes on the stream or fails with"]
+    #[doc = " ::EVX_ERROR_INVALID_HANDLE; evx_stream_destroy() waits until every call"]
+    #[doc = " that got the stream has returned, then calls @p release(@p user_data) on"]
+    #[doc = " the destroying thread, then returns. So when evx_stream_destroy()"]
+    #[doc = " returns, the callback has run, exactly once, and no evx call uses the"]
+    #[doc = " stream any more. Work queued on the stream before may still be running"]
+    #[doc = " on the device: the callback owns the stream from then on, as its maker"]
+    #[doc = " did before the wrap."]
+    #[doc = ""]
+    #[doc = " The callback may call evx (it runs outside evx's locks), but not"]
+    #[doc = " evx_stream_destroy() of the handle it is releasing, which is already"]
+    #[doc = " dead. It is never called if this call fails, and never called for a"]
+    #[doc = " handle that is not destroyed (at process exit, for instance)."]
+    #[doc = ""]
+    #[doc = " Because evx_stream_destroy() waits for racing calls, a destroy that"]
+    #[doc = " races with an evx_stream_synchronize() of the same handle returns once"]
+    #[doc = " that synchronize has returned."]
+    #[doc = ""]
+    #[doc = " @param device the stream's device, or ::EVX_DEVICE_FROM_STREAM (as for"]
+    #[doc = "        evx_stream_wrap_external())."]
+    #[doc = " @param native_stream the `CUstream` (a default stream is allowed)."]
+    #[doc = " @param release the callback; not NULL (use evx_stream_wrap_external()"]
+    #[doc = "        for a borrow without one)."]
+    #[doc = " @param user_data passed to @p release."]
+    #[doc = " @param[out] out receives the borrowed stream."]
+    #[doc = " @return as evx_stream_wrap_external(), and ::EVX_ERROR_INVALID_VALUE if"]
+    #[doc = "         @p release is NULL. On failure `*out` is set to NULL when @p out"]
+    #[doc = "         is not NULL, and @p release is not called."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_stream_wrap_external_with_release(
+        device: ::std::os::raw::c_int,
+        native_stream: *mut ::std::os::raw::c_void,
+        release: evx_release_fn_t,
+        user_data: *mut ::std::os::raw::c_void,
+        out: *mut evx_stream_t,
     ) -> evx_status_t;
 }

@@ -31,6 +31,10 @@ use std::ptr;
 pub use evx_sys as sys;
 
 pub mod notify;
+mod capture;
+mod ipc;
+pub use capture::CaptureStatus;
+pub use ipc::IPC_HANDLE_SIZE;
 
 /// `Result<T, Status>`.
 pub type Result<T> = std::result::Result<T, Status>;

@@ -1,0 +1,107 @@
+# Copyright 2026 The evx Authors
+# SPDX-License-Identifier: Apache-2.0
+"""Interprocess events (``include/evx/ipc.h``) for the evx package.
+
+Adds to the package's classes, through :func:`install`:
+
+- ``Event.ipc_handle``: the event's IPC handle, 64 ``bytes``
+  (``evx_event_get_ipc_handle``), for an event made with
+  ``Device.create_event(timing=False, ipc=True)``;
+- ``Device.open_ipc_event(handle)``: an :class:`evx.Event` for a handle
+  another process exported (``evx_device_open_ipc_event``);
+- pickling of interprocess events, as cuda.core does: the pickle holds the
+  device and the handle, and unpickling opens the event, so such an event can
+  be passed to a ``multiprocessing`` child (spawn or forkserver) as an
+  argument or through a queue. The driver opens a handle only in a process
+  other than the one that exported it, so unpickling in the same process
+  raises :class:`evx.CudaError` (``EVX_ERROR_INVALID_CONTEXT``).
+
+An opened event is recorded, waited for, synchronized and queried as any
+other; it has no timing (``end - start`` raises). Closing it closes the
+driver's handle; the exporting process must keep its event open while peers
+use theirs.
+"""
+
+import ctypes as _ct
+
+from . import _capi
+
+#: Bytes in an IPC event handle (``EVX_IPC_HANDLE_SIZE``).
+HANDLE_SIZE = _capi.EVX_IPC_HANDLE_SIZE
+
+_pkg = None  # the evx package, set by install()
+
+
+def install(pkg):
+    """Adds ``Event.ipc_handle``, ``Device.open_ipc_event`` and the pickling
+    of interprocess events to the classes of the package ``pkg``."""
+    global _pkg
+    _pkg = pkg
+    pkg.Event.ipc_handle = property(ipc_handle, doc=ipc_handle.__doc__)
+    pkg.Device.open_ipc_event = open_ipc_event
+    pkg.Event.__reduce__ = _reduce_event
+
+
+def ipc_handle(event):
+    """The event's IPC handle, as 64 ``bytes`` to send to another process,
+    which opens it with :meth:`Device.open_ipc_event`.
+
+    Raises :class:`evx.CudaError` (``EVX_ERROR_INVALID_HANDLE``) for an event
+    made without ``ipc=True`` or already closed."""
+    h = _capi.evx_ipc_event_handle_t()
+    st = _pkg.capi.evx_event_get_ipc_handle(event._h, _ct.byref(h))
+    if st:
+        raise _pkg._error(st)
+    return bytes(h.reserved)
+
+
+def _handle_bytes(handle, call):
+    """``handle`` as HANDLE_SIZE bytes, or a TypeError / ValueError naming
+    what the caller gave to ``call``."""
+    if isinstance(handle, str):
+        raise TypeError("%s: handle must be the %d bytes of Event.ipc_handle, "
+                        "not a str (%r)" % (call, HANDLE_SIZE, handle[:80]))
+    try:
+        data = bytes(memoryview(handle))
+    except TypeError:
+        raise TypeError("%s: handle must be the %d bytes of Event.ipc_handle, "
+                        "not %s" % (call, HANDLE_SIZE, type(handle).__name__)) from None
+    if len(data) != HANDLE_SIZE:
+        raise ValueError("%s: handle has %d bytes; an IPC event handle has %d "
+                         "(Event.ipc_handle)" % (call, len(data), HANDLE_SIZE))
+    return data
+
+
+def open_ipc_event(device, handle):
+    """A new :class:`evx.Event` of this device for ``handle``, the
+    :attr:`Event.ipc_handle` of an event of another process.
+
+    The event has no timing. Raises TypeError or ValueError for a handle that
+    is not 64 bytes, and :class:`evx.CudaError` when the driver refuses it
+    (``EVX_ERROR_INVALID_CONTEXT`` in the process that exported it)."""
+    data = _handle_bytes(handle, "evx.Device(%d).open_ipc_event" % device.device_id)
+    h = _capi.evx_ipc_event_handle_t.from_buffer_copy(data)
+    out = _ct.c_void_p()
+    st = _pkg.capi.evx_device_open_ipc_event(device.device_id, _ct.byref(h),
+                                             _ct.byref(out))
+    if st:
+        raise _pkg._error(st)
+    return _pkg._core.new_event(out, device.device_id)
+
+
+def _reduce_event(event):
+    if event.closed:
+        raise TypeError("cannot pickle a closed evx.Event")
+    if not event.flags & _capi.EVX_EVENT_INTERPROCESS:
+        raise TypeError(
+            "cannot pickle %r: only an interprocess event (made with "
+            "Device.create_event(timing=False, ipc=True)) can be pickled; "
+            "its pickle is its IPC handle, which the unpickling process "
+            "opens" % (event,))
+    return (_open_pickled, (event.device.device_id, event.ipc_handle))
+
+
+def _open_pickled(device_id, handle):
+    """Unpickles an interprocess event: opens its handle in this process."""
+    import evx
+    return evx.Device(device_id).open_ipc_event(handle)
