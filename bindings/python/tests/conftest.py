@@ -18,7 +18,11 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYROOT = os.path.dirname(HERE)
 REPO = os.path.dirname(os.path.dirname(PYROOT))
-sys.path.insert(0, PYROOT)
+# EVX_TEST_INSTALLED=1 (scripts/wheel_test.sh): test the evx that is
+# installed (a wheel in a fresh venv), never the source tree's package.
+INSTALLED = os.environ.get("EVX_TEST_INSTALLED", "") == "1"
+if not INSTALLED:
+    sys.path.insert(0, PYROOT)
 
 # The host emulation shows two devices, so that cross-device refusals can be
 # tested. Set before the first evx call opens the driver; a GPU ignores it.
@@ -28,6 +32,10 @@ os.environ.setdefault("EVX_HOST_DEVICES", "2")
 @pytest.fixture(scope="session")
 def evx():
     import evx as mod
+    if INSTALLED:
+        assert not mod.__file__.startswith(PYROOT + os.sep), (
+            "EVX_TEST_INSTALLED=1, but evx was imported from the source tree: "
+            + mod.__file__)
     return mod
 
 
@@ -75,13 +83,15 @@ def gate():
         g.open()
 
 
-def run_python(code, env=None, timeout=60):
-    """Runs code in a fresh interpreter with the package importable; returns
-    the CompletedProcess."""
+def run_python(code, env=None, timeout=60, module=None):
+    """Runs code (or, with module, ``python -m module``) in a fresh
+    interpreter with the package importable; returns the CompletedProcess."""
     import subprocess
     e = dict(os.environ)
-    e["PYTHONPATH"] = PYROOT + os.pathsep + e.get("PYTHONPATH", "")
+    if not INSTALLED:
+        e["PYTHONPATH"] = PYROOT + os.pathsep + e.get("PYTHONPATH", "")
     if env:
         e.update(env)
-    return subprocess.run([sys.executable, "-c", code], env=e, capture_output=True,
+    argv = ["-m", module] if module else ["-c", code]
+    return subprocess.run([sys.executable] + argv, env=e, capture_output=True,
                           text=True, timeout=timeout)

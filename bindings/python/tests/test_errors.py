@@ -74,11 +74,17 @@ def test_missing_library_lists_every_place_tried():
     assert "EVX_LIBRARY=/nonexistent/libevx.so.0" in r.stderr
 
 
-def test_unset_library_path_tries_package_then_system(tmp_path):
+def test_unset_library_path_tries_package_then_system(tmp_path, evx):
+    # A copy of the package without its libraries (an installed wheel holds
+    # libevx.so.0 next to the package, which would end the search there).
+    import shutil
+    shutil.copytree(os.path.dirname(evx.__file__), tmp_path / "pkg" / "evx",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.so*"))
     env = {"EVX_LIBRARY": "", "LD_LIBRARY_PATH": str(tmp_path)}
     code = ("import ctypes.util, sys\n"
             "if ctypes.util.find_library('evx'): sys.exit(77)\n"
-            "import evx\n")
+            "sys.path.insert(0, %r)\n"
+            "import evx\n" % str(tmp_path / "pkg"))
     r = run_python(code, env=env)
     if r.returncode == 77:
         pytest.skip("libevx is installed on this system: the search cannot fail")
