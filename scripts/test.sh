@@ -83,11 +83,23 @@ bindings() {
   bindings/run_tests.sh build
 }
 
+# What a pip user gets (scripts/wheel_test.sh says what it checks).
+wheel() {
+  scripts/wheel_test.sh build-wheel
+}
+
+# The README's C and Rust programs, as written (the Python one runs in wheel).
+readme_examples() {
+  scripts/readme_examples.sh c build-readme && scripts/readme_examples.sh rust build-readme
+}
+
 step "build + meson test (conformance on the host emulation, ABI, headers, install)" build_and_test
 step "docs (Doxygen, zero warnings)" docs
 step "conformance and the compiled Python core under ASan + UBSan" asan
 step "conformance under TSan" tsan
 step "bindings (generated files, layout, pytest, cargo test)" bindings
+step "the wheel: pip wheel, installed in a fresh venv; python -m evx, Python tests, types" wheel
+step "README examples: C against a prefix install, Rust by cargo (no LD_LIBRARY_PATH)" readme_examples
 
 echo
 echo "=== summary"

@@ -44,9 +44,6 @@ echo "wheel_test: the wheel holds:"
 clean_env=(env -u EVX_LIBRARY -u EVX_SPEEDUPS -u EVX_LIB_DIR -u LD_LIBRARY_PATH
            -u PYTHONPATH -u EVX_HOST_DEVICES)
 cd "$WORK/run"
-if "$VPY" -c 'import evx' 2>/dev/null; then
-    :
-fi
 
 echo
 echo "wheel_test: python -m evx (EVX_DRIVER=host)"
@@ -65,6 +62,11 @@ echo "wheel_test: the README's Python example"
 
 echo
 echo "wheel_test: types (stubtest of evx against the installed package; mypy --strict)"
-"${clean_env[@]}" EVX_DRIVER=host "$VPY" -m mypy.stubtest evx
-"$VPY" -m mypy --strict --no-incremental readme_example.py
+# stubtest imports evx and compares the stub with what it finds, on the
+# ctypes core (EVX_SPEEDUPS=0): a compiled core's methods carry no signature
+# to compare. The allowlist names the private modules that have no stub.
+"${clean_env[@]}" EVX_DRIVER=host EVX_SPEEDUPS=0 "$VPY" -m mypy.stubtest evx \
+    --mypy-config-file "$ROOT/pyproject.toml" \
+    --allowlist "$ROOT/bindings/python/stubtest-allowlist.txt"
+"$VPY" -m mypy --strict --no-incremental --cache-dir=/dev/null readme_example.py
 echo "wheel_test: ok"
