@@ -27,7 +27,6 @@ rm -rf "$WORK"
 mkdir -p "$WORK/dist" "$WORK/run"
 "$PY" -m venv "$WORK/venv"
 VPY="$WORK/venv/bin/python"
-"$VPY" -m pip install -q --disable-pip-version-check --upgrade pip
 
 echo "wheel_test: pip wheel $ROOT"
 start=$(date +%s)
