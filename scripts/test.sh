@@ -20,6 +20,11 @@
 #                   (layout check included)
 #   pybench         smoke runs of bench/py_bench.py and bench/py_async_bench.py
 #   rust            cargo test of bindings/rust (layout check included)
+#   wheel           pip wheel in an isolated env, installed into a fresh venv:
+#                   python -m evx, the Python tests on the installed package,
+#                   the README's Python example, stubtest and mypy --strict
+#   readme_examples the README's C program against a prefix install (pkg-config,
+#                   no LD_LIBRARY_PATH) and its Rust program by cargo
 #
 #   scripts/test.sh              every step
 #   scripts/test.sh tsan rust    only those steps (build_and_test first, if
@@ -296,6 +301,19 @@ rust() {
   return $rc
 }
 
+# What a pip user gets (scripts/wheel_test.sh says what it checks).
+wheel() {
+  local rc=0
+  scripts/wheel_test.sh build-wheel || rc=$?
+  [ -f build-wheel/pytest-wheel.xml ] && counts junit build-wheel/pytest-wheel.xml "Python, installed wheel"
+  return $rc
+}
+
+# The README's C and Rust programs, as written (the Python one runs in wheel).
+readme_examples() {
+  scripts/readme_examples.sh c build-readme && scripts/readme_examples.sh rust build-readme
+}
+
 step "build (warnings are errors) + meson test on the host emulation" build_and_test
 step "install test (meson install, pkg-config client, installed Python package)" install_test
 step "docs (Doxygen, zero warnings)" docs
@@ -304,9 +322,11 @@ step "conformance under ASan + UBSan" asan
 step "the compiled Python core's tests under ASan + UBSan" asan_python
 step "conformance under TSan" tsan
 step "generated bindings up to date (bindings/generate)" generated
-step "Python tests on each core" python_tests
+step "Python tests on the compiled core" python_tests
 step "bench/py_bench.py smoke run (host emulation)" pybench
 step "cargo test (bindings/rust)" rust
+step "the wheel: pip wheel, installed in a fresh venv; python -m evx, Python tests, types" wheel
+step "README examples: C against a prefix install, Rust by cargo (no LD_LIBRARY_PATH)" readme_examples
 
 [ "$list" = 1 ] && exit 0
 summary

@@ -23,7 +23,10 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYROOT = os.path.dirname(HERE)
 REPO = os.path.dirname(os.path.dirname(PYROOT))
-if importlib.util.find_spec("evx") is None:
+# EVX_TEST_INSTALLED=1 (scripts/wheel_test.sh): test the evx that is
+# installed (a wheel in a fresh venv), never a build tree's package.
+INSTALLED = os.environ.get("EVX_TEST_INSTALLED", "") == "1"
+if not INSTALLED and importlib.util.find_spec("evx") is None:
     sys.path.insert(0, os.path.join(REPO, "build", "bindings", "python"))
 _spec = importlib.util.find_spec("evx")
 #: The folder holding the package under test (put on the PYTHONPATH of the
@@ -39,6 +42,10 @@ os.environ.setdefault("EVX_HOST_DEVICES", "2")
 @pytest.fixture(scope="session")
 def evx():
     import evx as mod
+    if INSTALLED:
+        assert not mod.__file__.startswith(PYROOT + os.sep), (
+            "EVX_TEST_INSTALLED=1, but evx was imported from the source tree: "
+            + mod.__file__)
     return mod
 
 
@@ -86,14 +93,16 @@ def gate():
         g.open()
 
 
-def run_python(code, env=None, timeout=60):
-    """Runs code in a fresh interpreter, from the tests' folder, with the
-    package under test importable (unless env sets PYTHONPATH itself);
-    returns the CompletedProcess."""
+def run_python(code, env=None, timeout=60, module=None):
+    """Runs code (or, with module, ``python -m module``) in a fresh
+    interpreter, from the tests' folder, with the package under test
+    importable (unless env sets PYTHONPATH itself); returns the
+    CompletedProcess."""
     import subprocess
     e = dict(os.environ)
     e["PYTHONPATH"] = PKGROOT + os.pathsep + e.get("PYTHONPATH", "")
     if env:
         e.update(env)
-    return subprocess.run([sys.executable, "-c", code], env=e, capture_output=True,
+    argv = ["-m", module] if module else ["-c", code]
+    return subprocess.run([sys.executable] + argv, env=e, capture_output=True,
                           text=True, timeout=timeout, cwd=HERE)

@@ -1,0 +1,63 @@
+# Copyright 2026 The evx Authors
+# SPDX-License-Identifier: Apache-2.0
+"""python -m evx: the report a user runs first when something is wrong."""
+
+import os
+
+import pytest
+
+from conftest import run_python
+
+
+def test_reports_the_driver_and_every_device(evx):
+    r = run_python(None, module="evx")
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("evx %s (Python package %s)"
+                               % (evx.__version__, os.path.dirname(evx.__file__)))
+    assert "library: %s (libevx %s)" % (os.path.realpath(evx.library_path),
+                                        evx.library_version()) in lines
+    assert ("core: %s" % evx.implementation) in r.stdout
+    assert "driver: %s" % evx.driver_path() in lines
+    v = evx.driver_version()
+    assert "  version: %d (CUDA %d.%d)" % (v, v // 1000, v % 1000 // 10) in lines
+    kind = [l for l in lines if l.startswith("  kind: ")]
+    assert len(kind) == 1
+    assert kind[0].startswith("  kind: host emulation" if evx.is_emulation()
+                              else "  kind: GPU driver"), kind
+    n = evx.device_count()
+    assert "devices: %d" % n in lines
+    for i in range(n):
+        least, greatest = evx.Device(i).stream_priority_range
+        row = [l for l in lines if l.startswith("  %d: " % i)]
+        assert len(row) == 1, lines
+        assert row[0].endswith("; stream priorities %d (least) to %d (greatest)"
+                               % (least, greatest)), row
+        assert "name unknown" not in row[0], row
+
+
+def test_names_the_emulated_devices_as_the_emulation_does(evx):
+    if not evx.is_emulation():
+        pytest.skip("checks the host emulation's device name")
+    r = run_python(None, module="evx")
+    assert r.returncode == 0, r.stderr
+    assert "  0: evx host emulation; " in r.stdout
+
+
+def test_a_driver_that_does_not_open_is_explained(tmp_path):
+    bogus = str(tmp_path / "no-such-libcuda.so")
+    r = run_python(None, module="evx", env={"EVX_DRIVER": bogus})
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "environment: EVX_DRIVER=%s" % bogus in r.stdout
+    assert "driver: none opened: EVX_ERROR_NOT_INITIALIZED (3)" in r.stdout
+    assert "tried %s (no such file)" % bogus in r.stdout
+    assert "devices:" not in r.stdout
+
+
+def test_a_library_that_is_not_a_driver_is_explained(evx):
+    # libevx itself opens, but exports no cuGetProcAddress.
+    lib = os.path.realpath(evx.library_path)
+    r = run_python(None, module="evx", env={"EVX_DRIVER": lib})
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "driver: none opened: EVX_ERROR_NOT_INITIALIZED (3)" in r.stdout
+    assert "not a CUDA driver" in r.stdout, r.stdout
