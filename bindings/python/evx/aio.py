@@ -136,7 +136,8 @@ def _finish(h):
         pass
 
 
-_notifiers = _weakref.WeakKeyDictionary()
+_notifiers: "_weakref.WeakKeyDictionary[_asyncio.AbstractEventLoop, _LoopNotifier]" = \
+    _weakref.WeakKeyDictionary()
 
 
 def _loop_notifier(loop):
