@@ -35,7 +35,8 @@ start=$(date +%s)
 echo "wheel_test: built $(cd "$WORK/dist" && ls) in $(( $(date +%s) - start )) s"
 wheel=$(ls "$WORK"/dist/evx_cuda-*.whl)
 
-"$VPY" -m pip install -q --disable-pip-version-check "$wheel" pytest mypy
+# uvloop: evx.aio is tested on it too (test_aio.py).
+"$VPY" -m pip install -q --disable-pip-version-check "$wheel" pytest mypy uvloop
 echo "wheel_test: the wheel holds:"
 "$VPY" -m zipfile -l "$wheel" | sed 's/^/  /'
 
