@@ -7,8 +7,9 @@ usage: check_abi.py LIBEVX [LIBEVX_HOST]
 
 - libevx has no NEEDED entry naming CUDA: it opens the driver at run time;
 - libevx exports only evx_* names;
-- the host emulation exports only cu* names and evx_host_emulation_version,
-  and needs no CUDA library either.
+- the host emulation exports only cu* names, evx_host_emulation_version and
+  the test-only evx_host_get_live / evx_host_set_fault, and needs no CUDA
+  library either.
 
 Version-node symbols (absolute, value 0, as a linker version script makes
 them) are not exports of code or data and are listed but allowed.
@@ -16,6 +17,12 @@ them) are not exports of code or data and are listed but allowed.
 import re
 import subprocess
 import sys
+
+
+# The emulation's own names besides the driver's: its version, and the
+# test-only calls of src/host/evx_host_debug.h.
+HOST_EXTRAS = ("evx_host_emulation_version", "evx_host_get_live",
+               "evx_host_set_fault")
 
 
 def run(*cmd):
@@ -75,18 +82,18 @@ def main(argv):
                  "evx_stream_wrap_external", "evx_timeline_intervals"):
         if must not in evx:
             failures.append(f"libevx does not export {must}")
-    if "evx_host_emulation_version" in evx:
-        failures.append("libevx exports the emulation's "
-                        "evx_host_emulation_version")
+    for extra in HOST_EXTRAS:
+        if extra in evx:
+            failures.append(f"libevx exports the emulation's {extra}")
     if len(argv) < 3:
         failures.append("the host emulation library was not given (is "
                         "evx_host_lib defined in src/host/meson.build?)")
     else:
         host = check(argv[2], "libevx-host",
                      lambda n: (n.startswith("cu") or
-                                n == "evx_host_emulation_version"), 2,
+                                n in HOST_EXTRAS), 2,
                      failures)
-        for must in ("cuGetProcAddress_v2", "evx_host_emulation_version"):
+        for must in ("cuGetProcAddress_v2",) + HOST_EXTRAS:
             if must not in host:
                 failures.append(f"libevx-host does not export {must}")
     for f in failures:

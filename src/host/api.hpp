@@ -9,6 +9,8 @@
 
 #include <cuda.h>
 
+#include <atomic>
+
 namespace evxh {
 
 constexpr int kDriverVersion = 13000;  // what cuDriverGetVersion reports
@@ -16,6 +18,20 @@ constexpr int kDriverVersion = 13000;  // what cuDriverGetVersion reports
 // names.cpp
 CUresult get_error_name(CUresult error, const char **str);
 CUresult get_error_string(CUresult error, const char **str);
+bool error_from_name(const char *name, CUresult *out);  // "CUDA_ERROR_OUT_OF_MEMORY"
+
+// entry.cpp: whether cuGetProcAddress knows the base name.
+bool known_entry(const char *name);
+
+// debug.cpp: injected faults (see evx_host_debug.h). fault_check() returns
+// CUDA_SUCCESS, or the status an armed fault gives this call of `entry`.
+extern std::atomic<int> g_faults_armed;
+CUresult fault_hit(const char *entry);
+inline CUresult fault_check(const char *entry) {
+    if (__builtin_expect(g_faults_armed.load(std::memory_order_relaxed) == 0, 1)) return CUDA_SUCCESS;
+    return fault_hit(entry);
+}
+bool fault_env_ok();  // EVX_HOST_FAULT was well formed (or unset)
 
 // context.cpp
 CUresult init(unsigned flags);

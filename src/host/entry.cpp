@@ -25,74 +25,89 @@
 #undef cuGetProcAddress
 
 #define EVXH_API extern "C" __attribute__((visibility("default")))
+// An injected fault (debug.cpp) fails the call before it does anything.
+#define EVXH_FAULT(name)                                            \
+    do {                                                            \
+        if (const CUresult fault_ = fault_check(name)) return fault_; \
+    } while (0)
+// An exported entry point: its base name (for faults), parameters, and call.
+#define EVXH_CALL(name, base, params, call) \
+    EVXH_API CUresult name params {         \
+        EVXH_FAULT(base);                   \
+        return call;                        \
+    }
 
 using namespace evxh;
 
 EVXH_API const char *evx_host_emulation_version(void) { return "evx host emulation 1"; }
 
-EVXH_API CUresult cuInit(unsigned int flags) { return init(flags); }
-EVXH_API CUresult cuDriverGetVersion(int *v) { return driver_get_version(v); }
-EVXH_API CUresult cuGetErrorName(CUresult e, const char **s) { return get_error_name(e, s); }
-EVXH_API CUresult cuGetErrorString(CUresult e, const char **s) { return get_error_string(e, s); }
-EVXH_API CUresult cuDeviceGetCount(int *n) { return device_get_count(n); }
-EVXH_API CUresult cuDeviceGet(CUdevice *d, int ordinal) { return device_get(d, ordinal); }
-EVXH_API CUresult cuDeviceGetName(char *name, int len, CUdevice d) { return device_get_name(name, len, d); }
-EVXH_API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
-    return device_get_attribute(v, a, d);
+EVXH_API CUresult cuInit(unsigned int flags) {
+    EVXH_FAULT("cuInit");
+    if (!fault_env_ok()) return CUDA_ERROR_INVALID_VALUE;  // a malformed EVX_HOST_FAULT
+    return init(flags);
 }
-EVXH_API CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) { return primary_ctx_retain(c, d); }
-EVXH_API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) { return primary_ctx_release(d); }
-EVXH_API CUresult cuCtxGetCurrent(CUcontext *c) { return ctx_get_current(c); }
-EVXH_API CUresult cuCtxSetCurrent(CUcontext c) { return ctx_set_current(c); }
-EVXH_API CUresult cuCtxPushCurrent_v2(CUcontext c) { return ctx_push_current(c); }
-EVXH_API CUresult cuCtxPopCurrent_v2(CUcontext *c) { return ctx_pop_current(c); }
-EVXH_API CUresult cuCtxGetDevice(CUdevice *d) { return ctx_get_device(d, nullptr); }
-EVXH_API CUresult cuCtxGetDevice_v2(CUdevice *d, CUcontext c) { return ctx_get_device(d, c); }
-EVXH_API CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest) {
-    return ctx_get_stream_priority_range(least, greatest);
-}
-EVXH_API CUresult cuCtxSynchronize(void) { return ctx_synchronize(nullptr); }
-EVXH_API CUresult cuCtxSynchronize_v2(CUcontext c) { return ctx_synchronize(c); }
+EVXH_CALL(cuDriverGetVersion, "cuDriverGetVersion", (int *v), driver_get_version(v))
+EVXH_CALL(cuGetErrorName, "cuGetErrorName", (CUresult e, const char **s), get_error_name(e, s))
+EVXH_CALL(cuGetErrorString, "cuGetErrorString", (CUresult e, const char **s), get_error_string(e, s))
+EVXH_CALL(cuDeviceGetCount, "cuDeviceGetCount", (int *n), device_get_count(n))
+EVXH_CALL(cuDeviceGet, "cuDeviceGet", (CUdevice *d, int ordinal), device_get(d, ordinal))
+EVXH_CALL(cuDeviceGetName, "cuDeviceGetName", (char *name, int len, CUdevice d),
+          device_get_name(name, len, d))
+EVXH_CALL(cuDeviceGetAttribute, "cuDeviceGetAttribute", (int *v, CUdevice_attribute a, CUdevice d),
+          device_get_attribute(v, a, d))
+EVXH_CALL(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", (CUcontext *c, CUdevice d),
+          primary_ctx_retain(c, d))
+EVXH_CALL(cuDevicePrimaryCtxRelease_v2, "cuDevicePrimaryCtxRelease", (CUdevice d), primary_ctx_release(d))
+EVXH_CALL(cuCtxGetCurrent, "cuCtxGetCurrent", (CUcontext *c), ctx_get_current(c))
+EVXH_CALL(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext c), ctx_set_current(c))
+EVXH_CALL(cuCtxPushCurrent_v2, "cuCtxPushCurrent", (CUcontext c), ctx_push_current(c))
+EVXH_CALL(cuCtxPopCurrent_v2, "cuCtxPopCurrent", (CUcontext *c), ctx_pop_current(c))
+EVXH_CALL(cuCtxGetDevice, "cuCtxGetDevice", (CUdevice *d), ctx_get_device(d, nullptr))
+EVXH_CALL(cuCtxGetDevice_v2, "cuCtxGetDevice", (CUdevice *d, CUcontext c), ctx_get_device(d, c))
+EVXH_CALL(cuCtxGetStreamPriorityRange, "cuCtxGetStreamPriorityRange", (int *least, int *greatest),
+          ctx_get_stream_priority_range(least, greatest))
+EVXH_CALL(cuCtxSynchronize, "cuCtxSynchronize", (void), ctx_synchronize(nullptr))
+EVXH_CALL(cuCtxSynchronize_v2, "cuCtxSynchronize", (CUcontext c), ctx_synchronize(c))
 
-EVXH_API CUresult cuEventCreate(CUevent *e, unsigned int flags) { return event_create(e, flags); }
-EVXH_API CUresult cuEventDestroy_v2(CUevent e) { return event_destroy(e); }
-EVXH_API CUresult cuEventRecord(CUevent e, CUstream s) { return event_record(e, s, 0, false, false); }
-EVXH_API CUresult cuEventRecord_ptsz(CUevent e, CUstream s) { return event_record(e, s, 0, false, true); }
-EVXH_API CUresult cuEventRecordWithFlags(CUevent e, CUstream s, unsigned int f) {
-    return event_record(e, s, f, true, false);
-}
-EVXH_API CUresult cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned int f) {
-    return event_record(e, s, f, true, true);
-}
-EVXH_API CUresult cuEventQuery(CUevent e) { return event_query(e); }
-EVXH_API CUresult cuEventSynchronize(CUevent e) { return event_synchronize(e); }
-EVXH_API CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) { return event_elapsed_time(ms, a, b); }
-EVXH_API CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b) { return event_elapsed_time(ms, a, b); }
-EVXH_API CUresult cuIpcGetEventHandle(CUipcEventHandle *h, CUevent e) { return ipc_get_event_handle(h, e); }
+EVXH_CALL(cuEventCreate, "cuEventCreate", (CUevent *e, unsigned int flags), event_create(e, flags))
+EVXH_CALL(cuEventDestroy_v2, "cuEventDestroy", (CUevent e), event_destroy(e))
+EVXH_CALL(cuEventRecord, "cuEventRecord", (CUevent e, CUstream s), event_record(e, s, 0, false, false))
+EVXH_CALL(cuEventRecord_ptsz, "cuEventRecord", (CUevent e, CUstream s), event_record(e, s, 0, false, true))
+EVXH_CALL(cuEventRecordWithFlags, "cuEventRecordWithFlags", (CUevent e, CUstream s, unsigned int f),
+          event_record(e, s, f, true, false))
+EVXH_CALL(cuEventRecordWithFlags_ptsz, "cuEventRecordWithFlags", (CUevent e, CUstream s, unsigned int f),
+          event_record(e, s, f, true, true))
+EVXH_CALL(cuEventQuery, "cuEventQuery", (CUevent e), event_query(e))
+EVXH_CALL(cuEventSynchronize, "cuEventSynchronize", (CUevent e), event_synchronize(e))
+EVXH_CALL(cuEventElapsedTime, "cuEventElapsedTime", (float *ms, CUevent a, CUevent b),
+          event_elapsed_time(ms, a, b))
+EVXH_CALL(cuEventElapsedTime_v2, "cuEventElapsedTime", (float *ms, CUevent a, CUevent b),
+          event_elapsed_time(ms, a, b))
+EVXH_CALL(cuIpcGetEventHandle, "cuIpcGetEventHandle", (CUipcEventHandle *h, CUevent e),
+          ipc_get_event_handle(h, e))
 
-EVXH_API CUresult cuStreamCreate(CUstream *s, unsigned int flags) { return stream_create(s, flags, 0); }
-EVXH_API CUresult cuStreamCreateWithPriority(CUstream *s, unsigned int flags, int priority) {
-    return stream_create(s, flags, priority);
-}
-EVXH_API CUresult cuStreamDestroy_v2(CUstream s) { return stream_destroy(s); }
+EVXH_CALL(cuStreamCreate, "cuStreamCreate", (CUstream *s, unsigned int flags), stream_create(s, flags, 0))
+EVXH_CALL(cuStreamCreateWithPriority, "cuStreamCreateWithPriority", (CUstream *s, unsigned int flags, int priority),
+          stream_create(s, flags, priority))
+EVXH_CALL(cuStreamDestroy_v2, "cuStreamDestroy", (CUstream s), stream_destroy(s))
 
 // Calls taking a stream, in the legacy flavour (NULL is the legacy default
 // stream) and the _ptsz one (NULL is the per-thread default stream).
-#define EVXH_STREAM_CALL(name, impl, params, args)                        \
-    EVXH_API CUresult name params { return impl(args, false); }          \
-    EVXH_API CUresult name##_ptsz params { return impl(args, true); }
+#define EVXH_STREAM_CALL(name, base, impl, params, args) \
+    EVXH_CALL(name, base, params, impl(args, false))      \
+    EVXH_CALL(name##_ptsz, base, params, impl(args, true))
 #define EVXH_ARGS(...) __VA_ARGS__
 
-EVXH_STREAM_CALL(cuStreamWaitEvent, stream_wait_event, (CUstream s, CUevent e, unsigned int f), EVXH_ARGS(s, e, f))
-EVXH_STREAM_CALL(cuStreamQuery, stream_query, (CUstream s), s)
-EVXH_STREAM_CALL(cuStreamSynchronize, stream_synchronize, (CUstream s), s)
-EVXH_STREAM_CALL(cuLaunchHostFunc, launch_host_func, (CUstream s, CUhostFn fn, void *d), EVXH_ARGS(s, fn, d))
-EVXH_STREAM_CALL(cuStreamGetPriority, stream_get_priority, (CUstream s, int *p), EVXH_ARGS(s, p))
-EVXH_STREAM_CALL(cuStreamGetFlags, stream_get_flags, (CUstream s, unsigned int *f), EVXH_ARGS(s, f))
-EVXH_STREAM_CALL(cuStreamGetDevice, stream_get_device, (CUstream s, CUdevice *d), EVXH_ARGS(s, d))
-EVXH_STREAM_CALL(cuStreamGetCtx, stream_get_ctx, (CUstream s, CUcontext *c), EVXH_ARGS(s, c, nullptr))
-EVXH_STREAM_CALL(cuStreamGetCtx_v2, stream_get_ctx, (CUstream s, CUcontext *c, CUgreenCtx *g), EVXH_ARGS(s, c, g))
-EVXH_STREAM_CALL(cuStreamIsCapturing, stream_is_capturing, (CUstream s, CUstreamCaptureStatus *st),
+EVXH_STREAM_CALL(cuStreamWaitEvent, "cuStreamWaitEvent", stream_wait_event, (CUstream s, CUevent e, unsigned int f), EVXH_ARGS(s, e, f))
+EVXH_STREAM_CALL(cuStreamQuery, "cuStreamQuery", stream_query, (CUstream s), s)
+EVXH_STREAM_CALL(cuStreamSynchronize, "cuStreamSynchronize", stream_synchronize, (CUstream s), s)
+EVXH_STREAM_CALL(cuLaunchHostFunc, "cuLaunchHostFunc", launch_host_func, (CUstream s, CUhostFn fn, void *d), EVXH_ARGS(s, fn, d))
+EVXH_STREAM_CALL(cuStreamGetPriority, "cuStreamGetPriority", stream_get_priority, (CUstream s, int *p), EVXH_ARGS(s, p))
+EVXH_STREAM_CALL(cuStreamGetFlags, "cuStreamGetFlags", stream_get_flags, (CUstream s, unsigned int *f), EVXH_ARGS(s, f))
+EVXH_STREAM_CALL(cuStreamGetDevice, "cuStreamGetDevice", stream_get_device, (CUstream s, CUdevice *d), EVXH_ARGS(s, d))
+EVXH_STREAM_CALL(cuStreamGetCtx, "cuStreamGetCtx", stream_get_ctx, (CUstream s, CUcontext *c), EVXH_ARGS(s, c, nullptr))
+EVXH_STREAM_CALL(cuStreamGetCtx_v2, "cuStreamGetCtx", stream_get_ctx, (CUstream s, CUcontext *c, CUgreenCtx *g), EVXH_ARGS(s, c, g))
+EVXH_STREAM_CALL(cuStreamIsCapturing, "cuStreamIsCapturing", stream_is_capturing, (CUstream s, CUstreamCaptureStatus *st),
                  EVXH_ARGS(s, st))
 
 EVXH_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
@@ -176,10 +191,8 @@ void set_pfn(void **pfn, Fn f) {
     *pfn = p;
 }
 
-}  // namespace
-
-EVXH_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
-                                      CUdriverProcAddressQueryResult *status) {
+CUresult get_proc_address(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                          CUdriverProcAddressQueryResult *status) {
     const cuuint64_t known = CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
     if ((flags & ~known) != 0 || cudaVersion > kDriverVersion) return CUDA_ERROR_INVALID_VALUE;
     if (!symbol || !pfn) return CUDA_ERROR_INVALID_VALUE;  // the driver crashes on these
@@ -209,13 +222,26 @@ EVXH_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVe
     return CUDA_SUCCESS;
 }
 
+}  // namespace
+
+bool evxh::known_entry(const char *name) {
+    for (const Proc &c : kProcs)
+        if (std::strcmp(c.name, name) == 0) return true;
+    return false;
+}
+
+EVXH_CALL(cuGetProcAddress_v2, "cuGetProcAddress", (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+          
+                                      CUdriverProcAddressQueryResult *status), get_proc_address(symbol, pfn, cudaVersion, flags, status))
+
 // The CUDA 11.3 form: a symbol it cannot give is CUDA_ERROR_NOT_FOUND, and
 // *pfn is left as it was (as the driver does).
 EVXH_API CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags) {
+    EVXH_FAULT("cuGetProcAddress");
     if (!pfn) return CUDA_ERROR_INVALID_VALUE;
     void *p = nullptr;
     CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    CUresult r = cuGetProcAddress_v2(symbol, &p, cudaVersion, flags, &st);
+    CUresult r = get_proc_address(symbol, &p, cudaVersion, flags, &st);
     if (r != CUDA_SUCCESS) return r;
     if (st != CU_GET_PROC_ADDRESS_SUCCESS) return CUDA_ERROR_NOT_FOUND;
     *pfn = p;

@@ -3,6 +3,7 @@
 //
 // cuGetErrorName and cuGetErrorString for every CUresult of cuda.h.
 #include <cctype>
+#include <cstring>
 #include <string>
 
 #include "api.hpp"
@@ -89,6 +90,16 @@ CUresult get_error_string(CUresult error, const char **str) {
     static const Descriptions *d = new Descriptions;  // never freed
     *str = d->text[i].c_str();
     return CUDA_SUCCESS;
+}
+
+bool error_from_name(const char *name, CUresult *out) {
+    for (const Name &n : kNames) {
+        if (std::strcmp(n.name, name) == 0) {
+            *out = n.code;
+            return true;
+        }
+    }
+    return false;
 }
 
 }  // namespace evxh

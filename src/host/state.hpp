@@ -140,6 +140,10 @@ public:
         }
         return out;
     }
+    std::size_t size() {
+        std::shared_lock<std::shared_mutex> lk(mu_);
+        return map_.size();
+    }
 
 private:
     const std::uintptr_t tag_;
@@ -155,6 +159,7 @@ struct Global {
     Context contexts[kMaxDevices];
     Registry<Stream> streams{0x5};
     Registry<Event> events{0xe};
+    std::atomic<long long> host_funcs_pending{0};  // launched, not yet run (debug.cpp)
 };
 
 // Created on first use and never destroyed, so that worker threads still

@@ -35,6 +35,7 @@ void run_item(Stream &s, Item &it) {
         // The driver runs the host functions of one context one at a time.
         std::lock_guard<std::mutex> lk(s.ctx->hostfn_mu);
         it.fn(it.data);
+        global().host_funcs_pending.fetch_sub(1, std::memory_order_acq_rel);
         break;
     }
     case Item::Kind::Wait: break;
@@ -239,7 +240,11 @@ CUresult launch_host_func(CUstream h, CUhostFn fn, void *data, bool ptsz) {
     it.fn = fn;
     it.data = data;
     std::uint64_t seq = 0;
-    return submit(s, std::move(it), &seq);
+    // Counted before it is queued: the worker may run it at once.
+    global().host_funcs_pending.fetch_add(1, std::memory_order_acq_rel);
+    r = submit(s, std::move(it), &seq);
+    if (r != CUDA_SUCCESS) global().host_funcs_pending.fetch_sub(1, std::memory_order_acq_rel);
+    return r;
 }
 
 CUresult stream_get_priority(CUstream h, int *priority, bool ptsz) {

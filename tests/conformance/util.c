@@ -542,3 +542,19 @@ int raw_stream_destroy(int device, CUstream stream)
     end_primary(device, old);
     return EXPECTF(r == CUDA_SUCCESS, "cuStreamDestroy -> %d", (int)r);
 }
+
+/* ---- leak accounting ---------------------------------------------------- */
+
+int live_expect_back(const evx_host_live *start, const char *where)
+{
+    evx_host_live now;
+    if (host_live_settle(start, &now, 2000))
+        return 1;
+    return EXPECTF(0, "%s: live driver objects not back to the start "
+                      "(after evx_device_trim): events %lld (start %lld), "
+                      "streams %lld (%lld), context retains %lld (%lld), "
+                      "host functions pending %lld (%lld)",
+                   where, now.events, start->events, now.streams,
+                   start->streams, now.contexts, start->contexts,
+                   now.host_funcs, start->host_funcs);
+}

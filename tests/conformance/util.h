@@ -16,6 +16,8 @@
 
 #include <evx/evx.h>
 
+#include "hostdebug.h"
+
 /* ---- gates ------------------------------------------------------------- */
 
 /* A gate: a host function launched on a stream blocks in it until the test
@@ -140,5 +142,13 @@ CUdevice conf_cu_device(int ordinal);
 int raw_stream_create(int device, unsigned flags, int priority,
                       CUstream *stream);
 int raw_stream_destroy(int device, CUstream stream);
+
+/* ---- leak accounting (the host emulation only) ------------------------ */
+
+/* After host_live_start(start): trims every device, waits for the counts to
+ * come back (up to 2 s) and fails the running case, naming `where` and each
+ * count that differs, if they do not. Returns 1 when back. Call it only
+ * when host_live_start() returned 1. */
+int live_expect_back(const evx_host_live *start, const char *where);
 
 #endif /* EVX_CONF_UTIL_H */
