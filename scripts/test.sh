@@ -8,7 +8,11 @@
 #   3. the conformance suite again under AddressSanitizer + UBSan, and the
 #      Python tests on the compiled core built with them;
 #   4. the conformance suite again under ThreadSanitizer;
-#   5. the bindings: generated files up to date, layout check, pytest, cargo.
+#   5. the bindings: generated files up to date, layout check, pytest, cargo;
+#   6. the fuzzers (docs/fuzzing.md) for a bounded time: the C API under
+#      libFuzzer with ASan + UBSan (EVX_FUZZ_SECONDS, default 60), and the
+#      Python layer under atheris (EVX_PY_FUZZ_SECONDS, default 30, split
+#      over its two cores).
 # Each step runs even if an earlier one failed; the exit code is nonzero if
 # any failed. The GPU is never needed: the suite runs on the real driver with
 # scripts/gpu-conformance.sh on a machine that has one.
@@ -83,11 +87,52 @@ bindings() {
   bindings/run_tests.sh build
 }
 
+# The libFuzzer harness over the C API, in a build dir of its own (clang,
+# ASan + UBSan), over a copy of the committed seed corpus; a finding (crash,
+# sanitizer report, broken contract, leak, hang) fails the step and its
+# input is kept in build-fuzz/fuzz-findings/.
+fuzz_c() {
+  local dir=build-fuzz work rc
+  if [ ! -f "$dir/build.ninja" ]; then
+    CC=clang CXX=clang++ meson setup "$dir" -Dtoolkit_include="$cuda_inc" -Dfuzz=true \
+      -Db_sanitize=address,undefined -Db_lundef=false -Dspeedups=disabled -Ddocs=disabled \
+      || return 1
+  fi
+  meson compile -C "$dir" -j "$jobs" tests/fuzz/evx-fuzz-api src/host/evx-host || return 1
+  work=$(mktemp -d) && cp tests/fuzz/corpus/* "$work"/ && mkdir -p "$dir/fuzz-findings" || return 1
+  "$dir/tests/fuzz/evx-fuzz-api" -max_total_time="${EVX_FUZZ_SECONDS:-60}" -max_len=512 \
+    -timeout=10 -print_final_stats=1 -artifact_prefix="$dir/fuzz-findings/" "$work" 2>&1 |
+    { grep -v -E '^#[0-9]+.*(NEW|REDUCE|pulse) ' || true; }
+  rc=${PIPESTATUS[0]}
+  rm -rf "$work"
+  return "$rc"
+}
+
+# The Python fuzzer (atheris) on both cores of the Python layer. It fails on
+# a crash, a hang, or a violation not in its KNOWN_TODAY list (what the layer
+# does today). Once the Python layer's rewrite has landed, make every
+# violation fail: set py_fuzz_strict=--strict (or EVX_PY_FUZZ_STRICT=1).
+py_fuzz_strict=""
+fuzz_py() {
+  local strict=$py_fuzz_strict secs=${EVX_PY_FUZZ_SECONDS:-30} ok=0
+  [ "${EVX_PY_FUZZ_STRICT:-0}" = 1 ] && strict=--strict
+  for core in "$PWD/build/bindings/python" 0; do
+    EVX_DRIVER=host EVX_LIBRARY="$PWD/build/src/libevx.so.0" EVX_SPEEDUPS="$core" \
+      python tests/fuzz/py_fuzz.py --seconds $((secs / 2)) $strict \
+        --artifacts "$PWD/build/py-fuzz-findings" 2>&1 |
+      { grep -v -E '^(INFO|WARNING): |^#[0-9]+.*(NEW|REDUCE|pulse) |known today: ' || true; }
+    [ "${PIPESTATUS[0]}" -eq 0 ] || ok=1
+  done
+  return $ok
+}
+
 step "build + meson test (conformance on the host emulation, ABI, headers, install)" build_and_test
 step "docs (Doxygen, zero warnings)" docs
 step "conformance and the compiled Python core under ASan + UBSan" asan
 step "conformance under TSan" tsan
 step "bindings (generated files, layout, pytest, cargo test)" bindings
+step "fuzz: the C API under libFuzzer, ASan + UBSan (docs/fuzzing.md)" fuzz_c
+step "fuzz: the Python layer under atheris, both cores (docs/fuzzing.md)" fuzz_py
 
 echo
 echo "=== summary"
