@@ -847,6 +847,33 @@ static void op_status(reader *r)
     }
 }
 
+/* Events made and destroyed in a burst, recorded or not: more than evx
+ * retires at once (32) and than a thread keeps per device and flags (64),
+ * so that the events made after it reuse driver events with a former
+ * life, which must behave as new ones. */
+static void op_churn(reader *r)
+{
+    const uint8_t b = u8(r);
+    const int n = 1 + (b & 127) % 100, all_live = b >> 7;  /* all made, then all destroyed */
+    const int dev = pick_device(r);
+    const unsigned flags = pick_flags(r, 7);
+    int ss, sc, made = 0;
+    evx_stream_t s = (evx_stream_t)pick(r, K_STREAM, &ss, &sc);
+    evx_event_t live[100];
+    for (int i = 0; i < n; i++) {
+        evx_event_t e = NULL;
+        if (C(evx_device_create_event(dev, flags, &e)) != EVX_SUCCESS) break;
+        REQUIRE(C(evx_event_query(e)) == EVX_SUCCESS, "a never-recorded event is not done");
+        if (s) (void)C(evx_event_record(e, s));
+        if (all_live)
+            live[made++] = e;
+        else
+            REQUIRE(C(evx_event_destroy(e)) == EVX_SUCCESS, "destroying a live event failed");
+    }
+    for (int i = 0; i < made; i++)
+        REQUIRE(C(evx_event_destroy(live[i])) == EVX_SUCCESS, "destroying a live event failed");
+}
+
 /* Every call on a handle this program destroyed is refused, also a second
  * destroy; a live handle of the right kind is passed where one is needed. */
 static void op_probe_dead(reader *r)
@@ -1036,12 +1063,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 20: op_timer(&r); break;
         case 21: op_timeline(&r); break;
         case 22: op_device(&r); break;
-        default:
-            if (u8(&r) & 1)
+        default: {
+            const uint8_t b = u8(&r);
+            if (b & 1)
                 op_status(&r);
+            else if (b & 2)
+                op_churn(&r);
             else
                 op_probe_dead(&r);
             break;
+        }
         }
     }
     end_of_input();

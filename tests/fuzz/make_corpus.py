@@ -77,6 +77,12 @@ def probe_dead(i=0):
     return [MISC, 0, i]
 
 
+def churn(n, dev=DEV0, f=0, st=0, all_live=False):
+    """n events made, recorded on table stream st and destroyed (one by one,
+    or all made before any is destroyed)."""
+    return [MISC, 2, (n - 1) | (0x80 if all_live else 0), dev, flags(f), st]
+
+
 def status(which, value):
     return [MISC, 1, which] + list(value.to_bytes(4, "little", signed=True))
 
@@ -147,6 +153,15 @@ SEEDS = {
                       DEVICE, 4, 7, DEVICE, 5, 0, DEVICE, 6, DEVICE, 7] +
         status(0, 400) + status(0, -1) + status(1, 600) + status(1, 0x7fffffff) +
         status(2, 0) + status(3, 0),
+    # events reusing driver events with a former life (recorded, maybe
+    # pending): never-recorded until recorded again, a new driver event for
+    # get_native and waits, and the same through a pool
+    "event-reuse": st_create() + hostfn() + churn(70) + ev_create(slot=0) + query(0) +
+        [EV_GET, 0, 2, 0] + ev_create(slot=1) + [ST_WAIT, 0, 1, 0] + ev_create(slot=2) +
+        record(2) + elapsed(0, 2) + churn(90, f=2, all_live=True) + ev_create(f=2, slot=3) + query(3, 1) +
+        [POOL_CREATE, 0, DEV0, 0, 2, 2, 0, 0, 0] + [POOL_ACQUIRE, 0, 4, 0] + record(4) +
+        [POOL_RELEASE, 0, 4] + [ST_QUERY, 0, 1] + [POOL_ACQUIRE, 0, 4, 0] + [EV_GET, 4, 2, 0] +
+        [POOL_STATS, 0, 0, 0],
     # forged handles: NULL, random, bits flipped, generations shifted, wrong kinds
     "forged-handles": ev_create() + st_create() + [EV_DESTROY, 0xd0, 1, 0, 0, 0, 1, 0, 0, 0] +
         query(0xe0 | 0, 0) + [4] + [EV_QUERY, 0xe0, 36, 0] + [EV_QUERY, 0xf0, 2, 0] +
