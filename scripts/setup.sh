@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing evx needs, by package name only:
-# Debian packages (meson, ninja, doxygen, bindgen, rustfmt, python3-dev, ...) and, into a virtual
-# environment at .venv, PyPI packages (pytest, libclang, cython, uvloop). Safe to run again:
+# Debian packages (meson, ninja, doxygen, bindgen, rustfmt, python3-dev, clang, ...) and, into
+# a virtual environment at .venv, PyPI packages (pytest, libclang, cython, uvloop, atheris). Safe to run again:
 # it installs only what is missing. The CUDA toolkit (for cuda.h) is expected
 # at /usr/local/cuda, or wherever CUDA_INCLUDE points.
 set -euo pipefail
@@ -20,7 +20,7 @@ fi
 missing=()
 for pair in meson:meson ninja:ninja-build doxygen:doxygen pkg-config:pkg-config \
             bindgen:bindgen cc:gcc c++:g++ readelf:binutils nm:binutils \
-            python3:python3 cargo:cargo rustfmt:rustfmt; do
+            python3:python3 cargo:cargo rustfmt:rustfmt clang:clang; do
   cmd=${pair%%:*}; pkg=${pair#*:}
   command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
 done
@@ -30,6 +30,11 @@ if ! python3 -c 'import os, sysconfig, sys
 sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
      >/dev/null 2>&1; then
   missing+=(python3-dev)
+fi
+# libFuzzer (clang's -fsanitize=fuzzer, for tests/fuzz) is in compiler-rt
+if command -v clang >/dev/null 2>&1 &&
+   [ ! -f "$(clang -print-file-name=libclang_rt.fuzzer-x86_64.a)" ]; then
+  missing+=(libclang-rt-dev)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${missing[*]}"
@@ -52,4 +57,10 @@ if ! .venv/bin/python -c 'import Cython, sys; sys.exit(int(Cython.__version__.sp
      >/dev/null 2>&1; then
   echo "setup: installing PyPI packages into .venv: cython"
   .venv/bin/python -m pip install -q --disable-pip-version-check 'cython>=3'
+fi
+# atheris: libFuzzer for Python, for tests/fuzz/py_fuzz.py
+if ! .venv/bin/python -c 'import atheris' >/dev/null 2>&1; then
+  echo "setup: installing PyPI packages into .venv: atheris"
+  .venv/bin/python -m pip install -q --disable-pip-version-check atheris ||
+    echo "setup: atheris did not install; tests/fuzz/py_fuzz.py falls back to its seeded random driver"
 fi

@@ -25,6 +25,9 @@
 #                   the README's Python example, stubtest and mypy --strict
 #   readme_examples the README's C program against a prefix install (pkg-config,
 #                   no LD_LIBRARY_PATH) and its Rust program by cargo
+#   fuzz_c          the C API under libFuzzer with ASan + UBSan, over a copy of
+#                   the seed corpus (EVX_FUZZ_SECONDS, default 60; docs/fuzzing.md)
+#   fuzz_py         the Python layer under atheris (EVX_PY_FUZZ_SECONDS, default 30)
 #
 #   scripts/test.sh              every step
 #   scripts/test.sh tsan rust    only those steps (build_and_test first, if
@@ -314,6 +317,40 @@ readme_examples() {
   scripts/readme_examples.sh c build-readme && scripts/readme_examples.sh rust build-readme
 }
 
+# The libFuzzer harness over the C API, in a build dir of its own (clang,
+# ASan + UBSan), over a copy of the committed seed corpus; a finding (crash,
+# sanitizer report, broken contract, leak, hang) fails the step and its
+# input is kept in build-fuzz/fuzz-findings/.
+fuzz_c() {
+  local dir=build-fuzz work rc
+  if [ ! -f "$dir/build.ninja" ]; then
+    CC=clang CXX=clang++ meson setup "$dir" -Dtoolkit_include="$cuda_inc" -Dfuzz=true \
+      -Db_sanitize=address,undefined -Db_lundef=false -Dpython_core=disabled -Ddocs=disabled \
+      || return 1
+  fi
+  meson compile -C "$dir" -j "$jobs" tests/fuzz/evx-fuzz-api src/host/evx-host || return 1
+  work=$(mktemp -d) && cp tests/fuzz/corpus/* "$work"/ && mkdir -p "$dir/fuzz-findings" || return 1
+  "$dir/tests/fuzz/evx-fuzz-api" -max_total_time="${EVX_FUZZ_SECONDS:-60}" -max_len=512 \
+    -timeout=10 -print_final_stats=1 -artifact_prefix="$dir/fuzz-findings/" "$work" 2>&1 |
+    { grep -v -E '^#[0-9]+.*(NEW|REDUCE|pulse) ' || true; }
+  rc=${PIPESTATUS[0]}
+  rm -rf "$work"
+  return "$rc"
+}
+
+# The Python fuzzer (atheris) on the package as meson built it. It fails on
+# a crash, a hang, or any violation of its rules (--strict: the rewritten
+# Python layer checks every argument; EVX_PY_FUZZ_STRICT=0 allows the
+# violations in its KNOWN_TODAY list, for bisecting old trees).
+fuzz_py() {
+  local strict=--strict secs=${EVX_PY_FUZZ_SECONDS:-30}
+  [ "${EVX_PY_FUZZ_STRICT:-1}" = 0 ] && strict=
+  on_build python tests/fuzz/py_fuzz.py --seconds "$secs" $strict \
+      --artifacts "$PWD/build/py-fuzz-findings" 2>&1 |
+    { grep -v -E '^(INFO|WARNING): |^#[0-9]+.*(NEW|REDUCE|pulse) |known today: ' || true; }
+  return "${PIPESTATUS[0]}"
+}
+
 step "build (warnings are errors) + meson test on the host emulation" build_and_test
 step "install test (meson install, pkg-config client, installed Python package)" install_test
 step "docs (Doxygen, zero warnings)" docs
@@ -327,6 +364,8 @@ step "bench/py_bench.py smoke run (host emulation)" pybench
 step "cargo test (bindings/rust)" rust
 step "the wheel: pip wheel, installed in a fresh venv; python -m evx, Python tests, types" wheel
 step "README examples: C against a prefix install, Rust by cargo (no LD_LIBRARY_PATH)" readme_examples
+step "fuzz: the C API under libFuzzer, ASan + UBSan (docs/fuzzing.md)" fuzz_c
+step "fuzz: the Python layer under atheris (docs/fuzzing.md)" fuzz_py
 
 [ "$list" = 1 ] && exit 0
 summary

@@ -1,0 +1,1080 @@
+/*
+ * Copyright 2026 The evx Authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/*
+ * A libFuzzer harness over evx's whole C API, on the host emulation with two
+ * devices. See docs/fuzzing.md.
+ *
+ * An input is a program: a sequence of operations, each an opcode byte and
+ * the argument bytes it reads, over a small table of handles (events,
+ * streams, pools, timers, timelines) and a ring of handles destroyed
+ * earlier. Arguments are live handles, dead ones, NULL, handles of the wrong
+ * kind, random values, live handles with a bit flipped or the generation
+ * shifted; valid and invalid devices, flags, priorities, sizes; NULL
+ * out-pointers. When the input runs out, everything still alive is
+ * destroyed, each device trimmed, and the emulation's live driver objects
+ * must be back to where they were before the first input.
+ *
+ * Besides the sanitizers (the harness, libevx and libevx-host are built with
+ * ASan + UBSan), every call is checked against the contract:
+ *   - every status is one evx_status_name() knows;
+ *   - every failure (not EVX_ERROR_NOT_READY, which is an answer) leaves a
+ *     non-empty evx_last_error_message() and evx_last_error() equal to it;
+ *   - a failed create sets its out-pointer to NULL;
+ *   - a handle this program destroyed stays dead: every call on it returns
+ *     EVX_ERROR_INVALID_HANDLE, and so does a NULL or wrong-kind handle;
+ *   - destroying a live handle succeeds; a never-recorded event queries and
+ *     synchronizes as done; an event keeps its device and flags; a stream
+ *     says whether it is owned.
+ * A broken rule prints what happened and aborts, so libFuzzer saves the
+ * input. The number of evx calls made is printed at exit.
+ */
+#define _GNU_SOURCE
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <evx/evx.h>
+
+#include "hostdebug.h"
+
+/* ---- the input --------------------------------------------------------- */
+
+typedef struct reader {
+    const uint8_t *p;
+    size_t n;
+} reader;
+
+static uint8_t u8(reader *r)
+{
+    if (r->n == 0) return 0;
+    r->n--;
+    return *r->p++;
+}
+
+static uint32_t u32(reader *r)
+{
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) v |= (uint32_t)u8(r) << (8 * i);
+    return v;
+}
+
+static uint64_t u64(reader *r)
+{
+    return (uint64_t)u32(r) | ((uint64_t)u32(r) << 32);
+}
+
+/* ---- counting and checking --------------------------------------------- */
+
+static unsigned long long g_calls, g_inputs, g_failures, g_leak_checks;
+static unsigned long long g_status_count[1000], g_status_other;
+
+static void finding(const char *what, const char *call, int line)
+    __attribute__((noreturn));
+static void finding(const char *what, const char *call, int line)
+{
+    fprintf(stderr, "\nevx-fuzz: CONTRACT BROKEN at fuzz_api.c:%d: %s\n  call: %s\n"
+                    "  last error: %s (%d): %s\n",
+            line, what, call, evx_status_name(evx_last_error()), evx_last_error(),
+            evx_last_error_message());
+    abort();
+}
+
+static int known_status(evx_status_t st)
+{
+    return strcmp(evx_status_name(st), "EVX_STATUS_UNRECOGNIZED") != 0;
+}
+
+/* Checks one status just returned by `call`. */
+static int g_trace;  /* EVX_FUZZ_TRACE=1: print every call and its status */
+
+static evx_status_t check(evx_status_t st, const char *call, int line)
+{
+    g_calls++;
+    if (g_trace) fprintf(stderr, "  %-60s -> %s\n", call, evx_status_name(st));
+    if (st >= 0 && st < 1000)
+        g_status_count[st]++;
+    else
+        g_status_other++;
+    if (!known_status(st)) {
+        fprintf(stderr, "evx-fuzz: status %d\n", st);
+        finding("unknown status code", call, line);
+    }
+    if (st != EVX_SUCCESS && st != EVX_ERROR_NOT_READY) {
+        const char *msg = evx_last_error_message();
+        g_failures++;
+        if (msg == NULL || msg[0] == '\0')
+            finding("a failure left no message", call, line);
+        if (evx_last_error() != st)
+            finding("evx_last_error() differs from the status returned", call, line);
+    }
+    return st;
+}
+
+/* Every evx call that returns a status goes through C(). */
+#define C(call) (evx_clear_last_error(), check((call), #call, __LINE__))
+#define REQUIRE(cond, what) \
+    do { if (!(cond)) finding(what, #cond, __LINE__); } while (0)
+/* A call on a handle known not to be a live one of its kind. */
+#define C_DEAD(call) \
+    REQUIRE(C(call) == EVX_ERROR_INVALID_HANDLE, \
+            "a dead, NULL or wrong-kind handle was not refused with INVALID_HANDLE")
+
+/* ---- the handle table -------------------------------------------------- */
+
+enum kind { K_EVENT, K_STREAM, K_POOL, K_TIMER, K_TIMELINE, K_COUNT };
+enum { NE = 6, NS = 4, NP = 2, NT = 2, NL = 2, NDEAD = 16, MAX_OPS = 200 };
+
+static const unsigned kind_size[K_COUNT] = {NE, NS, NP, NT, NL};
+
+typedef struct ev_slot {
+    evx_event_t h;
+    int dev;
+    unsigned flags;
+    int recorded;     /* a record of it succeeded */
+    evx_event_pool_t pool;  /* the pool it came from, or NULL */
+} ev_slot;
+
+typedef struct st_slot {
+    evx_stream_t h;
+    int dev;
+    int owned;
+} st_slot;
+
+typedef struct obj_slot {  /* pools, timers, timelines */
+    void *h;
+    int dev;
+} obj_slot;
+
+typedef struct dead_handle {
+    uint64_t v;
+    int kind;
+} dead_handle;
+
+static struct table {
+    ev_slot ev[NE];
+    st_slot st[NS];
+    obj_slot pool[NP], timer[NT], tl[NL];
+    dead_handle dead[NDEAD];
+    unsigned dead_n, dead_next;
+} T;
+
+static void bury(const void *h, int kind)
+{
+    T.dead[T.dead_next].v = (uint64_t)(uintptr_t)h;
+    T.dead[T.dead_next].kind = kind;
+    T.dead_next = (T.dead_next + 1) % NDEAD;
+    if (T.dead_n < NDEAD) T.dead_n++;
+}
+
+static int n_devices;
+
+/* What a chosen handle argument is, as far as this program knows. */
+enum hclass { H_LIVE, H_NULL, H_DEAD, H_WRONG, H_FORGED };
+
+/* A live handle of any kind, or NULL when the table is empty there. */
+static void *live_of_kind(int kind, unsigned i)
+{
+    switch (kind) {
+    case K_EVENT: return (void *)T.ev[i % NE].h;
+    case K_STREAM: return (void *)T.st[i % NS].h;
+    case K_POOL: return T.pool[i % NP].h;
+    case K_TIMER: return T.timer[i % NT].h;
+    default: return T.tl[i % NL].h;
+    }
+}
+
+/* Reads a handle argument of `kind`: *slot is the table index when it is a
+ * live table entry, else -1; *cls says what it is. */
+static void *pick(reader *r, int kind, int *slot, int *cls)
+{
+    const uint8_t sel = u8(r);
+    *slot = -1;
+    switch (sel >> 4) {
+    case 10:
+        *cls = H_NULL;
+        return NULL;
+    case 11:
+        if (T.dead_n == 0) break;
+        {
+            const dead_handle *d = &T.dead[(sel & 15) % T.dead_n];
+            *cls = d->kind == kind ? H_DEAD : H_WRONG;
+            return (void *)(uintptr_t)d->v;
+        }
+    case 12: {
+        const int other = (kind + 1 + (sel & 3)) % K_COUNT;
+        void *h = live_of_kind(other, sel >> 2);
+        *cls = h ? H_WRONG : H_NULL;
+        return h;
+    }
+    case 13:
+        *cls = H_FORGED;
+        return (void *)(uintptr_t)u64(r);
+    case 14: {  /* a live (or NULL) handle with one bit flipped */
+        const uint64_t v = (uint64_t)(uintptr_t)live_of_kind(kind, sel);
+        *cls = H_FORGED;
+        return (void *)(uintptr_t)(v ^ (1ull << (u8(r) & 63)));
+    }
+    case 15: {  /* a live handle with its generation shifted */
+        const uint64_t v = (uint64_t)(uintptr_t)live_of_kind(kind, sel);
+        const int8_t delta = (int8_t)u8(r);
+        *cls = H_FORGED;
+        return (void *)(uintptr_t)(v + ((uint64_t)(int64_t)delta << 32));
+    }
+    default:
+        break;
+    }
+    {
+        const unsigned i = sel % kind_size[kind];
+        void *h = live_of_kind(kind, i);
+        *slot = h ? (int)i : -1;
+        *cls = h ? H_LIVE : H_NULL;
+        return h;
+    }
+}
+
+static int not_live(int cls) { return cls == H_NULL || cls == H_DEAD || cls == H_WRONG; }
+
+/* ---- arguments --------------------------------------------------------- */
+
+static int pick_device(reader *r)
+{
+    const uint8_t b = u8(r);
+    switch (b & 15) {
+    case 0: case 1: case 2: case 3: case 4: case 5: return 0;
+    case 6: case 7: case 8: case 9: case 10: return 1;
+    case 11: return 2;  /* one past the last */
+    case 12: return -1;
+    case 13: return INT_MIN;
+    case 14: return INT_MAX;
+    default: return (int)u32(r);
+    }
+}
+
+/* Valid combinations most of the time, any bits sometimes. */
+static unsigned pick_flags(reader *r, unsigned valid_mask)
+{
+    const uint8_t b = u8(r);
+    if ((b & 3) != 3) return (b >> 2) & valid_mask;
+    if ((b & 12) == 0) return 1u << ((b >> 4) & 31);
+    return u32(r);
+}
+
+/* Whether an out-pointer is NULL (one time in eight). */
+static int null_out(reader *r) { return (u8(r) & 7) == 7; }
+
+#define JUNK ((void *)(uintptr_t)0x5eed5eed5eed0001ull)
+
+/* ---- destroying what the table holds ----------------------------------- */
+
+static int host_fn_runs;
+static void host_fn(void *user_data)
+{
+    (void)user_data;
+    __atomic_add_fetch(&host_fn_runs, 1, __ATOMIC_RELAXED);
+}
+
+static int find_event(evx_event_t h)
+{
+    for (int i = 0; i < NE; i++)
+        if (h && T.ev[i].h == h) return i;
+    return -1;
+}
+
+/* Marks the table entry of a handle just destroyed by the program as empty;
+ * slot -1: a forged value that named a live handle, looked up here. */
+static void forget(int kind, int slot, void *h)
+{
+    if (slot < 0) {
+        for (unsigned i = 0; i < kind_size[kind] && slot < 0; i++)
+            if (h && live_of_kind(kind, i) == h) slot = (int)i;
+        if (slot < 0) finding("a destroy succeeded on a handle that is no live one", "forget",
+                              __LINE__);
+    }
+    bury(h, kind);
+    switch (kind) {
+    case K_EVENT: memset(&T.ev[slot], 0, sizeof T.ev[slot]); break;
+    case K_STREAM: memset(&T.st[slot], 0, sizeof T.st[slot]); break;
+    case K_POOL: memset(&T.pool[slot], 0, sizeof T.pool[slot]); break;
+    case K_TIMER: memset(&T.timer[slot], 0, sizeof T.timer[slot]); break;
+    default: memset(&T.tl[slot], 0, sizeof T.tl[slot]); break;
+    }
+}
+
+static evx_status_t destroy_any(int kind, void *h)
+{
+    switch (kind) {
+    case K_EVENT: return C(evx_event_destroy((evx_event_t)h));
+    case K_STREAM: return C(evx_stream_destroy((evx_stream_t)h));
+    case K_POOL: return C(evx_event_pool_destroy((evx_event_pool_t)h));
+    case K_TIMER: return C(evx_timer_destroy((evx_timer_t)h));
+    default: return C(evx_timeline_destroy((evx_timeline_t)h));
+    }
+}
+
+/* Destroys what a table slot holds, if anything (it must succeed). */
+static void drop(int kind, int slot)
+{
+    void *h = live_of_kind(kind, (unsigned)slot);
+    if (!h) return;
+    REQUIRE(destroy_any(kind, h) == EVX_SUCCESS, "destroying a live handle failed");
+    forget(kind, slot, h);
+}
+
+/* ---- the operations ---------------------------------------------------- */
+
+/* After a create into table slot `slot` of `kind`: checks the status against
+ * the out-pointer (NULL: refused; failure: set to NULL) and, on success,
+ * frees the slot for the new handle. Returns whether to store it. */
+static int created(int kind, int slot, evx_status_t st, int null, const void *out, int line)
+{
+    if (null) {
+        if (st != EVX_ERROR_INVALID_VALUE)
+            finding("a NULL out-pointer was not refused", "create", line);
+        return 0;
+    }
+    if (st != EVX_SUCCESS) {
+        if (out != NULL) finding("a failed create left its out-pointer set", "create", line);
+        return 0;
+    }
+    drop(kind, slot);
+    return 1;
+}
+
+/* A destroy op: any handle; a live one must go, a dead one be refused. */
+static void op_destroy(reader *r, int kind)
+{
+    int slot, cls;
+    void *h = pick(r, kind, &slot, &cls);
+    const evx_status_t st = destroy_any(kind, h);
+    if (not_live(cls))
+        REQUIRE(st == EVX_ERROR_INVALID_HANDLE, "destroying a dead handle was not refused");
+    if (cls == H_LIVE) REQUIRE(st == EVX_SUCCESS, "destroying a live handle failed");
+    if (st == EVX_SUCCESS) forget(kind, slot, h);
+}
+
+static void op_event_create(reader *r)
+{
+    const int dev = pick_device(r);
+    const unsigned flags = pick_flags(r, 7);
+    const int slot = u8(r) % NE;
+    evx_event_t e = (evx_event_t)JUNK;
+    const int null = null_out(r);
+    const evx_status_t st = C(evx_device_create_event(dev, flags, null ? NULL : &e));
+    if (!created(K_EVENT, slot, st, null, e, __LINE__)) return;
+    T.ev[slot].h = e;
+    T.ev[slot].dev = dev;
+    T.ev[slot].flags = flags;
+}
+
+static void op_event_record(reader *r, int with_flags)
+{
+    int es, ec, ss, sc;
+    evx_event_t e = (evx_event_t)pick(r, K_EVENT, &es, &ec);
+    evx_stream_t s = (evx_stream_t)pick(r, K_STREAM, &ss, &sc);
+    const unsigned flags = pick_flags(r, 1);
+    const evx_status_t st = with_flags ? C(evx_event_record_with_flags(e, s, flags))
+                                       : C(evx_event_record(e, s));
+    const int bad_flags = with_flags && (flags & ~1u);
+    if (not_live(ec) || not_live(sc))
+        REQUIRE(st == EVX_ERROR_INVALID_HANDLE || (bad_flags && st == EVX_ERROR_INVALID_VALUE),
+                "recording with a dead handle was not refused");
+    if (st == EVX_SUCCESS) {  /* a forged handle may name a table event too */
+        es = find_event(e);
+        if (es >= 0) T.ev[es].recorded = 1;
+    }
+    if (ec == H_LIVE && sc == H_LIVE && T.ev[es].dev != T.st[ss].dev)
+        REQUIRE(st == EVX_ERROR_INVALID_HANDLE || (bad_flags && st == EVX_ERROR_INVALID_VALUE),
+                "a record across devices was not refused");
+}
+
+static void op_event_query(reader *r)
+{
+    int slot, cls;
+    evx_event_t e = (evx_event_t)pick(r, K_EVENT, &slot, &cls);
+    const int sync = u8(r) & 1;
+    const evx_status_t st = sync ? C(evx_event_synchronize(e)) : C(evx_event_query(e));
+    if (not_live(cls))
+        REQUIRE(st == EVX_ERROR_INVALID_HANDLE, "a dead event was not refused");
+    if (cls == H_LIVE && !T.ev[slot].recorded)
+        REQUIRE(st == EVX_SUCCESS, "a never-recorded event is not done");
+}
+
+static void op_event_elapsed(reader *r)
+{
+    int s0, c0, s1, c1;
+    evx_event_t a = (evx_event_t)pick(r, K_EVENT, &s0, &c0);
+    evx_event_t b = (evx_event_t)pick(r, K_EVENT, &s1, &c1);
+    float ms = -1.0f;
+    const int null = null_out(r);
+    const evx_status_t st = C(evx_event_elapsed_time(null ? NULL : &ms, a, b));
+    if (null)
+        REQUIRE(st == EVX_ERROR_INVALID_VALUE, "a NULL out-pointer was not refused");
+    else if (not_live(c0) || not_live(c1))
+        REQUIRE(st == EVX_ERROR_INVALID_HANDLE, "timing a dead event was not refused");
+    else if (c0 == H_LIVE && c1 == H_LIVE && (!T.ev[s0].recorded || !T.ev[s1].recorded))
+        REQUIRE(st == EVX_ERROR_INVALID_HANDLE, "timing a never-recorded event was not refused");
+}
+
+static void op_event_get(reader *r)
+{
+    int slot, cls;
+    evx_event_t e = (evx_event_t)pick(r, K_EVENT, &slot, &cls);
+    const uint8_t which = u8(r) % 3;
+    const int null = null_out(r);
+    evx_status_t st;
+    unsigned flags = 0xdead;
+    int dev = -7;
+    void *native = NULL;
+    switch (which) {
+    case 0: st = C(evx_event_get_flags(e, null ? NULL : &flags)); break;
+    case 1: st = C(evx_event_get_device(e, null ? NULL : &dev)); break;
+    default: st = C(evx_event_get_native(e, null ? NULL : &native)); break;
+    }
+    if (!null && not_live(cls))
+        REQUIRE(st == EVX_ERROR_INVALID_HANDLE, "a dead event was not refused");
+    if (null && cls == H_LIVE)
+        REQUIRE(st == EVX_ERROR_INVALID_VALUE, "a NULL out-pointer was not refused");
+    if (!null && cls == H_LIVE) {
+        REQUIRE(st == EVX_SUCCESS, "a getter failed on a live event");
+        if (which == 0) REQUIRE(flags == T.ev[slot].flags, "an event's flags changed");
+        if (which == 1) REQUIRE(dev == T.ev[slot].dev, "an event's device changed");
+        if (which == 2) REQUIRE(native != NULL, "a live event has no native event");
+    }
+}
+
+static void op_stream_create(reader *r)
+{
+    const int dev = pick_device(r);
+    const unsigned flags = pick_flags(r, 1);
+    const uint8_t pb = u8(r);
+    const int prio = pb < 200 ? -(int)(pb % 7) : pb < 240 ? (int)(pb % 3) : (int)u32(r);
+    const int slot = u8(r) % NS;
+    const int null = null_out(r);
+    evx_stream_t s = (evx_stream_t)JUNK;
+    const evx_status_t st = C(evx_device_create_stream(dev, flags, prio, null ? NULL : &s));
+    if (st == EVX_SUCCESS)
+        REQUIRE(prio <= 0 && prio >= -5, "a priority outside the range was accepted");
+    if (!created(K_STREAM, slot, st, null, s, __LINE__)) return;
+    T.st[slot].h = s;
+    T.st[slot].dev = dev;
+    T.st[slot].owned = 1;
+}
+
+static void op_stream_wrap(reader *r)
+{
+    const uint8_t how = u8(r);
+    int dev = (how & 0x80) ? EVX_DEVICE_FROM_STREAM : pick_device(r);
+    void *native;
+    switch (how & 7) {
+    case 0: native = NULL; break;
+    case 1: native = EVX_STREAM_LEGACY; break;
+    case 2: native = EVX_STREAM_PER_THREAD; break;
+    case 3: case 4: case 5: {  /* a table stream's own CUstream */
+        const st_slot *s = &T.st[u8(r) % NS];
+        native = NULL;
+        if (s->h && C(evx_stream_get_native(s->h, &native)) != EVX_SUCCESS) return;
+        break;
+    }
+    case 6: native = (void *)(uintptr_t)(u8(r) & 31); break;
+    default: native = (void *)(uintptr_t)u64(r); break;
+    }
+    const int slot = u8(r) % NS;
+    const int null = null_out(r);
+    evx_stream_t s = (evx_stream_t)JUNK;
+    const evx_status_t st = C(evx_stream_wrap_external(dev, native, null ? NULL : &s));
+    if (st == EVX_SUCCESS && dev == EVX_DEVICE_FROM_STREAM &&
+        C(evx_stream_get_device(s, &dev)) != EVX_SUCCESS)
+        finding("a wrapped stream has no device", "evx_stream_get_device", __LINE__);
+    if (!created(K_STREAM, slot, st, null, s, __LINE__)) return;
+    T.st[slot].h = s;
+    T.st[slot].dev = dev;
+    T.st[slot].owned = 0;
+}
+
+static void op_stream_wait(reader *r)
+{
+    int ss, sc, es, ec;
+    evx_stream_t s = (evx_stream_t)pick(r, K_STREAM, &ss, &sc);
+    evx_event_t e = (evx_event_t)pick(r, K_EVENT, &es, &ec);
+    const unsigned flags = pick_flags(r, 1);
+    const evx_status_t st = C(evx_stream_wait_event(s, e, flags));
+    if (not_live(sc) || not_live(ec))
+        REQUIRE(st == EVX_ERROR_INVALID_HANDLE || st == EVX_ERROR_INVALID_VALUE,
+                "waiting with a dead handle was not refused");
+    if (sc == H_LIVE && ec == H_LIVE && T.st[ss].dev != T.ev[es].dev)
+        REQUIRE(st == EVX_ERROR_INVALID_HANDLE || (flags > 1 && st == EVX_ERROR_INVALID_VALUE),
+                "a wait across devices was not refused");
+}
+
+static void op_stream_query(reader *r)
+{
+    int slot, cls;
+    evx_stream_t s = (evx_stream_t)pick(r, K_STREAM, &slot, &cls);
+    const evx_status_t st = (u8(r) & 1) ? C(evx_stream_synchronize(s)) : C(evx_stream_query(s));
+    if (not_live(cls))
+        REQUIRE(st == EVX_ERROR_INVALID_HANDLE, "a dead stream was not refused");
+}
+
+static void op_stream_host_func(reader *r)
+{
+    int slot, cls;
+    evx_stream_t s = (evx_stream_t)pick(r, K_STREAM, &slot, &cls);
+    const int null_fn = null_out(r);
+    (void)C(evx_stream_launch_host_func(s, null_fn ? NULL : host_fn, (void *)(uintptr_t)u8(r)));
+}
+
+static void op_stream_get(reader *r)
+{
+    int slot, cls;
+    evx_stream_t s = (evx_stream_t)pick(r, K_STREAM, &slot, &cls);
+    const uint8_t which = u8(r) % 5;
+    const int null = null_out(r);
+    int i = -7;
+    unsigned u = 0xdead;
+    void *native = JUNK;
+    evx_status_t st;
+    switch (which) {
+    case 0: st = C(evx_stream_get_priority(s, null ? NULL : &i)); break;
+    case 1: st = C(evx_stream_get_flags(s, null ? NULL : &u)); break;
+    case 2: st = C(evx_stream_get_device(s, null ? NULL : &i)); break;
+    case 3: st = C(evx_stream_get_native(s, null ? NULL : &native)); break;
+    default: st = C(evx_stream_is_owned(s, null ? NULL : &i)); break;
+    }
+    if (!null && not_live(cls))
+        REQUIRE(st == EVX_ERROR_INVALID_HANDLE, "a dead stream was not refused");
+    if (null && cls == H_LIVE)
+        REQUIRE(st == EVX_ERROR_INVALID_VALUE, "a NULL out-pointer was not refused");
+    if (!null && cls == H_LIVE) {
+        if (which == 2) REQUIRE(st == EVX_SUCCESS && i == T.st[slot].dev,
+                                "a stream's device changed");
+        if (which == 4) REQUIRE(st == EVX_SUCCESS && i == T.st[slot].owned,
+                                "a stream's ownership changed");
+        if (which == 3) REQUIRE(st == EVX_SUCCESS, "a live stream has no native stream");
+    }
+}
+
+static void op_pool_create(reader *r)
+{
+    /* room for a caller compiled against a later, larger struct */
+    union {
+        evx_event_pool_options_t o;
+        unsigned char bytes[64];
+    } u;
+    memset(&u, 0, sizeof u);
+    const uint8_t sz = u8(r);
+    u.o.struct_size = sz < 192 ? (uint32_t)sizeof u.o
+                    : sz < 224 ? (uint32_t)(sz & 31)
+                    : (uint32_t)(sizeof u.o + (sz & 31));
+    const int dev = pick_device(r);
+    u.o.event_flags = pick_flags(r, 7);
+    const uint8_t cap = u8(r);
+    u.o.capacity = cap < 240 ? cap % 6 : cap < 250 ? 0xFFFFFFFFu : u32(r);
+    u.o.prewarm = u8(r) % 5;
+    const int slot = u8(r) % NP;
+    const int null_opts = (u8(r) & 15) == 15, null = null_out(r);
+    evx_event_pool_t p = (evx_event_pool_t)JUNK;
+    const evx_status_t st = C(evx_device_create_event_pool(dev, null_opts ? NULL : &u.o, null ? NULL : &p));
+    if (null_opts && !null) {
+        REQUIRE(st == EVX_ERROR_INVALID_VALUE && p == NULL, "NULL options were not refused");
+        return;
+    }
+    if (!created(K_POOL, slot, st, null, p, __LINE__)) return;
+    T.pool[slot].h = p;
+    T.pool[slot].dev = u.o.device;
+}
+
+static void op_pool_prewarm(reader *r)
+{
+    int slot, cls;
+    evx_event_pool_t p = (evx_event_pool_t)pick(r, K_POOL, &slot, &cls);
+    const uint8_t b = u8(r);
+    uint32_t count = b < 250 ? b % 6 : u32(r);
+    if (count > 64) {
+        /* a large count only where it exceeds the capacity (refused): the
+         * pool would otherwise make that many driver events, as asked */
+        evx_event_pool_stats_t stats;
+        memset(&stats, 0, sizeof stats);
+        stats.struct_size = sizeof stats;
+        if (C(evx_event_pool_get_stats(p, &stats)) == EVX_SUCCESS && count <= stats.capacity)
+            count %= 6;
+    }
+    const evx_status_t st = C(evx_event_pool_prewarm(p, count));
+    if (not_live(cls))
+        REQUIRE(st == EVX_ERROR_INVALID_HANDLE, "a dead pool was not refused");
+}
+
+static void op_pool_acquire(reader *r)
+{
+    int slot, cls;
+    evx_event_pool_t p = (evx_event_pool_t)pick(r, K_POOL, &slot, &cls);
+    const int eslot = u8(r) % NE;
+    const int null = null_out(r);
+    evx_event_t e = (evx_event_t)JUNK;
+    const evx_status_t st = C(evx_event_pool_acquire(p, null ? NULL : &e));
+    if (!null && not_live(cls))
+        REQUIRE(st == EVX_ERROR_INVALID_HANDLE, "a dead pool was not refused");
+    if (null || st != EVX_SUCCESS) {
+        if (!null) REQUIRE(e == NULL, "a failed acquire left its out-pointer set");
+        return;
+    }
+    drop(K_EVENT, eslot);
+    T.ev[eslot].h = e;
+    T.ev[eslot].pool = p;
+    if (cls == H_LIVE) {
+        T.ev[eslot].dev = T.pool[slot].dev;
+        REQUIRE(C(evx_event_get_flags(e, &T.ev[eslot].flags)) == EVX_SUCCESS,
+                "an acquired event has no flags");
+    } else {  /* a forged handle hit a live pool: ask the event itself */
+        REQUIRE(C(evx_event_get_flags(e, &T.ev[eslot].flags)) == EVX_SUCCESS &&
+                    C(evx_event_get_device(e, &T.ev[eslot].dev)) == EVX_SUCCESS,
+                "an acquired event has no flags or device");
+    }
+}
+
+static void op_pool_release(reader *r)
+{
+    int ps, pc, es, ec;
+    evx_event_pool_t p = (evx_event_pool_t)pick(r, K_POOL, &ps, &pc);
+    evx_event_t e = (evx_event_t)pick(r, K_EVENT, &es, &ec);
+    const evx_status_t st = C(evx_event_pool_release(p, e));
+    if (not_live(pc) || not_live(ec))
+        REQUIRE(st == EVX_ERROR_INVALID_HANDLE, "releasing with a dead handle was not refused");
+    if (pc == H_LIVE && ec == H_LIVE) {
+        if (T.ev[es].pool == p)
+            REQUIRE(st == EVX_SUCCESS, "releasing an event to its pool failed");
+        else
+            REQUIRE(st == EVX_ERROR_INVALID_VALUE, "releasing an event to another pool "
+                                                   "was not refused");
+    }
+    if (st == EVX_SUCCESS) forget(K_EVENT, ec == H_LIVE ? es : -1, e);
+}
+
+static void op_pool_stats(reader *r)
+{
+    int slot, cls;
+    evx_event_pool_t p = (evx_event_pool_t)pick(r, K_POOL, &slot, &cls);
+    union {
+        evx_event_pool_stats_t s;
+        unsigned char bytes[96];
+    } u;
+    memset(&u, 0, sizeof u);
+    const uint8_t sz = u8(r);
+    u.s.struct_size = sz < 192 ? (uint32_t)sizeof u.s
+                    : sz < 224 ? (uint32_t)(sz & 63)
+                    : (uint32_t)(sizeof u.s + (sz & 31));
+    const int null = null_out(r);
+    const evx_status_t st = C(evx_event_pool_get_stats(p, null ? NULL : &u.s));
+    if (!null && not_live(cls) && u.s.struct_size >= sizeof u.s)
+        REQUIRE(st == EVX_ERROR_INVALID_HANDLE || st == EVX_ERROR_INVALID_VALUE,
+                "a dead pool was not refused");
+    if (st == EVX_SUCCESS && u.s.struct_size >= sizeof u.s)
+        REQUIRE(u.s.idle + u.s.in_use + u.s.pending <= u.s.capacity,
+                "a pool holds more than its capacity");
+}
+
+static void op_timer(reader *r)
+{
+    const uint8_t which = u8(r) % 6;
+    if (which == 0) {  /* create */
+        const int dev = pick_device(r);
+        const int slot = u8(r) % NT;
+        const int null = null_out(r);
+        evx_timer_t t = (evx_timer_t)JUNK;
+        const evx_status_t st = C(evx_device_create_timer(dev, null ? NULL : &t));
+        if (!created(K_TIMER, slot, st, null, t, __LINE__)) return;
+        T.timer[slot].h = t;
+        T.timer[slot].dev = dev;
+        return;
+    }
+    if (which == 1) {
+        op_destroy(r, K_TIMER);
+        return;
+    }
+    int slot, cls;
+    evx_timer_t t = (evx_timer_t)pick(r, K_TIMER, &slot, &cls);
+    evx_status_t st;
+    if (which == 2 || which == 3) {
+        int ss, sc;
+        evx_stream_t s = (evx_stream_t)pick(r, K_STREAM, &ss, &sc);
+        st = which == 2 ? C(evx_timer_start(t, s)) : C(evx_timer_stop(t, s));
+        if (not_live(sc)) REQUIRE(st == EVX_ERROR_INVALID_HANDLE, "a dead stream was not refused");
+        if (cls == H_LIVE && sc == H_LIVE && T.timer[slot].dev != T.st[ss].dev)
+            REQUIRE(st == EVX_ERROR_INVALID_HANDLE, "a timer mark across devices was not refused");
+    } else {
+        const int null = null_out(r);
+        float ms;
+        st = which == 4 ? C(evx_timer_elapsed(t, null ? NULL : &ms))
+                        : C(evx_timer_synchronize(t, null ? NULL : &ms));
+        if (null) return;
+    }
+    if (not_live(cls)) REQUIRE(st == EVX_ERROR_INVALID_HANDLE, "a dead timer was not refused");
+}
+
+static void op_timeline(reader *r)
+{
+    const uint8_t which = u8(r) % 8;
+    if (which == 0) {  /* create */
+        const int dev = pick_device(r);
+        const uint8_t cb = u8(r);
+        const uint32_t cap = cb < 240 ? cb % 6 : cb < 250 ? 0xFFFFFFFFu : u32(r);
+        const int slot = u8(r) % NL;
+        const int null = null_out(r);
+        evx_timeline_t t = (evx_timeline_t)JUNK;
+        const evx_status_t st = C(evx_device_create_timeline(dev, cap, null ? NULL : &t));
+        if (!created(K_TIMELINE, slot, st, null, t, __LINE__)) return;
+        T.tl[slot].h = t;
+        T.tl[slot].dev = dev;
+        return;
+    }
+    if (which == 1) {
+        op_destroy(r, K_TIMELINE);
+        return;
+    }
+    int slot, cls;
+    evx_timeline_t t = (evx_timeline_t)pick(r, K_TIMELINE, &slot, &cls);
+    evx_status_t st;
+    uint32_t n = 0;
+    switch (which) {
+    case 2: {
+        int ss, sc;
+        evx_stream_t s = (evx_stream_t)pick(r, K_STREAM, &ss, &sc);
+        st = C(evx_timeline_mark(t, s, null_out(r) ? NULL : &n));
+        if (not_live(sc)) REQUIRE(st == EVX_ERROR_INVALID_HANDLE, "a dead stream was not refused");
+        if (cls == H_LIVE && sc == H_LIVE && T.tl[slot].dev != T.st[ss].dev)
+            REQUIRE(st == EVX_ERROR_INVALID_HANDLE, "a timeline mark across devices was not refused");
+        break;
+    }
+    case 3:
+        if (null_out(r)) {
+            REQUIRE(C(evx_timeline_count(t, NULL)) != EVX_SUCCESS, "a NULL count was accepted");
+            return;
+        }
+        st = C(evx_timeline_count(t, &n));
+        break;
+    case 4: {
+        float ms[8];
+        const uint8_t b = u8(r);
+        const int null_ms = (b & 1) != 0;
+        const uint32_t max = null_ms ? ((b & 2) ? 0 : u32(r)) : (uint32_t)((b >> 2) % 9);
+        st = C(evx_timeline_intervals(t, null_ms ? NULL : ms, max, null_out(r) ? NULL : &n));
+        if (null_ms && max != 0) {
+            REQUIRE(st == EVX_ERROR_INVALID_VALUE || st == EVX_ERROR_INVALID_HANDLE,
+                    "a NULL buffer with room was accepted");
+            return;
+        }
+        break;
+    }
+    case 5: st = C(evx_timeline_synchronize(t)); break;
+    default: st = C(evx_timeline_reset(t)); break;
+    }
+    if (not_live(cls)) REQUIRE(st == EVX_ERROR_INVALID_HANDLE, "a dead timeline was not refused");
+}
+
+static void op_device(reader *r)
+{
+    const uint8_t which = u8(r) % 8;
+    int a = 0, b = 0;
+    const char *path = NULL;
+    switch (which) {
+    case 0: {
+        const int null = null_out(r);
+        const evx_status_t st = C(evx_device_count(null ? NULL : &a));
+        REQUIRE(null ? st == EVX_ERROR_INVALID_VALUE : (st == EVX_SUCCESS && a == n_devices),
+                "evx_device_count changed its answer");
+        break;
+    }
+    case 1: {
+        const int dev = pick_device(r);
+        const uint8_t ptrs = u8(r) & 3;
+        const evx_status_t st = C(evx_device_stream_priority_range(
+            dev, (ptrs & 1) ? &a : NULL, (ptrs & 2) ? &b : NULL));
+        if (ptrs == 0) REQUIRE(st == EVX_ERROR_INVALID_VALUE, "two NULL out-pointers were accepted");
+        if (ptrs && (dev < 0 || dev >= n_devices))
+            REQUIRE(st == EVX_ERROR_INVALID_DEVICE, "a bad device was accepted");
+        break;
+    }
+    case 2: {
+        const int dev = pick_device(r);
+        const evx_status_t st = C(evx_device_trim(dev));
+        REQUIRE((dev >= 0 && dev < n_devices) == (st == EVX_SUCCESS),
+                "evx_device_trim's answer does not match the device");
+        break;
+    }
+    case 3: (void)C(evx_driver_get_version(null_out(r) ? NULL : &a)); break;
+    case 4: (void)C(evx_driver_get_path(null_out(r) ? NULL : &path)); break;
+    case 5: (void)C(evx_driver_is_emulation(null_out(r) ? NULL : &a)); break;
+    case 6: REQUIRE(C(evx_driver_open()) == EVX_SUCCESS, "evx_driver_open failed"); break;
+    default: {
+        g_calls += 2;
+        REQUIRE(evx_version() == EVX_VERSION_NUMBER, "evx_version differs from the header");
+        REQUIRE(evx_version_string() && evx_version_string()[0], "no version string");
+        break;
+    }
+    }
+}
+
+static void op_status(reader *r)
+{
+    const uint8_t which = u8(r) & 3;
+    const evx_status_t st = (evx_status_t)u32(r);
+    const char *s;
+    g_calls++;
+    switch (which) {
+    case 0:
+        s = evx_status_name(st);
+        REQUIRE(s && s[0], "evx_status_name gave no name");
+        break;
+    case 1:
+        s = evx_status_string(st);
+        REQUIRE(s && s[0], "evx_status_string gave no text");
+        break;
+    case 2:
+        evx_clear_last_error();
+        REQUIRE(evx_last_error() == EVX_SUCCESS, "evx_clear_last_error left a status");
+        s = evx_last_error_message();
+        REQUIRE(s && s[0] == '\0', "evx_clear_last_error left a message");
+        break;
+    default:
+        /* a failure's status and message stay until the next failure */
+        (void)C(evx_event_query(NULL));
+        REQUIRE(evx_last_error() == EVX_ERROR_INVALID_HANDLE, "the last error was lost");
+        break;
+    }
+}
+
+/* Events made and destroyed in a burst, recorded or not: more than evx
+ * retires at once (32) and than a thread keeps per device and flags (64),
+ * so that the events made after it reuse driver events with a former
+ * life, which must behave as new ones. */
+static void op_churn(reader *r)
+{
+    const uint8_t b = u8(r);
+    const int n = 1 + (b & 127) % 100, all_live = b >> 7;  /* all made, then all destroyed */
+    const int dev = pick_device(r);
+    const unsigned flags = pick_flags(r, 7);
+    int ss, sc, made = 0;
+    evx_stream_t s = (evx_stream_t)pick(r, K_STREAM, &ss, &sc);
+    evx_event_t live[100];
+    for (int i = 0; i < n; i++) {
+        evx_event_t e = NULL;
+        if (C(evx_device_create_event(dev, flags, &e)) != EVX_SUCCESS) break;
+        REQUIRE(C(evx_event_query(e)) == EVX_SUCCESS, "a never-recorded event is not done");
+        if (s) (void)C(evx_event_record(e, s));
+        if (all_live)
+            live[made++] = e;
+        else
+            REQUIRE(C(evx_event_destroy(e)) == EVX_SUCCESS, "destroying a live event failed");
+    }
+    for (int i = 0; i < made; i++)
+        REQUIRE(C(evx_event_destroy(live[i])) == EVX_SUCCESS, "destroying a live event failed");
+}
+
+/* Every call on a handle this program destroyed is refused, also a second
+ * destroy; a live handle of the right kind is passed where one is needed. */
+static void op_probe_dead(reader *r)
+{
+    if (T.dead_n == 0) return;
+    const dead_handle *d = &T.dead[u8(r) % T.dead_n];
+    void *h = (void *)(uintptr_t)d->v;
+    evx_stream_t live_s = NULL;
+    unsigned u;
+    int i;
+    float ms;
+    void *p;
+    for (int k = 0; k < NS; k++)
+        if (T.st[k].h) live_s = T.st[k].h;
+    switch (d->kind) {
+    case K_EVENT: {
+        evx_event_t e = (evx_event_t)h;
+        C_DEAD(evx_event_query(e));
+        C_DEAD(evx_event_synchronize(e));
+        C_DEAD(evx_event_get_flags(e, &u));
+        C_DEAD(evx_event_get_device(e, &i));
+        C_DEAD(evx_event_get_native(e, &p));
+        if (live_s) C_DEAD(evx_event_record(e, live_s));
+        if (live_s) C_DEAD(evx_stream_wait_event(live_s, e, 0));
+        C_DEAD(evx_event_destroy(e));
+        break;
+    }
+    case K_STREAM: {
+        evx_stream_t s = (evx_stream_t)h;
+        C_DEAD(evx_stream_query(s));
+        C_DEAD(evx_stream_synchronize(s));
+        C_DEAD(evx_stream_get_priority(s, &i));
+        C_DEAD(evx_stream_get_flags(s, &u));
+        C_DEAD(evx_stream_get_device(s, &i));
+        C_DEAD(evx_stream_get_native(s, &p));
+        C_DEAD(evx_stream_is_owned(s, &i));
+        C_DEAD(evx_stream_launch_host_func(s, host_fn, NULL));
+        C_DEAD(evx_stream_destroy(s));
+        break;
+    }
+    case K_POOL: {
+        evx_event_pool_t pool = (evx_event_pool_t)h;
+        evx_event_pool_stats_t stats;
+        evx_event_t e = (evx_event_t)JUNK;
+        memset(&stats, 0, sizeof stats);
+        stats.struct_size = sizeof stats;
+        C_DEAD(evx_event_pool_prewarm(pool, 0));
+        C_DEAD(evx_event_pool_acquire(pool, &e));
+        REQUIRE(e == NULL, "a failed acquire left its out-pointer set");
+        C_DEAD(evx_event_pool_get_stats(pool, &stats));
+        C_DEAD(evx_event_pool_destroy(pool));
+        break;
+    }
+    case K_TIMER: {
+        evx_timer_t t = (evx_timer_t)h;
+        C_DEAD(evx_timer_elapsed(t, &ms));
+        C_DEAD(evx_timer_synchronize(t, &ms));
+        if (live_s) C_DEAD(evx_timer_start(t, live_s));
+        if (live_s) C_DEAD(evx_timer_stop(t, live_s));
+        C_DEAD(evx_timer_destroy(t));
+        break;
+    }
+    default: {
+        evx_timeline_t t = (evx_timeline_t)h;
+        uint32_t n;
+        C_DEAD(evx_timeline_count(t, &n));
+        C_DEAD(evx_timeline_intervals(t, NULL, 0, &n));
+        C_DEAD(evx_timeline_synchronize(t));
+        C_DEAD(evx_timeline_reset(t));
+        if (live_s) C_DEAD(evx_timeline_mark(t, live_s, &n));
+        C_DEAD(evx_timeline_destroy(t));
+        break;
+    }
+    }
+}
+
+/* ---- leak accounting --------------------------------------------------- */
+
+static evx_host_live g_baseline;
+
+/* Destroys everything, trims both devices, and waits (briefly: the work
+ * queued is only host functions that return at once) for the emulation's
+ * live objects to come back to the baseline. */
+static void end_of_input(void)
+{
+    evx_host_live now;
+    for (int i = 0; i < NS; i++)
+        if (T.st[i].h) (void)C(evx_stream_synchronize(T.st[i].h));
+    for (int i = 0; i < NE; i++) drop(K_EVENT, i);
+    for (int i = 0; i < NP; i++) drop(K_POOL, i);
+    for (int i = 0; i < NT; i++) drop(K_TIMER, i);
+    for (int i = 0; i < NL; i++) drop(K_TIMELINE, i);
+    for (int i = 0; i < NS; i++) drop(K_STREAM, i);
+    g_calls += (unsigned long long)n_devices;  /* the trims */
+    g_leak_checks++;
+    if (host_live_settle(&g_baseline, &now, 5000)) return;
+    fprintf(stderr,
+            "evx-fuzz: live driver objects after teardown and trim: events %lld streams %lld "
+            "contexts %lld host_funcs %lld; at start: events %lld streams %lld contexts %lld "
+            "host_funcs %lld\n",
+            now.events, now.streams, now.contexts, now.host_funcs, g_baseline.events,
+            g_baseline.streams, g_baseline.contexts, g_baseline.host_funcs);
+    finding("driver objects leaked", "end of input", __LINE__);
+}
+
+/* ---- libFuzzer --------------------------------------------------------- */
+
+static void print_totals(void)
+{
+    fprintf(stderr, "evx-fuzz: %llu evx calls in %llu inputs (%llu failures refused with "
+                    "a message, %llu leak checks passed); statuses:",
+            g_calls, g_inputs, g_failures, g_leak_checks);
+    for (int i = 0; i < 1000; i++)
+        if (g_status_count[i]) fprintf(stderr, " %s %llu", evx_status_name(i), g_status_count[i]);
+    if (g_status_other) fprintf(stderr, " other %llu", g_status_other);
+    fprintf(stderr, "\n");
+}
+
+/* The sanitizers stop at the first report, so libFuzzer sees it. */
+const char *__ubsan_default_options(void);
+const char *__ubsan_default_options(void) { return "halt_on_error=1:print_stacktrace=1"; }
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    g_trace = getenv("EVX_FUZZ_TRACE") && atoi(getenv("EVX_FUZZ_TRACE")) > 0;
+    setenv("EVX_DRIVER", "host", 1);
+    setenv("EVX_HOST_DEVICES", "2", 1);
+    if (evx_driver_open() != EVX_SUCCESS || evx_device_count(&n_devices) != EVX_SUCCESS ||
+        n_devices != 2) {
+        fprintf(stderr, "evx-fuzz: cannot open the host emulation with 2 devices: %s\n",
+                evx_last_error_message());
+        exit(1);
+    }
+    if (host_debug_get() == NULL) {
+        fprintf(stderr, "evx-fuzz: the driver has no evx_host_get_live (not the host emulation?)\n");
+        exit(1);
+    }
+    /* What lives for the whole process: each device's primary context (evx
+     * retains it on first use) and this thread's per-thread streams. */
+    for (int d = 0; d < n_devices; d++) {
+        evx_event_t e;
+        evx_stream_t s;
+        if (evx_device_create_event(d, 0, &e) || evx_event_destroy(e) ||
+            evx_stream_wrap_external(d, EVX_STREAM_PER_THREAD, &s) || evx_stream_query(s) ||
+            evx_stream_destroy(s) || evx_stream_wrap_external(d, EVX_STREAM_LEGACY, &s) ||
+            evx_stream_query(s) || evx_stream_destroy(s) || evx_device_trim(d)) {
+            fprintf(stderr, "evx-fuzz: warm-up on device %d failed: %s\n", d,
+                    evx_last_error_message());
+            exit(1);
+        }
+    }
+    host_live_start(&g_baseline);
+    atexit(print_totals);
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    reader r = {data, size};
+    g_inputs++;
+    for (int ops = 0; r.n > 0 && ops < MAX_OPS; ops++) {
+        switch (u8(&r) % 24) {
+        case 0: op_event_create(&r); break;
+        case 1: op_destroy(&r, K_EVENT); break;
+        case 2: op_event_record(&r, 0); break;
+        case 3: op_event_record(&r, 1); break;
+        case 4: op_event_query(&r); break;
+        case 5: op_event_elapsed(&r); break;
+        case 6: op_event_get(&r); break;
+        case 7: op_stream_create(&r); break;
+        case 8: op_stream_wrap(&r); break;
+        case 9: op_destroy(&r, K_STREAM); break;
+        case 10: op_stream_wait(&r); break;
+        case 11: op_stream_query(&r); break;
+        case 12: op_stream_host_func(&r); break;
+        case 13: op_stream_get(&r); break;
+        case 14: op_pool_create(&r); break;
+        case 15: op_destroy(&r, K_POOL); break;
+        case 16: op_pool_prewarm(&r); break;
+        case 17: op_pool_acquire(&r); break;
+        case 18: op_pool_release(&r); break;
+        case 19: op_pool_stats(&r); break;
+        case 20: op_timer(&r); break;
+        case 21: op_timeline(&r); break;
+        case 22: op_device(&r); break;
+        default: {
+            const uint8_t b = u8(&r);
+            if (b & 1)
+                op_status(&r);
+            else if (b & 2)
+                op_churn(&r);
+            else
+                op_probe_dead(&r);
+            break;
+        }
+        }
+    }
+    end_of_input();
+    return 0;
+}

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+# Copyright 2026 The evx Authors
+# SPDX-License-Identifier: Apache-2.0
+"""Writes the seed corpus of evx-fuzz-api (tests/fuzz/corpus/): a dozen
+hand-written programs in the harness's input format, one per area of the
+API, so that a run starts from inputs that reach deep states (recorded
+events, pending host functions, pools handed out, timers stopped) instead of
+finding them byte by byte. Run it again after changing the format of
+fuzz_api.c, and commit the result:
+
+    tests/fuzz/make_corpus.py tests/fuzz/corpus
+
+The opcodes and argument bytes follow LLVMFuzzerTestOneInput and the op_*
+functions of fuzz_api.c. A handle selector byte below 0xa0 picks a table
+slot (selector % table size); 0xa0 NULL, 0xb0 + i the i-th dead handle,
+0xc0 a live handle of another kind, 0xd0 + 8 bytes a random value, 0xe0 + 1
+byte a bit flipped, 0xf0 + 1 byte a generation shifted.
+"""
+import os
+import sys
+
+# opcodes (LLVMFuzzerTestOneInput's switch)
+EV_CREATE, EV_DESTROY, EV_RECORD, EV_RECORD_FLAGS, EV_QUERY, EV_ELAPSED, EV_GET = range(7)
+ST_CREATE, ST_WRAP, ST_DESTROY, ST_WAIT, ST_QUERY, ST_HOSTFN, ST_GET = range(7, 14)
+POOL_CREATE, POOL_DESTROY, POOL_PREWARM, POOL_ACQUIRE, POOL_RELEASE, POOL_STATS = range(14, 20)
+TIMER, TIMELINE, DEVICE, MISC = 20, 21, 22, 23
+
+DEV0, DEV1, DEV_BAD = 0, 6, 11   # pick_device bytes
+NULL_SEL, OTHER_KIND = 0xa0, 0xc0
+
+
+def dead(i):
+    return 0xb0 + i
+
+
+def flags(v):          # pick_flags: a valid combination
+    return v << 2
+
+
+def ev_create(dev=DEV0, f=0, slot=0, null=0):
+    return [EV_CREATE, dev, flags(f), slot, 7 if null else 0]
+
+
+def st_create(dev=DEV0, f=1, prio=0, slot=0, null=0):
+    return [ST_CREATE, dev, flags(f), prio, slot, 7 if null else 0]
+
+
+def st_wrap(kind, dev=DEV0, slot=0, arg=None):
+    """kind: 0 NULL, 1 legacy, 2 per-thread, 3 a table stream's CUstream
+    (arg: its slot), 6 a small forged value (arg), 7 a random one (arg:
+    8 bytes); 0x80 | kind reads the device from the stream."""
+    out = [ST_WRAP, kind] + ([] if kind & 0x80 else [dev])
+    if (kind & 7) in (3, 6):
+        out.append(arg)
+    elif (kind & 7) == 7:
+        out += list(arg)
+    return out + [slot, 0]
+
+
+def record(ev=0, st=0):
+    return [EV_RECORD, ev, st, 0]
+
+
+def query(ev=0, sync=0):
+    return [EV_QUERY, ev, sync]
+
+
+def elapsed(a=0, b=1, null=0):
+    return [EV_ELAPSED, a, b, 7 if null else 0]
+
+
+def hostfn(st=0):
+    return [ST_HOSTFN, st, 0, 0]
+
+
+def probe_dead(i=0):
+    return [MISC, 0, i]
+
+
+def churn(n, dev=DEV0, f=0, st=0, all_live=False):
+    """n events made, recorded on table stream st and destroyed (one by one,
+    or all made before any is destroyed)."""
+    return [MISC, 2, (n - 1) | (0x80 if all_live else 0), dev, flags(f), st]
+
+
+def status(which, value):
+    return [MISC, 1, which] + list(value.to_bytes(4, "little", signed=True))
+
+
+SEEDS = {
+    # create, record, query, synchronize, time, destroy twice, probe the dead
+    "event-lifecycle": st_create() + ev_create(slot=0) + ev_create(slot=1) +
+        query(0) + record(0) + hostfn() + record(1) + query(1) + query(1, 1) +
+        elapsed(0, 1) + elapsed(1, 0) + [EV_DESTROY, 0] + [EV_DESTROY, 0] +
+        [EV_DESTROY, dead(0)] + probe_dead(0) + [EV_GET, 1, 0, 0, EV_GET, 1, 1, 0,
+                                                EV_GET, 1, 2, 0],
+    # every event flag, valid and not, and NULL out-pointers
+    "event-flags": ev_create(f=1) + ev_create(f=2, slot=1) + ev_create(f=6, slot=2) +
+        ev_create(f=4, slot=3) + [EV_CREATE, DEV0, 0x03, 0x40, 0x00, 0x00, 4, 0] +
+        [EV_CREATE, DEV0, 0x07, 0x05, 0] + ev_create(null=1) + ev_create(dev=DEV_BAD) +
+        [EV_RECORD_FLAGS, 0, 0, flags(1), EV_RECORD_FLAGS, 0, 0, 0x07, 0x08, 0, 0, 0],
+    # default streams of both devices, borrowed, and a borrowed owned stream
+    "stream-wrap": st_create(slot=0) + st_wrap(0, DEV0, 1) + st_wrap(1, DEV1, 2) +
+        st_wrap(2, DEV0, 3) + st_wrap(0x81, slot=1) + st_wrap(3, DEV0, 2, 0) +
+        st_wrap(0x83, slot=3, arg=0) + st_wrap(3, DEV1, 3, 0) + st_wrap(6, DEV0, 1, 5) +
+        st_wrap(7, DEV0, 1, b"\x05\x10\x00\x00\x00\x00\x00\x00") +
+        [ST_GET, 3, 4, 0, ST_GET, 2, 3, 0, ST_GET, 1, 2, 0] + [ST_DESTROY, 0] +
+        [ST_QUERY, 2, 0, ST_QUERY, 2, 1],
+    # priorities in and out of range, flags, getters
+    "stream-priority": st_create(prio=5) + st_create(prio=4, slot=1) + st_create(prio=200 + 1) +
+        st_create(prio=250) + [0x00, 0x00, 0x00, 0x80] + st_create(f=1, prio=7, slot=2) +
+        [ST_GET, 0, 0, 0, ST_GET, 1, 1, 0, ST_GET, 0, 0, 7] +
+        [ST_CREATE, DEV0, 0x03, 0x02, 0, 0, 0],
+    # host functions queued, then the stream destroyed with work pending
+    "stream-hostfn-destroy": st_create() + hostfn() + hostfn() + ev_create() + record() +
+        hostfn() + [ST_DESTROY, 0] + query(0) + [ST_HOSTFN, NULL_SEL, 0, 0] +
+        st_create() + [ST_HOSTFN, 0, 7, 0],
+    # waits, also across devices and with bad flags
+    "stream-wait": st_create(slot=0) + st_create(dev=DEV1, slot=1) + ev_create(slot=0) +
+        ev_create(dev=DEV1, slot=1) + record(0, 0) + record(1, 1) +
+        [ST_WAIT, 0, 0, 0, ST_WAIT, 1, 0, 0, ST_WAIT, 0, 1, 0, ST_WAIT, 0, 0, 0x07, 2, 0, 0, 0] +
+        record(1, 0) + record(0, 1),
+    # a pool: create, prewarm, acquire to exhaustion, release, stats, destroy
+    "pool": [POOL_CREATE, 0, DEV0, 0, 3, 1, 0, 0, 0] + [POOL_PREWARM, 0, 2] +
+        [POOL_ACQUIRE, 0, 0, 0, POOL_ACQUIRE, 0, 1, 0, POOL_ACQUIRE, 0, 2, 0,
+         POOL_ACQUIRE, 0, 3, 0] + st_create() + record(0) + [POOL_RELEASE, 0, 0] +
+        [POOL_STATS, 0, 0, 0] + [POOL_ACQUIRE, 0, 4, 0] + query(4) +
+        [POOL_RELEASE, 0, 1] + [POOL_DESTROY, 0] + query(2),
+    # pool options: sizes, flags, capacities, a release to the wrong pool
+    "pool-options": [POOL_CREATE, 0xc0, DEV0, 0, 2, 0, 0, 0, 0] +
+        [POOL_CREATE, 0xe8, DEV0, 0, 2, 0, 0, 0, 0] +
+        [POOL_CREATE, 0, DEV0, flags(4), 2, 0, 0, 0, 0] +
+        [POOL_CREATE, 0, DEV1, flags(2), 245, 0, 1, 0, 0] +
+        [POOL_CREATE, 0, DEV0, 0, 0, 0, 0, 0, 0] + [POOL_CREATE, 0, DEV0, 0, 2, 3, 0, 0, 0] +
+        [POOL_CREATE, 0, DEV0, 0, 2, 0, 0, 0x0f, 0] +
+        [POOL_CREATE, 0, DEV0, 0, 4, 0, 0, 0, 0] + [POOL_ACQUIRE, 1, 0, 0] +
+        [POOL_RELEASE, 0, 0] + [POOL_PREWARM, 0, 250, 0xff, 0xff, 0xff, 0xff] +
+        [POOL_STATS, 1, 0xc5, 0, POOL_STATS, 1, 0xe3, 0],
+    # a timer: start, stop, elapsed, synchronize, on both devices
+    "timer": st_create() + [TIMER, 0, DEV0, 0, 0] + [TIMER, 2, 0, 0] + hostfn() +
+        [TIMER, 3, 0, 0] + [TIMER, 4, 0, 0, TIMER, 5, 0, 0, TIMER, 3, 0, 0] +
+        [TIMER, 0, DEV1, 1, 0] + [TIMER, 2, 1, 0] + [TIMER, 1, 0, TIMER, 1, 0] +
+        [TIMER, 4, 1, 7],
+    # a timeline: marks up to its capacity, intervals, reset, sync
+    "timeline": st_create() + [TIMELINE, 0, DEV0, 3, 0, 0] +
+        [TIMELINE, 2, 0, 0, 0] * 4 + [TIMELINE, 3, 0, 0] +
+        [TIMELINE, 4, 0, 8 * 4, 0, TIMELINE, 4, 0, 3, 0, TIMELINE, 4, 0, 1, 5, 0, 0, 0, 0] +
+        [TIMELINE, 5, 0, TIMELINE, 6, 0, TIMELINE, 4, 0, 0, 0] +
+        [TIMELINE, 0, DEV0, 1, 1, 0] + [TIMELINE, 1, 0, TIMELINE, 1, 0],
+    # driver and device calls, statuses and the last error
+    "device-status": [DEVICE, 0, 0, DEVICE, 0, 7, DEVICE, 1, DEV0, 3, DEVICE, 1, DEV1, 0,
+                      DEVICE, 1, DEV_BAD, 1, DEVICE, 2, DEV1, DEVICE, 2, 13, DEVICE, 3, 0,
+                      DEVICE, 4, 7, DEVICE, 5, 0, DEVICE, 6, DEVICE, 7] +
+        status(0, 400) + status(0, -1) + status(1, 600) + status(1, 0x7fffffff) +
+        status(2, 0) + status(3, 0),
+    # events reusing driver events with a former life (recorded, maybe
+    # pending): never-recorded until recorded again, a new driver event for
+    # get_native and waits, and the same through a pool
+    "event-reuse": st_create() + hostfn() + churn(70) + ev_create(slot=0) + query(0) +
+        [EV_GET, 0, 2, 0] + ev_create(slot=1) + [ST_WAIT, 0, 1, 0] + ev_create(slot=2) +
+        record(2) + elapsed(0, 2) + churn(90, f=2, all_live=True) + ev_create(f=2, slot=3) + query(3, 1) +
+        [POOL_CREATE, 0, DEV0, 0, 2, 2, 0, 0, 0] + [POOL_ACQUIRE, 0, 4, 0] + record(4) +
+        [POOL_RELEASE, 0, 4] + [ST_QUERY, 0, 1] + [POOL_ACQUIRE, 0, 4, 0] + [EV_GET, 4, 2, 0] +
+        [POOL_STATS, 0, 0, 0],
+    # forged handles: NULL, random, bits flipped, generations shifted, wrong kinds
+    "forged-handles": ev_create() + st_create() + [EV_DESTROY, 0xd0, 1, 0, 0, 0, 1, 0, 0, 0] +
+        query(0xe0 | 0, 0) + [4] + [EV_QUERY, 0xe0, 36, 0] + [EV_QUERY, 0xf0, 2, 0] +
+        [EV_QUERY, 0xf0, 0xfe, 0] + [EV_QUERY, OTHER_KIND, 0] + [ST_QUERY, OTHER_KIND, 0] +
+        [EV_RECORD, 0xf0, 0, 0, 0] + [ST_DESTROY, 0xe0, 0] + [EV_DESTROY, 0] +
+        [EV_QUERY, 0xf0, 2, 0] + probe_dead(0) + [ST_DESTROY, 0] + probe_dead(1),
+}
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "corpus")
+    os.makedirs(out, exist_ok=True)
+    for name, prog in SEEDS.items():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(bytes(b & 0xff for b in prog))
+    print("wrote %d seeds to %s" % (len(SEEDS), out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,716 @@
+#!/usr/bin/env python3
+# Copyright 2026 The evx Authors
+# SPDX-License-Identifier: Apache-2.0
+"""A fuzzer over evx's public Python API (docs/fuzzing.md).
+
+Each input is a short program: calls of the public API (evx.Device, Stream,
+Event, EventPool, Timeline, timed, the module functions) with one argument
+at a time taken from a pool of wrong types and ranges (huge and negative
+ints, floats, None, strings, foreign objects), foreign ``__cuda_stream__``
+objects that raise or lie, calls on closed objects, and threads that close
+what other threads use. It checks:
+
+- no crash (a segfault kills the run) and no hang (faulthandler ends a run
+  that makes no progress for --hang-seconds, with every thread's stack);
+- every exception is evx.CudaError, TypeError or ValueError (an exception
+  raised by a foreign object's own method may pass through unchanged);
+- a value outside the C type of its argument is refused, never truncated:
+  the call must not succeed, and its error must name the caller's value;
+- a TypeError or ValueError for a bad argument names the caller's value
+  (its repr, its str or its type's name).
+
+A broken rule is a violation. Without --strict, the violations listed in
+KNOWN_TODAY (what the Python layer does today, before its rewrite) are
+reported and counted but do not fail the run; any other violation does.
+With --strict every violation fails the run: the rule once the rewrite has
+landed.
+
+It runs under atheris (libFuzzer for Python, from PyPI) when that imports,
+else (or with --random) on a seeded random driver; both feed the same
+TestOneInput. Needs the library built (EVX_LIBRARY, as bindings/run_tests.sh
+sets it) and runs on the host emulation with two devices.
+
+    python tests/fuzz/py_fuzz.py --seconds 30 [--strict] [--random --seed N]
+"""
+
+import argparse
+import faulthandler
+import os
+import random
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# The package with its compiled core, as meson builds it, unless an evx is
+# importable already (PYTHONPATH, an install).
+import importlib.util  # noqa: E402
+if importlib.util.find_spec("evx") is None:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "build", "bindings",
+                                    "python"))
+os.environ.setdefault("EVX_DRIVER", "host")
+os.environ.setdefault("EVX_HOST_DEVICES", "2")
+
+try:
+    import atheris
+    ATHERIS_ERROR = None
+except ImportError as e:          # a seeded random driver instead
+    atheris = None
+    ATHERIS_ERROR = "%s: %s" % (type(e).__name__, e)
+
+if atheris is not None:
+    with atheris.instrument_imports():
+        import evx
+else:
+    import evx
+
+# What the Python layer does today (before the rewrite that range-checks
+# every argument and names the caller's value). Keys: (rule, call). Found by
+# this fuzzer; docs/fuzzing.md lists them. --strict makes them failures.
+KNOWN_TODAY = {
+    ("message does not name the value", "Event.elapsed_since(start)"),
+    ("message does not name the value", "Event.record(stream)"),
+    ("message does not name the value", "EventPool.release(event)"),
+    ("message does not name the value", "Stream.launch_host_func(fn)"),
+    ("message does not name the value", "Stream.record(event)"),
+    ("out-of-range int accepted (truncated)", "Device.create_stream(priority)"),
+    ("out-of-range int accepted (truncated)", "EventPool(capacity)"),
+    ("out-of-range int accepted (truncated)", "EventPool(device)"),
+    ("out-of-range int accepted (truncated)", "EventPool(prewarm)"),
+    ("out-of-range int accepted (truncated)", "EventPool.prewarm(count)"),
+    ("out-of-range int accepted (truncated)", "Stream.wrap(device hint)"),
+    ("out-of-range int accepted (truncated)", "Stream.wrap(device)"),
+    ("out-of-range int accepted (truncated)", "Timeline(capacity)"),
+    ("out-of-range int accepted (truncated)", "Timeline(device)"),
+    ("out-of-range int reached C truncated", "Device.create_stream(priority)"),
+    ("out-of-range int reached C truncated", "EventPool(capacity)"),
+    ("out-of-range int reached C truncated", "EventPool(device)"),
+    ("out-of-range int reached C truncated", "EventPool(prewarm)"),
+    ("out-of-range int reached C truncated", "EventPool.prewarm(count)"),
+    ("out-of-range int reached C truncated", "Stream.wrap(device hint)"),
+    ("out-of-range int reached C truncated", "Stream.wrap(device)"),
+    ("out-of-range int reached C truncated", "Timeline(capacity)"),
+    ("out-of-range int reached C truncated", "Timeline(device)"),
+    ("unexpected AttributeError", "Timeline.mark(stream)"),
+    ("unexpected OverflowError", "Stream.wrap(device hint)"),
+    ("unexpected OverflowError", "Stream.wrap(device)"),
+    ("unexpected RuntimeError", "timed (entered twice)"),
+    ("unexpected RuntimeError", "timed.elapsed_ms (block not ended)"),
+}
+
+ALLOWED = (evx.CudaError, TypeError, ValueError)
+# The statuses that refuse a value (not a closed handle, not a state).
+VALUE_STATUSES = (evx.Status.ERROR_INVALID_VALUE, evx.Status.ERROR_INVALID_DEVICE)
+INT32 = (-2**31, 2**31 - 1)
+UINT32 = (0, 2**32 - 1)
+INTS = [0, 1, 2, 3, -1, -2, -5, -6, 7, 2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**32 + 1,
+        2**32 + 3, 2**63 - 1, 2**63, 2**64, 2**64 + 1, 10**20, -2**31, -2**31 - 1,
+        -2**32, -2**63 - 1, -10**20]
+OTHERS = [None, True, False, 0.0, 1.5, -1.0, float("nan"), float("inf"), "0", "abc", "",
+          b"\x01", [], (1,), {}, object(), 1j]
+
+
+class Foreign(Exception):
+    """Raised by a foreign object's own method: may pass through evx."""
+
+
+class Stats:
+    lock = threading.Lock()
+    calls = 0
+    inputs = 0
+    raised = {}
+    violations = {}        # (rule, call) -> [count, example]
+    strict = False
+    survey = False         # --survey: report every violation, fail on none
+
+
+def violation(rule, call, value, exc=None):
+    key = (rule, call)
+    text = "%s: %s with %s%s" % (rule, call, _show(value),
+                                 "" if exc is None else " -> %s: %s" % (
+                                     type(exc).__name__, str(exc)[:200]))
+    with Stats.lock:
+        entry = Stats.violations.get(key)
+        if entry is None:
+            Stats.violations[key] = [1, text]
+            known = key in KNOWN_TODAY and not Stats.strict
+            print("py-fuzz: %s %s" % ("known today:" if known else "VIOLATION:", text),
+                  file=sys.stderr, flush=True)
+        else:
+            entry[0] += 1
+    if not Stats.survey and (Stats.strict or key not in KNOWN_TODAY):
+        raise AssertionError("py-fuzz: " + text)
+
+
+def _show(v):
+    try:
+        r = repr(v)
+    except Exception:
+        r = "<%s>" % type(v).__name__
+    return r if len(r) < 60 else r[:57] + "..."
+
+
+def _names(exc, value, kind):
+    """Whether the error names the caller's value: an int by its digits, any
+    other value by its repr, its str or (for a value of a wrong type) the
+    name of its type."""
+    msg = str(exc)
+    if kind == "range" or (isinstance(value, int) and not isinstance(value, bool)
+                           and kind != "any"):
+        return str(value) in msg
+    try:
+        if repr(value) in msg or str(value) in msg and str(value):
+            return True
+    except Exception:
+        pass
+    return type(value).__name__ in msg
+
+
+def _int_kind(value, c_range, none_ok=False):
+    """How a value for an integer argument of C range c_range must fare:
+    None (any outcome), 'range' (refused, naming it) or 'type' (TypeError or
+    ValueError naming it)."""
+    if value is None and none_ok:
+        return None
+    if isinstance(value, bool):
+        return None            # Python's own int; accepted or refused, both fine
+    if isinstance(value, int):
+        return None if c_range[0] <= value <= c_range[1] else "range"
+    return "type"
+
+
+def attempt(call, fn, value=None, kind=None):
+    """Calls fn() and checks the outcome against the rules; returns its result
+    or None when it raised. `value` is the argument under test and `kind`
+    what it must get (see _int_kind; 'any' for an object of the wrong type
+    that must be refused with a TypeError)."""
+    with Stats.lock:
+        Stats.calls += 1
+    try:
+        result = fn()
+    except Foreign:
+        return None
+    except ALLOWED as e:
+        with Stats.lock:
+            Stats.raised[type(e).__name__] = Stats.raised.get(type(e).__name__, 0) + 1
+        if (kind == "range" and isinstance(e, evx.CudaError) and e.status in VALUE_STATUSES
+                and not _names(e, value, kind)):
+            violation("out-of-range int reached C truncated", call, value, e)
+        elif kind and isinstance(e, (TypeError, ValueError)) and not _names(e, value, kind):
+            violation("message does not name the value", call, value, e)
+        return None
+    except AssertionError:
+        raise
+    except Exception as e:
+        name = type(e).__name__
+        with Stats.lock:
+            Stats.raised[name] = Stats.raised.get(name, 0) + 1
+        violation("unexpected " + name, call, value, e)
+        return None
+    if kind in ("range", "type", "any"):
+        # An object made from a truncated value is not used further: its
+        # own state (a device ordinal, a capacity) is wrong, and what
+        # follows from that is this violation again.
+        try:
+            if hasattr(result, "close"):
+                result.close()
+        except ALLOWED:
+            pass
+        violation("out-of-range int accepted (truncated)" if kind == "range"
+                  else "wrong type accepted", call, value)
+        return None
+    return result
+
+
+# --------------------------------------------------------------------------
+# the input
+
+
+class Input:
+    """Reads choices from the fuzzer's bytes (zeros once they run out)."""
+
+    def __init__(self, data):
+        self.data = data
+        self.pos = 0
+
+    def byte(self):
+        if self.pos >= len(self.data):
+            return 0
+        self.pos += 1
+        return self.data[self.pos - 1]
+
+    def left(self):
+        return len(self.data) - self.pos
+
+    def pick(self, seq):
+        return seq[self.byte() % len(seq)]
+
+    def value(self, valid):
+        """A valid value (about half the time) or one from the bad pools."""
+        b = self.byte()
+        if b < 128:
+            return valid[b % len(valid)]
+        if b < 224:
+            return INTS[b % len(INTS)]
+        return OTHERS[b % len(OTHERS)]
+
+
+class World:
+    """The objects an input works on."""
+
+    def __init__(self):
+        self.devs = [evx.Device(0), evx.Device(1)]
+        self.streams = []
+        self.events = []
+        self.pools = []
+        self.timelines = []
+        self.timeds = []
+
+    def any_of(self, inp, lst, fallback=None):
+        return inp.pick(lst) if lst else fallback
+
+    def close_all(self):
+        for lst in (self.events, self.pools, self.timelines, self.streams):
+            for o in lst:
+                try:
+                    if isinstance(o, evx.Stream) and not o.closed:
+                        o.sync()
+                    o.close()
+                except ALLOWED:
+                    pass
+            lst.clear()
+        self.timeds.clear()
+
+
+def foreign_stream(inp, w):
+    """An object that claims to be a stream, honestly or not, with the value
+    under test in it and what that value must get (see attempt)."""
+    live = [s for s in w.streams if not s.closed]
+    addr = inp.pick(live).native if live and inp.byte() & 1 else 0
+    choice = inp.byte() % 16
+    protos = [(0, addr), (1, addr), (0,), (0, addr, 5), [0, addr], "x", None, (0, 10**30),
+              (0, -1), (0, 1.5), (0, "7"), (0, 2**64), (0, 12345), (0, 1), (0, 2)]
+
+    class CudaStreamObj:
+        def __cuda_stream__(self):
+            if choice == 15:
+                raise Foreign("__cuda_stream__ raised")
+            return protos[choice]
+
+    class NotCallable:
+        __cuda_stream__ = 5
+
+    class Torchish:
+        def __init__(self, v, dev):
+            self.cuda_stream = v
+            self.device = type("D", (), {"index": dev})()
+
+    class Cupyish:
+        def __init__(self, v, dev):
+            self.ptr = v
+            self.device_id = dev
+
+    class BadHint:
+        cuda_stream = 0
+
+        @property
+        def device(self):
+            raise Foreign("device raised")
+
+    kind = inp.byte() % 6
+    call = "Stream.wrap(obj)"
+    if kind == 0:
+        proto = protos[choice] if choice < 15 else None
+        if (isinstance(proto, tuple) and len(proto) == 2 and proto[0] == 0 and
+                isinstance(proto[1], int) and not 0 <= proto[1] < 2**64):
+            return CudaStreamObj(), "Stream.wrap(__cuda_stream__ address)", proto[1], "range"
+        return CudaStreamObj(), "Stream.wrap(__cuda_stream__)", None, None
+    if kind == 1:
+        return NotCallable(), call, None, None
+    if kind == 4:
+        return BadHint(), call, None, None
+    make = Torchish if kind == 2 else Cupyish
+    if kind == 5:              # a bare value
+        v = inp.value([addr, 0, 1, 2])
+        return v, call, v, (None if isinstance(v, evx.Stream)
+                            else _int_kind(v, (0, 2**64 - 1)) or (
+                                "any" if not isinstance(v, int) else None))
+    if inp.byte() & 1:         # a bad address, a good device
+        v = inp.value([addr, 0, 1, 2])
+        return make(v, 0), "Stream.wrap(%s)" % make.__name__, v, (
+            _int_kind(v, (0, 2**64 - 1)) or ("any" if not isinstance(v, int) else None))
+    dev = inp.value([0, 1])    # a default stream and the device it says it is on
+    kind = None
+    if isinstance(dev, int) and not isinstance(dev, bool) and dev >= 0:
+        kind = _int_kind(dev, INT32)
+    return make(inp.pick([0, 1, 2]), dev), "Stream.wrap(device hint)", dev, kind
+
+
+# --------------------------------------------------------------------------
+# the operations
+
+
+def op_device(inp, w):
+    v = inp.value([0, 1, w.devs[0], w.devs[1]])
+    attempt("Device(device_id)", lambda: evx.Device(v), v,
+            None if isinstance(v, evx.Device) else _int_kind(v, INT32))
+    attempt("device_count()", evx.device_count)
+    attempt("driver_version()", evx.driver_version)
+    attempt("is_emulation()", evx.is_emulation)
+    d = w.any_of(inp, w.devs)
+    attempt("Device.stream_priority_range", lambda: d.stream_priority_range)
+    if inp.byte() & 1:
+        attempt("Device.trim()", d.trim)
+
+
+def op_create_event(inp, w):
+    d = w.any_of(inp, w.devs)
+    timing, bs, ipc = inp.value([True, False]), inp.value([False, True]), inp.value([False])
+    e = attempt("Device.create_event", lambda: d.create_event(timing=timing, blocking_sync=bs,
+                                                              ipc=ipc))
+    if e is not None:
+        w.events.append(e)
+        attempt("Event.is_done (never recorded)", lambda: e.is_done)
+
+
+def op_create_stream(inp, w):
+    d = w.any_of(inp, w.devs)
+    prio = inp.value([0, -1, -5, None])
+    nb = inp.value([True, False])
+    s = attempt("Device.create_stream(priority)", lambda: d.create_stream(priority=prio,
+                                                                         non_blocking=nb),
+                prio, _int_kind(prio, INT32, none_ok=True))
+    if s is not None:
+        w.streams.append(s)
+
+
+def op_wrap(inp, w):
+    if inp.byte() & 1:         # a good stream, a bad device
+        live = [s for s in w.streams if not s.closed]
+        obj = inp.pick(live).native if live and inp.byte() & 1 else inp.pick([0, 1, 2])
+        dev = inp.value([0, 1])
+        kind = None if isinstance(dev, evx.Device) else _int_kind(dev, INT32, none_ok=True)
+        s = attempt("Stream.wrap(device)", lambda: evx.Stream.wrap(obj, device=dev), dev, kind)
+    else:                      # a foreign object, honest or not
+        obj, call, value, kind = foreign_stream(inp, w)
+        dev = None if call == "Stream.wrap(device hint)" else inp.pick([None, None, 0, 1])
+        s = attempt(call, lambda: evx.Stream.wrap(obj, device=dev), value, kind)
+    if s is not None:
+        w.streams.append(s)
+
+
+def op_record(inp, w):
+    e = w.any_of(inp, w.events)
+    s = w.any_of(inp, w.streams)
+    if e is None or s is None:
+        return
+    bad = inp.value([s])
+    attempt("Event.record(stream)", lambda: e.record(bad), bad,
+            None if isinstance(bad, evx.Stream) else "any")
+    bad = inp.value([e, None])
+    ev = attempt("Stream.record(event)", lambda: s.record(bad), bad,
+                 None if bad is None or isinstance(bad, evx.Event) else "any")
+    if ev is not None and bad is None:
+        w.events.append(ev)
+
+
+def op_wait(inp, w):
+    s = w.any_of(inp, w.streams)
+    if s is None:
+        return
+    other = inp.value(w.events + w.streams or [None])
+    attempt("Stream.wait(event_or_stream)", lambda: s.wait(other), other,
+            None if isinstance(other, (evx.Event, evx.Stream)) else "any")
+
+
+def op_query(inp, w):
+    objs = w.events + w.streams
+    if not objs:
+        return
+    o = inp.pick(objs)
+    which = inp.byte() % 3
+    if which == 0:
+        attempt("is_done", lambda: o.is_done)
+    elif which == 1:
+        attempt("sync()", o.sync)
+    else:
+        attempt("native", lambda: o.native)
+        attempt("device", lambda: o.device)
+        attempt("flags", lambda: o.flags)
+        attempt("handle", lambda: o.handle)
+        attempt("repr", lambda: repr(o))
+        if isinstance(o, evx.Stream):
+            attempt("Stream.priority", lambda: o.priority)
+            attempt("Stream.owned", lambda: o.owned)
+            attempt("Stream.__cuda_stream__", o.__cuda_stream__)
+
+
+def op_elapsed(inp, w):
+    a = w.any_of(inp, w.events)
+    if a is None:
+        return
+    b = inp.value(w.events)
+    attempt("Event.elapsed_since(start)", lambda: a.elapsed_since(b), b,
+            None if isinstance(b, evx.Event) else "any")
+    if isinstance(b, evx.Event):
+        attempt("Event - Event", lambda: a - b)
+    else:
+        try:
+            a - b
+        except TypeError:
+            pass
+        except Exception as e:
+            violation("unexpected " + type(e).__name__, "Event - other", b, e)
+
+
+def op_host_func(inp, w):
+    s = w.any_of(inp, w.streams)
+    if s is None:
+        return
+    fn = inp.value([lambda: None])
+    attempt("Stream.launch_host_func(fn)", lambda: s.launch_host_func(fn), fn,
+            None if callable(fn) else "any")
+
+
+def op_pool(inp, w):
+    which = inp.byte() % 6
+    if which == 0 or not w.pools:
+        dev = inp.value([0, 1, w.devs[1]])
+        cap = inp.value([1, 2, 4])
+        pre = inp.value([0, 1])
+        field = inp.byte() % 3
+        if field == 0:
+            cap, pre = 2, 0
+            call, v, kind = "EventPool(device)", dev, (
+                None if isinstance(dev, evx.Device) else _int_kind(dev, INT32))
+        elif field == 1:
+            dev, pre = 0, 0
+            call, v, kind = "EventPool(capacity)", cap, _int_kind(cap, UINT32)
+        else:
+            dev, cap = 0, 4
+            call, v, kind = "EventPool(prewarm)", pre, _int_kind(pre, UINT32)
+        p = attempt(call, lambda: evx.EventPool(dev, cap, prewarm=pre), v, kind)
+        if p is not None and cap > 64:
+            # kept, a prewarm of a count truncated today could make billions
+            attempt("EventPool.close()", p.close)
+        elif p is not None:
+            w.pools.append(p)
+        return
+    p = inp.pick(w.pools)
+    if which == 1:
+        e = attempt("EventPool.acquire()", p.acquire)
+        if e is not None:
+            w.events.append(e)
+    elif which == 2:
+        e = inp.value(w.events or [None])
+        attempt("EventPool.release(event)", lambda: p.release(e), e,
+                None if isinstance(e, evx.Event) else "any")
+    elif which == 3:
+        n = inp.value([0, 1, 2])
+        kind = _int_kind(n, UINT32)
+        if kind is None and isinstance(n, int) and n > 64:
+            return             # as asked, it would make that many driver events
+        attempt("EventPool.prewarm(count)", lambda: p.prewarm(n), n, kind)
+    elif which == 4:
+        attempt("EventPool.stats", lambda: p.stats)
+    else:
+        attempt("EventPool.close()", p.close)
+
+
+def op_timeline(inp, w):
+    which = inp.byte() % 5
+    if which == 0 or not w.timelines:
+        if inp.byte() & 1:
+            cap, dev = inp.value([2, 4, 16]), 0
+            call, v, kind = "Timeline(capacity)", cap, _int_kind(cap, UINT32)
+        else:
+            cap, dev = 4, inp.value([0, 1])
+            call, v, kind = "Timeline(device)", dev, _int_kind(dev, INT32)
+        t = attempt(call, lambda: evx.Timeline(dev, cap), v, kind)
+        if t is not None:
+            w.timelines.append(t)
+        return
+    t = inp.pick(w.timelines)
+    if which == 1:
+        s = inp.value(w.streams or [None])
+        attempt("Timeline.mark(stream)", lambda: t.mark(s), s,
+                None if isinstance(s, evx.Stream) else "any")
+    elif which == 2:
+        attempt("Timeline.intervals()", t.intervals)
+        attempt("Timeline.count", lambda: t.count)
+    elif which == 3:
+        attempt("Timeline.reset()", t.reset)
+    else:
+        attempt("Timeline.close()", t.close)
+
+
+def op_timed(inp, w):
+    s = inp.value(w.streams or [0])
+    kind = None if isinstance(s, evx.Stream) else "any"
+    if isinstance(s, int) and not isinstance(s, bool):
+        kind = _int_kind(s, (0, 2**64 - 1))
+    t = attempt("timed(stream)", lambda: evx.timed(s), s, kind)
+    if t is None:
+        return
+    order = inp.byte() % 3
+    if order == 0:
+        attempt("timed.elapsed_ms (block not ended)", lambda: t.elapsed_ms)
+    entered = attempt("timed.__enter__", t.__enter__)
+    if entered is None:
+        return
+    if order == 1:
+        attempt("timed (entered twice)", t.__enter__)
+    attempt("timed.__exit__", lambda: t.__exit__(None, None, None))
+    attempt("timed.elapsed_ms", lambda: t.elapsed_ms)
+
+
+def op_close(inp, w):
+    """Closes something; later ops use it closed."""
+    objs = w.events + w.streams + w.pools + w.timelines
+    if objs:
+        o = inp.pick(objs)
+        attempt("close()", o.close)
+        attempt("close() again", o.close)
+
+
+def op_threads(inp, w):
+    """Threads recording, querying and waiting on shared objects while
+    others close them."""
+    if not w.streams or not w.events:
+        return
+    n = 2 + inp.byte() % 4
+    seeds = [inp.byte() for _ in range(n)]
+    errors = []
+
+    def worker(seed):
+        rng = random.Random(seed)
+        try:
+            for _ in range(20):
+                e, s = rng.choice(w.events), rng.choice(w.streams)
+                r = rng.randrange(7)
+                if r == 0:
+                    attempt("thread: Event.record", lambda: e.record(s))
+                elif r == 1:
+                    attempt("thread: Event.is_done", lambda: e.is_done)
+                elif r == 2:
+                    attempt("thread: Stream.wait", lambda: s.wait(e))
+                elif r == 3:
+                    attempt("thread: Event.sync", e.sync)
+                elif r == 4:
+                    attempt("thread: Stream.record", lambda: s.record())
+                elif r == 5:
+                    attempt("thread: Event.close", e.close)
+                else:
+                    attempt("thread: Stream.is_done", lambda: s.is_done)
+        except AssertionError as ex:
+            errors.append(ex)
+
+    threads = [threading.Thread(target=worker, args=(sd,)) for sd in seeds]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(HANG_SECONDS)
+        if t.is_alive():
+            raise AssertionError("py-fuzz: a thread hung for %d s" % HANG_SECONDS)
+    if errors:
+        raise errors[0]
+
+
+OPS = [op_device, op_create_event, op_create_stream, op_wrap, op_record, op_wait, op_query,
+       op_elapsed, op_host_func, op_pool, op_timeline, op_timed, op_close, op_threads]
+HANG_SECONDS = 30
+
+
+DEADLINE = [None]              # atheris mode: when to print the totals and exit
+
+
+def TestOneInput(data):
+    if DEADLINE[0] is not None and time.monotonic() > DEADLINE[0]:
+        # libFuzzer's own exit skips Python's atexit: end here instead
+        summary()
+        os._exit(0)
+    faulthandler.dump_traceback_later(HANG_SECONDS, exit=True)
+    Stats.inputs += 1
+    inp = Input(data)
+    w = World()
+    try:
+        for _ in range(40):
+            if inp.left() == 0:
+                break
+            inp.pick(OPS)(inp, w)
+    finally:
+        w.close_all()
+    faulthandler.cancel_dump_traceback_later()
+
+
+def summary():
+    print("py-fuzz: %d inputs, %d calls on the %s core; exceptions: %s" % (
+        Stats.inputs, Stats.calls, evx.implementation,
+        ", ".join("%s %d" % kv for kv in sorted(Stats.raised.items())) or "none"),
+        file=sys.stderr)
+    known = [(k, v) for k, v in Stats.violations.items() if k in KNOWN_TODAY]
+    new = [(k, v) for k, v in Stats.violations.items() if k not in KNOWN_TODAY]
+    for title, lst in (("known today (allowed without --strict)", known),
+                       ("not known (fail the run)", new)):
+        if lst:
+            print("py-fuzz: violations %s: %d kinds" % (title, len(lst)), file=sys.stderr)
+            for (rule, call), (count, example) in sorted(lst):
+                print("  %6d x %s" % (count, example), file=sys.stderr)
+    sys.stderr.flush()
+
+
+def main():
+    global HANG_SECONDS
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seconds", type=float, default=30, help="how long to run")
+    ap.add_argument("--strict", action="store_true",
+                    help="fail on every violation, also those in KNOWN_TODAY")
+    ap.add_argument("--survey", action="store_true",
+                    help="report every violation and fail on none (crashes and hangs "
+                         "still fail): to list what the layer does")
+    ap.add_argument("--random", action="store_true",
+                    help="the seeded random driver even when atheris is installed")
+    ap.add_argument("--seed", type=int, default=None, help="seed of the random driver")
+    ap.add_argument("--artifacts", default=None,
+                    help="atheris mode: where a failing input is written (default: a "
+                         "new temporary folder)")
+    ap.add_argument("--hang-seconds", type=int, default=HANG_SECONDS,
+                    help="an input running longer than this is a hang")
+    args, rest = ap.parse_known_args()
+    Stats.strict = args.strict
+    Stats.survey = args.survey
+    HANG_SECONDS = args.hang_seconds
+    faulthandler.enable()
+    mode = "random" if args.random or atheris is None else "atheris"
+    print("py-fuzz: %s driver%s, %s core, %s, %g s" % (
+        mode, "" if atheris or args.random else " (atheris: %s)" % ATHERIS_ERROR,
+        evx.implementation, "strict" if args.strict else "known-today violations allowed",
+        args.seconds), file=sys.stderr, flush=True)
+    if mode == "atheris":
+        DEADLINE[0] = time.monotonic() + args.seconds
+        artifacts = args.artifacts or tempfile.mkdtemp(prefix="py-fuzz-")
+        os.makedirs(artifacts, exist_ok=True)
+        print("py-fuzz: a failing input is written to %s/" % artifacts, file=sys.stderr)
+        atheris.Setup([sys.argv[0], "-max_total_time=%d" % (int(args.seconds) + 60),
+                       "-timeout=%d" % HANG_SECONDS, "-max_len=256",
+                       "-artifact_prefix=%s/" % artifacts] + rest, TestOneInput)
+        atheris.Fuzz()
+        return 0
+    seed = args.seed if args.seed is not None else int(time.time())
+    print("py-fuzz: seed %d (--seed %d repeats this run)" % (seed, seed), file=sys.stderr)
+    rng = random.Random(seed)
+    end = time.monotonic() + args.seconds
+    try:
+        while time.monotonic() < end:
+            TestOneInput(bytes(rng.randrange(256) for _ in range(rng.randrange(1, 256))))
+    except AssertionError as e:
+        summary()
+        print(e, file=sys.stderr)
+        return 1
+    summary()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
