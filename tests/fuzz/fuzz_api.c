@@ -585,7 +585,7 @@ static void op_pool_create(reader *r)
     }
     if (!created(K_POOL, slot, st, null, p, __LINE__)) return;
     T.pool[slot].h = p;
-    T.pool[slot].dev = u.o.device;
+    T.pool[slot].dev = dev;
 }
 
 static void op_pool_prewarm(reader *r)
