@@ -84,6 +84,7 @@ struct Entry {
     void (*set)(void *slot, void *fn);
     bool required;
     int max_version;  // newest ABI whose signature DriverApi declares; 0: any
+    int min_version;  // oldest ABI with that signature (not looked up below it); 0: any
 };
 
 template <class F>
@@ -94,7 +95,14 @@ void set_any(void *slot, void *fn) {
 #define EVX_ENTRY(name, required, max_version)                                          \
     Entry {                                                                             \
         #name, &g_driver.api.name, &set_any<decltype(g_driver.api.name)>, required,     \
-            max_version                                                                 \
+            max_version, 0                                                              \
+    }
+// A member for one signature of an entry point whose signature changed:
+// looked up by the entry point's name, only from min_version on.
+#define EVX_ENTRY_FROM(member, name, min_version)                                       \
+    Entry {                                                                             \
+        name, &g_driver.api.member, &set_any<decltype(g_driver.api.member)>, false, 0,  \
+            min_version                                                                 \
     }
 
 using GetProcV2 = CUresult (*)(const char *, void **, int, cuuint64_t,
@@ -226,11 +234,13 @@ void load() {
         EVX_ENTRY(cuStreamGetDevice, false, 0),
         EVX_ENTRY(cuStreamGetCtx, false, 12040),  // 12.5 added a green-context argument
         EVX_ENTRY(cuCtxGetDevice, false, 12090),  // 13.0 added a context argument
+        EVX_ENTRY_FROM(cuStreamGetCtx_v2, "cuStreamGetCtx", 12050),
         EVX_ENTRY(cuIpcGetEventHandle, false, 0),
         EVX_ENTRY(cuIpcOpenEventHandle, false, 0),
         EVX_ENTRY(cuStreamIsCapturing, false, 0),
     };
     for (const Entry &e : entries) {
+        if (version < e.min_version) continue;  // left NULL: optional
         void *fn = proc.get(e.name, e.max_version ? std::min(version, e.max_version) : version,
                             &why);
         if (!fn && e.required) {

@@ -47,6 +47,9 @@ struct DriverApi {
     CUresult (*cuStreamGetDevice)(CUstream, CUdevice *);
     CUresult (*cuStreamGetCtx)(CUstream, CUcontext *);
     CUresult (*cuCtxGetDevice)(CUdevice *);
+    // Optional: "cuStreamGetCtx" of CUDA 12.5 and later, which tells a green
+    // context's stream apart (its regular context is the primary one).
+    CUresult (*cuStreamGetCtx_v2)(CUstream, CUcontext *, CUgreenCtx *);
     // Optional: IPC events (ipc.cpp) and the capture status (capture.cpp);
     // a driver without them gets NOT_SUPPORTED from those calls only.
     CUresult (*cuIpcGetEventHandle)(CUipcEventHandle *, CUevent);
@@ -102,6 +105,12 @@ inline evx_status_t check_device(const char *fn, int device) {
 
 // The device's primary context, retained on first use.
 evx_status_t primary_context(const char *fn, int device, CUcontext *ctx);
+
+// The device's primary context once primary_context() has retained it
+// (every driver event and owned stream of the device was made after that).
+inline CUcontext known_primary(int device) {
+    return g_driver.devices[device].ctx.load(std::memory_order_acquire);
+}
 
 // The device's stream priority range, read once.
 evx_status_t priority_range(const char *fn, int device, int *least,

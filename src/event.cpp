@@ -55,18 +55,15 @@ evx_status_t other_device(const char *fn, const void *event, int event_device,
 // The claimant stores kOwn (or kFormer again, on failure) with release order,
 // so that a caller who then reads kOwn sees the driver event it left.
 bool claim_former(Event *e) {
-    uint8_t s = e->former.load(std::memory_order_acquire);
-    for (;;) {
-        if (s == kOwn) return false;
-        if (s == kFormer) {
-            if (e->former.compare_exchange_weak(s, kClaimed, std::memory_order_acquire,
-                                                std::memory_order_acquire))
-                return true;
-            continue;
-        }
-        sched_yield();
-        s = e->former.load(std::memory_order_acquire);
-    }
+    uint8_t prev;
+    return claim_event(e, false, &prev);
+}
+
+// Counts a successful record.
+inline void mark_recorded(Event *e) {
+    e->records.fetch_add(1, std::memory_order_relaxed);
+    if (!e->recorded.load(std::memory_order_relaxed))
+        e->recorded.store(true, std::memory_order_release);
 }
 
 // noexcept: nothing in a hot call throws, and so the compiler needs no
@@ -83,6 +80,13 @@ evx_status_t record(const char *fn, evx_event_t event, evx_stream_t stream,
     const Stream *s = static_cast<const Stream *>(ss->obj);
     if (__builtin_expect(e->device != s->device, 0))
         return other_device(fn, event, e->device, stream, s->device);
+    // A stream of another context than the event's driver event (the common
+    // case compares two pointers): see contexts.cpp.
+    if (__builtin_expect(e->ctx.load(std::memory_order_acquire) != s->ctx, 0)) {
+        st = record_other_context(fn, e, s, event, stream, with_flags, flags);
+        if (!st) mark_recorded(e);
+        return st;
+    }
     CUresult res;
     {
         ContextGuard guard;
@@ -90,16 +94,22 @@ evx_status_t record(const char *fn, evx_event_t event, evx_stream_t stream,
         if (st) return st;
         const bool claimed = __builtin_expect(
             e->former.load(std::memory_order_acquire) != kOwn, 0) && claim_former(e);
-        res = with_flags ? cu().cuEventRecordWithFlags(e->cu, s->cu, flags)
-                         : cu().cuEventRecord(e->cu, s->cu);
+        const CUevent ev = e->cu.load(std::memory_order_acquire);
+        res = with_flags ? cu().cuEventRecordWithFlags(ev, s->cu, flags)
+                         : cu().cuEventRecord(ev, s->cu);
         if (claimed)
             e->former.store(res == CUDA_SUCCESS ? kOwn : kFormer, std::memory_order_release);
     }
     if (__builtin_expect(res == CUDA_SUCCESS, 1)) {
-        e->records.fetch_add(1, std::memory_order_relaxed);
-        if (!e->recorded.load(std::memory_order_relaxed))
-            e->recorded.store(true, std::memory_order_release);
+        mark_recorded(e);
         return EVX_SUCCESS;
+    }
+    if (e->ctx.load(std::memory_order_acquire) != s->ctx) {
+        // Another thread moved the event to another context between the
+        // check above and the record: record it as a move.
+        st = record_other_context(fn, e, s, event, stream, with_flags, flags);
+        if (!st) mark_recorded(e);
+        return st;
     }
     return driver_failed(res, fn, with_flags ? "cuEventRecordWithFlags" : "cuEventRecord",
                          "event 0x%" PRIx64 ", stream 0x%" PRIx64 ", flags 0x%x",
@@ -107,6 +117,23 @@ evx_status_t record(const char *fn, evx_event_t event, evx_stream_t stream,
 }
 
 }  // namespace
+
+bool claim_event(Event *e, bool from_own, uint8_t *prev) {
+    uint8_t s = e->former.load(std::memory_order_acquire);
+    for (;;) {
+        if (s == kOwn && !from_own) return false;
+        if (s != kClaimed) {
+            if (e->former.compare_exchange_weak(s, kClaimed, std::memory_order_acquire,
+                                                std::memory_order_acquire)) {
+                *prev = s;
+                return true;
+            }
+            continue;
+        }
+        sched_yield();
+        s = e->former.load(std::memory_order_acquire);
+    }
+}
 
 evx_status_t check_event_flags(const char *fn, unsigned flags) {
     const evx_status_t st = check_known_flags(
@@ -124,7 +151,9 @@ evx_status_t check_event_flags(const char *fn, unsigned flags) {
 evx_event_t publish_event(uint32_t index, int device, unsigned flags, CUevent cu,
                           Pool *pool, bool former) {
     Event &e = slot_ref(index).event;
-    e.cu = cu;
+    e.cu.store(cu, std::memory_order_relaxed);
+    e.ctx.store(known_primary(device), std::memory_order_relaxed);
+    e.away.store(nullptr, std::memory_order_relaxed);
     e.device = device;
     e.flags = flags;
     e.recorded.store(false, std::memory_order_relaxed);
@@ -143,8 +172,8 @@ evx_status_t event_own_state(const char *fn, Event *e) {
     evx_status_t st = create_driver_event(fn, e->device, e->flags, &fresh);
     const bool renewed = st == 0;
     if (renewed) {
-        const CUevent old = e->cu;
-        e->cu = fresh;
+        const CUevent old = e->cu.load(std::memory_order_relaxed);
+        e->cu.store(fresh, std::memory_order_release);
         if (e->pool) pool_count_created(e->pool);
         // Pending work is allowed. A refused destroy is reported; the event
         // has its new driver event all the same, and the old one stays the
@@ -166,13 +195,18 @@ evx_status_t event_free(ThreadRecord *r, void *obj) {
     Event *e = static_cast<Event *>(obj);
     const bool recorded = e->recorded.load(std::memory_order_acquire);
     const bool former = recorded || e->former.load(std::memory_order_relaxed) != kOwn;
+    // An event that was recorded in other contexts: their driver events are
+    // destroyed, the primary context's one kept (its work may be pending).
+    const bool moved = e->away.load(std::memory_order_acquire) != nullptr;
+    if (moved) event_come_home(e);
+    const CUevent ev = e->cu.load(std::memory_order_relaxed);
     if (e->pool) {
         const bool maybe_pending =
-            recorded &&
-            e->done.load(std::memory_order_relaxed) != e->records.load(std::memory_order_relaxed);
-        pool_take_back(e->pool, e->cu, maybe_pending, former);
+            moved || (recorded && e->done.load(std::memory_order_relaxed) !=
+                                      e->records.load(std::memory_order_relaxed));
+        pool_take_back(e->pool, ev, maybe_pending, former);
     } else {
-        cache_give(r, e->device, e->flags, e->cu, former);
+        cache_give(r, e->device, e->flags, ev, former);
     }
     return 0;
 }
@@ -201,7 +235,7 @@ inline evx_status_t observe(const char *fn, const char *call_name, evx_event_t e
     Event *e = &s->event;
     if (!e->recorded.load(std::memory_order_acquire)) return EVX_SUCCESS;
     const uint32_t seen = e->records.load(std::memory_order_relaxed);
-    const CUresult res = call(e->cu);
+    const CUresult res = call(e->cu.load(std::memory_order_acquire));
     if (res == CUDA_SUCCESS) e->done.store(seen, std::memory_order_relaxed);  // under the hazard
     if (__builtin_expect(res == CUDA_SUCCESS || res == CUDA_ERROR_NOT_READY, 1)) return res;
     return driver_failed(res, fn, call_name, "event 0x%" PRIx64, handle_value(event));
@@ -249,7 +283,8 @@ evx_status_t elapsed_time(float *ms, evx_event_t start, evx_event_t end) noexcep
     float out = 0.0f;
     const uint32_t seen_a = a->records.load(std::memory_order_relaxed);
     const uint32_t seen_b = b->records.load(std::memory_order_relaxed);
-    const CUresult res = cu().cuEventElapsedTime(&out, a->cu, b->cu);
+    const CUresult res = cu().cuEventElapsedTime(&out, a->cu.load(std::memory_order_acquire),
+                                                 b->cu.load(std::memory_order_acquire));
     if (res == CUDA_SUCCESS) {  // both complete; marked under the hazards
         a->done.store(seen_a, std::memory_order_relaxed);
         b->done.store(seen_b, std::memory_order_relaxed);
@@ -259,6 +294,17 @@ evx_status_t elapsed_time(float *ms, evx_event_t start, evx_event_t end) noexcep
         return EVX_SUCCESS;
     }
     if (res == CUDA_ERROR_NOT_READY) return res;
+    const CUcontext ac = a->ctx.load(std::memory_order_acquire);
+    const CUcontext bc = b->ctx.load(std::memory_order_acquire);
+    if (ac != bc) {
+        char actx[128], bctx[128];
+        context_name(actx, sizeof actx, ac, nullptr, a->device);
+        context_name(bctx, sizeof bctx, bc, nullptr, b->device);
+        return driver_failed(res, fn, "cuEventElapsedTime",
+                             "start event 0x%" PRIx64 " was last recorded in %s, end event "
+                             "0x%" PRIx64 " in %s: the driver times events of one context only",
+                             handle_value(start), actx, handle_value(end), bctx);
+    }
     return driver_failed(res, fn, "cuEventElapsedTime",
                          "start event 0x%" PRIx64 ", end event 0x%" PRIx64,
                          handle_value(start), handle_value(end));
@@ -347,7 +393,7 @@ EVX_API evx_status_t evx_event_get_native(evx_event_t event, void **cu_event) {
         return fail(EVX_ERROR_INVALID_VALUE, "%s: cu_event (the out-pointer) is NULL", fn);
     return with_live(fn, event, kEvent, "event", [cu_event](Slot &s) {
         const evx_status_t st = event_own_state(fn, &s.event);
-        if (!st) *cu_event = s.event.cu;
+        if (!st) *cu_event = s.event.cu.load(std::memory_order_acquire);
         return st;
     });
 }

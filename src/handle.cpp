@@ -217,13 +217,16 @@ evx_status_t retire(ThreadRecord *r, const void *h) {
     Slot *s = &slot_ref(index);
     evx_status_t status = 0;
     if (s->kind.load(std::memory_order_relaxed) == kEvent && s->event.pool == nullptr &&
-        !(s->event.flags & EVX_EVENT_INTERPROCESS) && push_retired(r, index)) {
+        !(s->event.flags & EVX_EVENT_INTERPROCESS) &&
+        s->event.away.load(std::memory_order_acquire) == nullptr && push_retired(r, index)) {
         // Plain events are freed in batches: one scan of every thread's
         // hazard slots per kRetireBatch destroys, instead of one per destroy,
         // keeps destroy cheap and leaves the other threads' hazard lines in
         // their own caches. Interprocess events are not batched: their
         // destroy closes the driver event now (ipc.h), unless a racing call
-        // holds it.
+        // holds it. Nor are events recorded in other contexts: their driver
+        // events there are destroyed now, so that the caller may destroy
+        // those contexts next (contexts.cpp).
     } else if (!held(index + 1)) {
         status = free_object(r, s);
         slot_free(r, index);

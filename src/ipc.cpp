@@ -58,7 +58,7 @@ EVX_API evx_status_t evx_event_get_ipc_handle(evx_event_t event, evx_ipc_event_h
             ContextGuard guard;
             const evx_status_t st = guard.enter(fn, e.device);
             if (st) return st;
-            res = cu().cuIpcGetEventHandle(&h, e.cu);
+            res = cu().cuIpcGetEventHandle(&h, e.cu.load(std::memory_order_acquire));
         }
         if (res != CUDA_SUCCESS)
             return driver_failed(res, fn, "cuIpcGetEventHandle", "event 0x%" PRIx64 " of device %d",

@@ -199,7 +199,7 @@ evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, 
     // nothing to wait for.
     bool complete = !e->recorded.load(std::memory_order_acquire);
     if (!complete) {
-        const CUresult q = cu().cuEventQuery(e->cu);
+        const CUresult q = cu().cuEventQuery(e->cu.load(std::memory_order_acquire));
         if (q == CUDA_SUCCESS)
             complete = true;
         else if (q != CUDA_ERROR_NOT_READY)
@@ -217,7 +217,8 @@ evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, 
     }
     if (!st) st = take_lane(fn, n, e->device, &lane);
     if (!st && !complete) {
-        const CUresult res = cu().cuStreamWaitEvent(lane->cu, e->cu, 0);
+        const CUresult res =
+            cu().cuStreamWaitEvent(lane->cu, e->cu.load(std::memory_order_acquire), 0);
         if (res != CUDA_SUCCESS)
             st = driver_failed(res, fn, "cuStreamWaitEvent",
                                "an internal stream of device %d, event 0x%" PRIx64, e->device,

@@ -22,6 +22,12 @@ struct Stream {
     bool default_stream = false;  // borrowed NULL, legacy or per-thread
     unsigned flags = 0;           // cached at creation or wrap time
     int priority = 0;
+    // The stream's context, read at creation or wrap time: the device's
+    // primary context for owned and default streams, cuStreamGetCtx's answer
+    // for other borrowed ones (the primary context for a green context's
+    // stream, whose green context is kept for messages).
+    CUcontext ctx = nullptr;
+    CUgreenCtx green = nullptr;
     // evx_stream_wrap_external_with_release(): called once the borrow has
     // ended (lifetime.cpp), never by stream_free().
     void (*release)(void *) = nullptr;
@@ -34,6 +40,36 @@ inline evx_status_t stream_context(ContextGuard &guard, const char *fn,
                                    const Stream *s) {
     return s->default_stream ? guard.enter(fn, s->device) : 0;
 }
+
+// --- contexts.cpp: events and streams of contexts other than the primary one
+
+// The context of a borrowed stream that is not a default stream (see
+// Stream::ctx); nullptr in *ctx when the driver cannot tell (then evx treats
+// it as the primary context, as before it knew contexts).
+evx_status_t native_stream_context(const char *fn, CUstream cs, int device, CUcontext *ctx,
+                                   CUgreenCtx *green);
+
+// A record of an event on a stream of another context than its driver
+// event's: records a driver event of the stream's context (made on first
+// use, as PyTorch makes its events on first record) and makes it the
+// event's, under a claim. The caller holds both hazards.
+evx_status_t record_other_context(const char *fn, Event *e, const Stream *s, const void *event,
+                                  const void *stream, bool with_flags, unsigned flags)
+    __attribute__((cold, noinline));
+
+// At free: destroys the driver events an event made in other contexts and
+// leaves its primary context's one in e->cu. Only for e->away != nullptr.
+void event_come_home(Event *e);
+
+// Writes "context 0x... (device 0's primary context)", "context 0x...
+// (created by the caller) of device 0" or "green context 0x... of device 0".
+void context_name(char *buf, size_t n, CUcontext ctx, CUgreenCtx green, int device);
+
+// INVALID_HANDLE for a timer or timeline (whose driver events are the
+// primary context's) marked on a stream of another context.
+evx_status_t other_context_refused(const char *fn, const char *what, const void *h,
+                                   const void *stream, const Stream *s)
+    __attribute__((cold, noinline));
 
 // evx_stream_wrap_external() and its variant with a release callback
 // (release may be nullptr); fn names the public call.
@@ -59,6 +95,13 @@ evx_event_t publish_event(uint32_t index, int device, unsigned flags, CUevent cu
 // evx_stream_wait_event()): an event whose driver state is still a former
 // life's gets a new driver event first. The caller holds the event's hazard.
 evx_status_t event_own_state(const char *fn, Event *e);
+
+// Claims an event (Event::former: kClaimed), waiting while another thread
+// holds a claim; *prev is the state it had. Claims only a kFormer event
+// unless from_own (then a kOwn one too); returns false, claiming nothing,
+// for a kOwn event otherwise. The claimant stores the next state with release
+// order (see event.cpp, claim_former()).
+bool claim_event(Event *e, bool from_own, uint8_t *prev);
 
 // Takes back a driver event of a pool event that was destroyed or released.
 // maybe_pending: recorded and not seen complete since; former: ever recorded.

@@ -143,12 +143,16 @@ evx_status_t wait_event(evx_stream_t stream, evx_event_t event, unsigned flags) 
         ContextGuard guard;
         st = stream_context(guard, fn, s);
         if (st) return st;
-        res = cu().cuStreamWaitEvent(s->cu, e->cu, flags);
+        res = cu().cuStreamWaitEvent(s->cu, e->cu.load(std::memory_order_acquire), flags);
     }
     if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
+    char sctx[128], ectx[128];
+    context_name(sctx, sizeof sctx, s->ctx, s->green, s->device);
+    context_name(ectx, sizeof ectx, e->ctx.load(std::memory_order_acquire), nullptr, e->device);
     return driver_failed(res, fn, "cuStreamWaitEvent",
-                         "stream 0x%" PRIx64 ", event 0x%" PRIx64 ", flags 0x%x",
-                         handle_value(stream), handle_value(event), flags);
+                         "stream 0x%" PRIx64 " of %s, event 0x%" PRIx64
+                         " with its driver event of %s, flags 0x%x",
+                         handle_value(stream), sctx, handle_value(event), ectx, flags);
 }
 
 }  // namespace
@@ -194,6 +198,7 @@ EVX_API evx_status_t evx_device_create_stream(int device, unsigned flags, int pr
         }
     }
     s->device = device;
+    s->ctx = known_primary(device);  // retained by the guard above
     s->owned = true;
     s->flags = flags;
     s->priority = priority;
@@ -236,9 +241,18 @@ evx_status_t evx::wrap_stream(const char *fn, int device, void *native_stream,
                         fn, native_stream, actual, device);
         }
     }
+    // The stream's context: a default stream names the device's primary
+    // context's (evx makes that current around calls on it).
+    CUcontext ctx = nullptr;
+    CUgreenCtx green = nullptr;
+    st = dflt ? primary_context(fn, device, &ctx)
+              : native_stream_context(fn, cs, device, &ctx, &green);
+    if (st) return st;
     Stream *s = new (std::nothrow) Stream;
     if (!s) return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
     s->cu = cs;
+    s->ctx = ctx;
+    s->green = green;
     s->device = device;
     s->owned = false;
     s->default_stream = dflt;

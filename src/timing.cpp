@@ -71,6 +71,8 @@ evx_status_t mark_on_stream(const char *fn, const void *h, uint32_t kind, evx_st
                     " to device %d",
                     fn, kind_name(kind), handle_value(h), obj->device, handle_value(stream),
                     s->device);
+    if (__builtin_expect(s->ctx != known_primary(s->device), 0))
+        return other_context_refused(fn, kind_name(kind), h, stream, s);
     std::lock_guard<std::mutex> lock(obj->mu);
     return mark(*obj, *s, scope.record());
 }

@@ -49,6 +49,11 @@ CUresult ctx_pop_current(CUcontext *pctx);
 CUresult ctx_get_device(CUdevice *device, CUcontext ctx);  // ctx NULL: current
 CUresult ctx_get_stream_priority_range(int *least, int *greatest);
 CUresult ctx_synchronize(CUcontext ctx);                   // ctx NULL: current
+// cuCtxCreate (all three signatures: params, or affinity params, or neither)
+CUresult ctx_create(CUcontext *pctx, const CUctxCreateParams *params, unsigned flags, CUdevice dev);
+CUresult ctx_create_v3(CUcontext *pctx, const CUexecAffinityParam *params, int nparams,
+                       unsigned flags, CUdevice dev);
+CUresult ctx_destroy(CUcontext ctx);
 
 // stream.cpp (ptsz: a NULL stream means the per-thread stream)
 CUresult stream_create(CUstream *ph, unsigned flags, int priority);

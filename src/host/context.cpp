@@ -1,7 +1,8 @@
 // Copyright 2026 The evx Authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// cuInit, devices, primary contexts and each thread's context stack.
+// cuInit, devices, primary contexts, contexts made by cuCtxCreate, and each
+// thread's context stack.
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +32,9 @@ struct ThreadState {
     std::vector<Context *> stack;  // back() is current
     std::shared_ptr<Stream> pt[kMaxDevices];
     std::uint64_t pt_epoch[kMaxDevices] = {};
+    // Per-thread streams of created contexts (never reused: a destroyed
+    // context's memory is kept, so a key names one context forever).
+    std::vector<std::pair<Context *, std::shared_ptr<Stream>>> pt_created;
     ThreadState() = default;
     ThreadState(const ThreadState &) = delete;
     ThreadState &operator=(const ThreadState &) = delete;
@@ -38,6 +42,7 @@ struct ThreadState {
         // The thread's per-thread streams finish their work and go.
         for (auto &s : pt)
             if (s) release_stream(s);
+        for (auto &p : pt_created) release_stream(p.second);
     }
 };
 
@@ -84,8 +89,9 @@ bool device_count_from_env(int *n) {
     return true;
 }
 
-// Last release of a primary context: like the driver, which resets the
-// context, wait for its work and drop its streams and events.
+// Last release of a primary context, or cuCtxDestroy: like the driver,
+// which resets or destroys the context, wait for its work and drop its
+// streams and events.
 void reset(Context *ctx) {
     context_synchronize(ctx);
     Global &g = global();
@@ -110,7 +116,16 @@ Context *context_from_handle(CUcontext c) {
     Global &g = global();
     for (int i = 0; i < g.device_count; i++)
         if (reinterpret_cast<Context *>(c) == &g.contexts[i]) return &g.contexts[i];
-    return nullptr;
+    std::lock_guard<std::mutex> lk(g.created_mu);
+    for (Context *x : g.created)
+        if (reinterpret_cast<Context *>(c) == x) return x;
+    return nullptr;  // unknown, or destroyed
+}
+
+long long created_context_count() {
+    Global &g = global();
+    std::lock_guard<std::mutex> lk(g.created_mu);
+    return static_cast<long long>(g.created.size());
 }
 
 Context *current_context() {
@@ -121,7 +136,10 @@ Context *current_context() {
 Context *require_context(CUresult *r) {
     Context *c = current_context();
     if (!c || !c->active.load(std::memory_order_acquire)) {
-        *r = CUDA_ERROR_INVALID_CONTEXT;
+        // A created context destroyed while current to this thread stays
+        // current; the driver then answers CONTEXT_IS_DESTROYED.
+        *r = c && c->destroyed.load(std::memory_order_acquire) ? CUDA_ERROR_CONTEXT_IS_DESTROYED
+                                                               : CUDA_ERROR_INVALID_CONTEXT;
         return nullptr;
     }
     return c;
@@ -129,6 +147,13 @@ Context *require_context(CUresult *r) {
 
 std::shared_ptr<Stream> per_thread_stream(Context *ctx) {
     ThreadState &t = thread_state();
+    if (!ctx->primary) {
+        for (auto &p : t.pt_created)
+            if (p.first == ctx) return p.second;
+        t.pt_created.emplace_back(
+            ctx, new_stream(ctx, Stream::Kind::PerThread, CU_STREAM_DEFAULT, kLeastPriority));
+        return t.pt_created.back().second;
+    }
     const int d = ctx->device;
     const std::uint64_t epoch = ctx->epoch.load(std::memory_order_acquire);
     if (!t.pt[d] || t.pt_epoch[d] != epoch) {
@@ -299,6 +324,84 @@ CUresult ctx_synchronize(CUcontext ctx) {
     Context *c = ctx ? context_from_handle(ctx) : require_context(&r);
     if (!c) return CUDA_ERROR_INVALID_CONTEXT;
     return context_synchronize(c);
+}
+
+namespace {
+
+// A new created context, pushed on the calling thread's stack as cuCtxCreate
+// does ("supplanted by the newly created context").
+CUresult create_context(CUcontext *pctx, unsigned flags, CUdevice dev) {
+    if ((flags & ~static_cast<unsigned>(CU_CTX_FLAGS_MASK)) != 0) return CUDA_ERROR_INVALID_VALUE;
+    const unsigned sched = flags & CU_CTX_SCHED_MASK;
+    if ((sched & (sched - 1)) != 0) return CUDA_ERROR_INVALID_VALUE;  // one scheduling flag at most
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    Context *c = new Context;  // never freed (see Global::gone)
+    c->device = dev;
+    c->primary = false;
+    c->refs = 1;
+    c->active.store(true, std::memory_order_release);
+    c->legacy = std::make_shared<Stream>(c, Stream::Kind::Legacy, CU_STREAM_DEFAULT, kLeastPriority);
+    c->streams.push_back(c->legacy);
+    Global &g = global();
+    {
+        std::lock_guard<std::mutex> lk(g.created_mu);
+        g.created.push_back(c);
+    }
+    thread_state().stack.push_back(c);
+    *pctx = to_handle(c);
+    return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+CUresult ctx_create(CUcontext *pctx, const CUctxCreateParams *params, unsigned flags, CUdevice dev) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    if (params) {
+        // "Exactly one of execAffinityParams and cigParams must be non-NULL."
+        if ((params->execAffinityParams == nullptr) == (params->cigParams == nullptr))
+            return CUDA_ERROR_INVALID_VALUE;
+        return CUDA_ERROR_NOT_SUPPORTED;  // neither execution affinity nor CIG is modelled
+    }
+    return create_context(pctx, flags, dev);
+}
+
+CUresult ctx_create_v3(CUcontext *pctx, const CUexecAffinityParam *params, int nparams,
+                       unsigned flags, CUdevice dev) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (!pctx || nparams < 0 || (nparams > 0 && !params)) return CUDA_ERROR_INVALID_VALUE;
+    if (nparams > 0) return CUDA_ERROR_NOT_SUPPORTED;  // execution affinity is not modelled
+    return create_context(pctx, flags, dev);
+}
+
+CUresult ctx_destroy(CUcontext ctx) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (!ctx) return CUDA_ERROR_INVALID_VALUE;
+    Global &g = global();
+    Context *c = nullptr;
+    {
+        std::lock_guard<std::mutex> lk(g.created_mu);
+        for (std::size_t i = 0; i < g.created.size(); i++) {
+            if (reinterpret_cast<Context *>(ctx) == g.created[i]) {
+                c = g.created[i];
+                g.created.erase(g.created.begin() + static_cast<std::ptrdiff_t>(i));
+                g.gone.push_back(c);
+                break;
+            }
+        }
+    }
+    // A primary context (released with cuDevicePrimaryCtxRelease), one
+    // destroyed already, or no context.
+    if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+    c->destroyed.store(true, std::memory_order_release);
+    c->active.store(false, std::memory_order_release);
+    reset(c);
+    release_stream(c->legacy);  // its worker, if any, drains and ends
+    // Popped from the calling thread's stack if current there; other
+    // threads keep it current and get CONTEXT_IS_DESTROYED.
+    ThreadState &t = thread_state();
+    if (!t.stack.empty() && t.stack.back() == c) t.stack.pop_back();
+    return CUDA_SUCCESS;
 }
 
 }  // namespace evxh

@@ -138,7 +138,7 @@ EVXH_API void evx_host_get_live(evx_host_live *out) {
     }
     out->events = static_cast<long long>(g.events.size());
     out->streams = static_cast<long long>(g.streams.size());
-    out->contexts = refs;
+    out->contexts = refs + created_context_count();
     out->host_funcs = g.host_funcs_pending.load(std::memory_order_acquire);
 }
 

@@ -23,6 +23,8 @@
 #undef cuStreamDestroy
 #undef cuEventElapsedTime
 #undef cuGetProcAddress
+#undef cuCtxCreate
+#undef cuCtxDestroy
 
 #define EVXH_API extern "C" __attribute__((visibility("default")))
 // An injected fault (debug.cpp) fails the call before it does anything.
@@ -68,6 +70,14 @@ EVXH_CALL(cuCtxGetStreamPriorityRange, "cuCtxGetStreamPriorityRange", (int *leas
           ctx_get_stream_priority_range(least, greatest))
 EVXH_CALL(cuCtxSynchronize, "cuCtxSynchronize", (void), ctx_synchronize(nullptr))
 EVXH_CALL(cuCtxSynchronize_v2, "cuCtxSynchronize", (CUcontext c), ctx_synchronize(c))
+EVXH_CALL(cuCtxCreate_v2, "cuCtxCreate", (CUcontext *c, unsigned int flags, CUdevice d),
+          ctx_create(c, nullptr, flags, d))
+EVXH_CALL(cuCtxCreate_v3, "cuCtxCreate",
+          (CUcontext *c, CUexecAffinityParam *p, int n, unsigned int flags, CUdevice d),
+          ctx_create_v3(c, p, n, flags, d))
+EVXH_CALL(cuCtxCreate_v4, "cuCtxCreate", (CUcontext *c, CUctxCreateParams *p, unsigned int flags, CUdevice d),
+          ctx_create(c, p, flags, d))
+EVXH_CALL(cuCtxDestroy_v2, "cuCtxDestroy", (CUcontext c), ctx_destroy(c))
 
 EVXH_CALL(cuEventCreate, "cuEventCreate", (CUevent *e, unsigned int flags), event_create(e, flags))
 EVXH_CALL(cuEventDestroy_v2, "cuEventDestroy", (CUevent e), event_destroy(e))
@@ -133,11 +143,11 @@ struct Variant {
 };
 struct Proc {
     const char *name;
-    Variant v[2];  // oldest first; v[1].legacy is null if there is one
+    Variant v[3];  // oldest first; unused ones have a null legacy
 };
 
-#define EVXH_P1(name, since, f) {name, {{since, fn(f), nullptr}, {0, nullptr, nullptr}}}
-#define EVXH_PT(name, since, f) {name, {{since, fn(f), fn(f##_ptsz)}, {0, nullptr, nullptr}}}
+#define EVXH_P1(name, since, f) {name, {{since, fn(f), nullptr}, {0, nullptr, nullptr}, {0, nullptr, nullptr}}}
+#define EVXH_PT(name, since, f) {name, {{since, fn(f), fn(f##_ptsz)}, {0, nullptr, nullptr}, {0, nullptr, nullptr}}}
 
 // Versions from cudaTypedefs.h (PFN_<name>_v<version>). Where the emulation
 // has one function for two variants of the same signature, the older
@@ -158,6 +168,9 @@ const Proc kProcs[] = {
     EVXH_P1("cuCtxPushCurrent", 2000, &cuCtxPushCurrent_v2),
     EVXH_P1("cuCtxPopCurrent", 2000, &cuCtxPopCurrent_v2),
     {"cuCtxGetDevice", {{2000, fn(&cuCtxGetDevice), nullptr}, {13000, fn(&cuCtxGetDevice_v2), nullptr}}},
+    {"cuCtxCreate",
+     {{3020, fn(&cuCtxCreate_v2), nullptr}, {11040, fn(&cuCtxCreate_v3), nullptr}, {12050, fn(&cuCtxCreate_v4), nullptr}}},
+    EVXH_P1("cuCtxDestroy", 4000, &cuCtxDestroy_v2),
     EVXH_P1("cuCtxGetStreamPriorityRange", 5050, &cuCtxGetStreamPriorityRange),
     {"cuCtxSynchronize", {{2000, fn(&cuCtxSynchronize), nullptr}, {13000, fn(&cuCtxSynchronize_v2), nullptr}}},
     EVXH_P1("cuEventCreate", 2000, &cuEventCreate),

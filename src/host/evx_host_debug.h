@@ -22,8 +22,8 @@ typedef struct evx_host_live {
                              the last primary-context release destroys the
                              context's events too) */
     long long streams;    /* streams alive (created minus destroyed, likewise) */
-    long long contexts;   /* primary-context retains outstanding, plus created
-                             contexts (the emulation creates none) */
+    long long contexts;   /* primary-context retains outstanding, plus contexts
+                             made by cuCtxCreate and not yet destroyed */
     long long host_funcs; /* cuLaunchHostFunc callbacks enqueued and not yet run */
 } evx_host_live;
 

@@ -96,10 +96,12 @@ struct Event {
 
 struct Context {
     int device = 0;
+    bool primary = true;              // false: made by cuCtxCreate (context.cpp)
     std::mutex state_mu;              // refs and epoch
     int refs = 0;                     // primary context retain count
     std::atomic<std::uint64_t> epoch{0};  // bumped when the context is reset
-    std::atomic<bool> active{false};  // refs > 0
+    std::atomic<bool> active{false};  // refs > 0, or created and not destroyed
+    std::atomic<bool> destroyed{false};  // cuCtxDestroy'd (created contexts only)
 
     std::mutex submit_mu;             // orders work queued on legacy and blocking streams
     std::mutex list_mu;
@@ -162,7 +164,13 @@ struct Global {
     std::mutex init_mu;
     std::atomic<bool> initialized{false};
     int device_count = 0;
-    Context contexts[kMaxDevices];
+    Context contexts[kMaxDevices];    // the primary contexts
+    // Contexts made by cuCtxCreate: live ones, and destroyed ones, whose
+    // memory is kept (never freed) so that a stale handle or a worker that
+    // still names one never reads freed memory.
+    std::mutex created_mu;
+    std::vector<Context *> created;
+    std::vector<Context *> gone;
     Registry<Stream> streams{0x5};
     Registry<Event> events{0xe};
     std::atomic<long long> host_funcs_pending{0};  // launched, not yet run (debug.cpp)
@@ -186,6 +194,8 @@ bool valid_device(CUdevice d);
 // first use; released when the thread exits or the context is reset).
 std::shared_ptr<Stream> per_thread_stream(Context *ctx);
 CUresult context_synchronize(Context *ctx);
+// Live contexts made by cuCtxCreate (debug.cpp counts them).
+long long created_context_count();
 
 // --- stream.cpp
 // What a CUstream names. `ptsz`: NULL means the per-thread stream.
