@@ -116,21 +116,24 @@ evx_status_t record_other_context(const char *fn, Event *e, const Stream *s, con
             st = fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
         } else {
             new_node = true;
+            char what[400];
+            std::snprintf(what, sizeof what,
+                          "making %s current, to make a driver event for event 0x%" PRIx64
+                          " there; the event stays in %s",
+                          sctx, handle_value(event), ectx);
             ContextGuard guard;
-            CUresult r = static_cast<CUresult>(guard.enter_context(nullptr, s->ctx, -1));
-            const char *call = "cuCtxPushCurrent";
-            if (r == CUDA_SUCCESS) {
-                call = "cuEventCreate";
-                r = cu().cuEventCreate(&target, e->flags);
+            st = guard.enter_context(fn, s->ctx, -1, what);
+            if (!st) {
+                const CUresult r = cu().cuEventCreate(&target, e->flags);
+                if (r == CUDA_SUCCESS)
+                    fresh = true;
+                else
+                    st = driver_failed(r, fn, "cuEventCreate",
+                                       "making a driver event for event 0x%" PRIx64
+                                       " in %s, the context of stream 0x%" PRIx64
+                                       "; the event stays in %s",
+                                       handle_value(event), sctx, handle_value(stream), ectx);
             }
-            if (r == CUDA_SUCCESS)
-                fresh = true;
-            else
-                st = driver_failed(r, fn, call,
-                                   "making a driver event for event 0x%" PRIx64
-                                   " in %s, the context of stream 0x%" PRIx64
-                                   "; the event stays in %s",
-                                   handle_value(event), sctx, handle_value(stream), ectx);
         }
     }
     CUresult res = CUDA_SUCCESS;

@@ -357,7 +357,8 @@ evx_status_t ContextGuard::enter(const char *fn, int device) {
     return st ? st : enter_context(fn, ctx, device);
 }
 
-evx_status_t ContextGuard::enter_context(const char *fn, CUcontext ctx, int device) {
+evx_status_t ContextGuard::enter_context(const char *fn, CUcontext ctx, int device,
+                                         const char *what) {
     CUcontext cur = nullptr;
     CUresult r = cu().cuCtxGetCurrent(&cur);
     if (r != CUDA_SUCCESS)
@@ -365,6 +366,7 @@ evx_status_t ContextGuard::enter_context(const char *fn, CUcontext ctx, int devi
     if (cur == ctx) return 0;
     r = cu().cuCtxPushCurrent(ctx);
     if (r != CUDA_SUCCESS) {
+        if (what) return driver_failed(r, fn, "cuCtxPushCurrent", "%s", what);
         if (device >= 0)
             return driver_failed(r, fn, "cuCtxPushCurrent",
                                  "making device %d's primary context current", device);

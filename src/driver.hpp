@@ -134,8 +134,11 @@ public:
     }
     // fn names the call for the message; nullptr sets no message.
     evx_status_t enter(const char *fn, int device);
-    // device: for the message, or -1 for a context not known to be primary.
-    evx_status_t enter_context(const char *fn, CUcontext ctx, int device);
+    // device: for the message, or -1 for a context not known to be primary;
+    // what: the message's words for a failing push instead ("making ...
+    // current"), or nullptr.
+    evx_status_t enter_context(const char *fn, CUcontext ctx, int device,
+                               const char *what = nullptr);
 
 private:
     bool pushed_ = false;

@@ -14,19 +14,8 @@
 #include "harness.h"
 #include "util.h"
 
-static void check_ctx(CUcontext want, const char *after, int line)
-{
-    CUcontext cur = (CUcontext)(uintptr_t)1;
-    const conf_cu *cu = conf_cu_get();
-    if (cu->ctx_get_current(&cur) != CUDA_SUCCESS) {
-        conf_expect(0, "cuCtxGetCurrent", __FILE__, line, "failed after %s",
-                    after);
-        return;
-    }
-    conf_expect(cur == want, "current context unchanged", __FILE__, line,
-                "after %s the current context is %p, it was %p", after,
-                (void *)cur, (void *)want);
-}
+#define check_ctx(want, after, line) \
+    conf_check_ctx((want), (after), __FILE__, (line))
 
 #define STEP(call) \
     do { \

@@ -133,6 +133,8 @@ typedef struct fctx {
     evx_event_pool_t pool;
     evx_timer_t timer;
     evx_timeline_t tl;
+    CUcontext ctx; /* a context made with cuCtxCreate, and its stream cs */
+    CUstream cs;
     float ms[4];
     uint32_t n;
     int flag;
@@ -235,6 +237,8 @@ static void drop_all(fctx *c)
     drop_stream(&c->s);
     drop_stream(&c->dflt);
     drop_stream(&c->out_s);
+    if (c->ctx != NULL)
+        conf_ctx_drop(&c->ctx, &c->cs);
 }
 
 /* ---- the public calls walked --------------------------------------------- */
@@ -355,6 +359,15 @@ static evx_status_t run_wrap_default(fctx *c)
 static int setup_record(fctx *c)
 {
     return setup_stream(c) && setup_default(c) &&
+           EXPECT_OK(evx_device_create_event(c->dev, 0, &c->e));
+}
+
+/* s: a borrowed stream of a context made with cuCtxCreate, e a new event
+ * (of the primary context): the record moves e there (contexts.cpp). */
+static int setup_record_created(fctx *c)
+{
+    return conf_ctx_make(c->dev, &c->ctx, &c->cs) &&
+           EXPECT_OK(evx_stream_wrap_external(c->dev, c->cs, &c->s)) &&
            EXPECT_OK(evx_device_create_event(c->dev, 0, &c->e));
 }
 
@@ -692,6 +705,8 @@ static const fop ops[] = {
     {"evx_event_record", setup_record, run_record, verify_still_unrecorded},
     {"evx_event_record(default stream)", setup_record, run_record_default,
      verify_still_unrecorded},
+    {"evx_event_record(stream of a created context)", setup_record_created,
+     run_record, verify_still_unrecorded},
     {"evx_event_record_with_flags", setup_record, run_record_flags,
      verify_still_unrecorded},
     {"evx_stream_wait_event", setup_wait, run_wait, nothing_to_verify},
@@ -850,9 +865,10 @@ static int fault_step(const host_debug *h, const fop *op, const entry *en,
     if (st == EVX_SUCCESS && strcmp(en->name, "cuCtxPopCurrent") == 0) {
         CUcontext top = current_ctx(), popped = NULL;
         pop_defects++;
-        EXPECTF(top != before && top == primary_ctx(dev),
+        EXPECTF(top != before && (top == primary_ctx(dev) || top == c.ctx),
                 "%s: EVX_SUCCESS, but the current context is %p (before "
-                "%p), not device %d's primary context", where, (void *)top,
+                "%p), not device %d's primary context nor the context evx "
+                "made current for the step's stream", where, (void *)top,
                 (void *)before, dev);
         EXPECT(conf_cu_get()->ctx_pop_current(&popped) == CUDA_SUCCESS);
     } else if (st == EVX_SUCCESS && why != NULL) {

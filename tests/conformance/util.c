@@ -482,6 +482,26 @@ const conf_cu *conf_cu_get(void)
     (void)lookup(gp, "cuStreamBeginCapture", &cu.stream_begin_capture, 0);
     (void)lookup(gp, "cuStreamEndCapture", &cu.stream_end_capture, 0);
     (void)lookup(gp, "cuGraphDestroy", &cu.graph_destroy, 0);
+    (void)lookup(gp, "cuStreamIsCapturing", &cu.stream_is_capturing, 0);
+    (void)lookup(gp, "cuGraphInstantiateWithFlags", &cu.graph_instantiate, 0);
+    (void)lookup(gp, "cuGraphLaunch", &cu.graph_launch, 0);
+    (void)lookup(gp, "cuGraphExecDestroy", &cu.graph_exec_destroy, 0);
+    (void)lookup(gp, "cuThreadExchangeStreamCaptureMode",
+                 &cu.thread_exchange_capture_mode, 0);
+    (void)lookup(gp, "cuCtxCreate", &cu.ctx_create, 0);
+    (void)lookup(gp, "cuCtxDestroy", &cu.ctx_destroy, 0);
+    (void)lookup(gp, "cuCtxPushCurrent", &cu.ctx_push_current, 0);
+    (void)lookup(gp, "cuEventCreate", &cu.event_create, 0);
+    (void)lookup(gp, "cuEventRecord", &cu.event_record, 0);
+    (void)lookup(gp, "cuStreamGetCtx", &cu.stream_get_ctx, 0);
+    (void)lookup(gp, "cuDeviceGetDevResource", &cu.device_get_dev_resource, 0);
+    (void)lookup(gp, "cuDevSmResourceSplitByCount",
+                 &cu.dev_sm_resource_split_by_count, 0);
+    (void)lookup(gp, "cuDevResourceGenerateDesc",
+                 &cu.dev_resource_generate_desc, 0);
+    (void)lookup(gp, "cuGreenCtxCreate", &cu.green_ctx_create, 0);
+    (void)lookup(gp, "cuGreenCtxDestroy", &cu.green_ctx_destroy, 0);
+    (void)lookup(gp, "cuGreenCtxStreamCreate", &cu.green_ctx_stream_create, 0);
     /* The library stays open for the run (evx holds it open too). */
     state = ok ? 1 : -1;
     return ok ? &cu : NULL;
@@ -549,6 +569,74 @@ int raw_stream_destroy(int device, CUstream stream)
     r = conf_cu_get()->stream_destroy(stream);
     end_primary(device, old);
     return EXPECTF(r == CUDA_SUCCESS, "cuStreamDestroy -> %d", (int)r);
+}
+
+void conf_check_ctx(CUcontext want, const char *after, const char *file,
+                    int line)
+{
+    CUcontext cur = (CUcontext)(uintptr_t)1;
+    const conf_cu *cu = conf_cu_get();
+    if (cu == NULL)
+        return;
+    if (cu->ctx_get_current(&cur) != CUDA_SUCCESS) {
+        conf_expect(0, "cuCtxGetCurrent", file, line, "failed after %s",
+                    after);
+        return;
+    }
+    conf_expect(cur == want, "current context unchanged", file, line,
+                "after %s the current context is %p, it was %p", after,
+                (void *)cur, (void *)want);
+}
+
+/* Makes a context on device `dev` (cuCtxCreate pushes it) and a
+ * non-blocking stream in it, then pops it, so the caller's current context
+ * is back. Returns 1 on success. */
+int conf_ctx_make(int dev, CUcontext *ctx, CUstream *cs)
+{
+    const conf_cu *cu = conf_cu_get();
+    CUcontext popped = NULL, got = NULL;
+    CUgreenCtx green = (CUgreenCtx)(uintptr_t)1;
+    CUresult r;
+
+    *ctx = NULL;
+    *cs = NULL;
+    if (!EXPECTF(cu->ctx_create != NULL && cu->ctx_destroy != NULL &&
+                     cu->ctx_push_current != NULL && cu->stream_get_ctx != NULL,
+                 "the driver lacks cuCtxCreate, cuCtxDestroy, cuCtxPushCurrent "
+                 "or cuStreamGetCtx"))
+        return 0;
+    r = cu->ctx_create(ctx, NULL, 0, conf_cu_device(dev));
+    if (!EXPECTF(r == CUDA_SUCCESS && *ctx != NULL, "cuCtxCreate -> %d",
+                 (int)r))
+        return 0;
+    r = cu->stream_create_with_priority(cs, CU_STREAM_NON_BLOCKING, 0);
+    EXPECTF(r == CUDA_SUCCESS, "cuStreamCreateWithPriority in the created "
+                               "context -> %d", (int)r);
+    EXPECT(cu->ctx_pop_current(&popped) == CUDA_SUCCESS && popped == *ctx);
+    if (r != CUDA_SUCCESS)
+        return 0;
+    /* the stream belongs to the context current when it was made */
+    EXPECT(cu->stream_get_ctx(*cs, &got, &green) == CUDA_SUCCESS);
+    EXPECTF(got == *ctx && green == NULL, "cuStreamGetCtx: %p (green %p), "
+            "want %p", (void *)got, (void *)green, (void *)*ctx);
+    return 1;
+}
+
+/* Destroys the stream and the context made by conf_ctx_make(). */
+void conf_ctx_drop(CUcontext *ctx, CUstream *cs)
+{
+    const conf_cu *cu = conf_cu_get();
+    CUcontext popped = NULL;
+    if (*cs != NULL) {
+        EXPECT(cu->ctx_push_current(*ctx) == CUDA_SUCCESS);
+        EXPECT(cu->stream_destroy(*cs) == CUDA_SUCCESS);
+        EXPECT(cu->ctx_pop_current(&popped) == CUDA_SUCCESS);
+        *cs = NULL;
+    }
+    if (*ctx != NULL) {
+        EXPECT(cu->ctx_destroy(*ctx) == CUDA_SUCCESS);
+        *ctx = NULL;
+    }
 }
 
 /* ---- child processes ----------------------------------------------------- */

@@ -134,6 +134,33 @@ typedef struct conf_cu {
     CUresult (*stream_begin_capture)(CUstream, CUstreamCaptureMode);
     CUresult (*stream_end_capture)(CUstream, CUgraph *);
     CUresult (*graph_destroy)(CUgraph);
+    CUresult (*stream_is_capturing)(CUstream, CUstreamCaptureStatus *);
+    CUresult (*graph_instantiate)(CUgraphExec *, CUgraph, unsigned long long);
+    CUresult (*graph_launch)(CUgraphExec, CUstream);
+    CUresult (*graph_exec_destroy)(CUgraphExec);
+    CUresult (*thread_exchange_capture_mode)(CUstreamCaptureMode *);
+    /* Contexts the caller makes (contexts.c); the CUDA 13 signatures. */
+    CUresult (*ctx_create)(CUcontext *, CUctxCreateParams *, unsigned,
+                           CUdevice);
+    CUresult (*ctx_destroy)(CUcontext);
+    CUresult (*ctx_push_current)(CUcontext);
+    CUresult (*event_create)(CUevent *, unsigned);
+    CUresult (*event_record)(CUevent, CUstream);
+    CUresult (*stream_get_ctx)(CUstream, CUcontext *, CUgreenCtx *);
+    /* Green contexts: the host emulation has none of these. */
+    CUresult (*device_get_dev_resource)(CUdevice, CUdevResource *,
+                                        CUdevResourceType);
+    CUresult (*dev_sm_resource_split_by_count)(CUdevResource *, unsigned *,
+                                               const CUdevResource *,
+                                               CUdevResource *, unsigned,
+                                               unsigned);
+    CUresult (*dev_resource_generate_desc)(CUdevResourceDesc *,
+                                           CUdevResource *, unsigned);
+    CUresult (*green_ctx_create)(CUgreenCtx *, CUdevResourceDesc, CUdevice,
+                                 unsigned);
+    CUresult (*green_ctx_destroy)(CUgreenCtx);
+    CUresult (*green_ctx_stream_create)(CUstream *, CUgreenCtx, unsigned,
+                                        int);
 } conf_cu;
 
 /* The raw driver API of the library evx opened, loaded once. Returns NULL
@@ -149,6 +176,18 @@ CUdevice conf_cu_device(int ordinal);
 int raw_stream_create(int device, unsigned flags, int priority,
                       CUstream *stream);
 int raw_stream_destroy(int device, CUstream stream);
+/* Makes a context on device `dev` with cuCtxCreate (which pushes it) and a
+ * non-blocking stream in it, then pops it, so the caller's current context
+ * is back; checks that cuStreamGetCtx names the new context. Returns 1 on
+ * success (failures are reported). */
+int conf_ctx_make(int dev, CUcontext *ctx, CUstream *cs);
+/* Destroys the stream (if any) and the context made by conf_ctx_make(),
+ * setting both to NULL. */
+void conf_ctx_drop(CUcontext *ctx, CUstream *cs);
+/* Fails the running case unless the calling thread's current context is
+ * `want`; `after` names what was just called. */
+void conf_check_ctx(CUcontext want, const char *after, const char *file,
+                    int line);
 
 /* ---- child processes ----------------------------------------------------- */
 
