@@ -1,8 +1,9 @@
 // Copyright 2026 The evx Authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// Whether a stream is being captured into a graph (cuStreamIsCapturing).
-// See include/evx/capture.h.
+// Whether a stream is being captured into a graph (cuStreamIsCapturing),
+// and the words for the calls the driver forbids during a capture. See
+// include/evx/capture.h and docs/engines.md.
 #include <cinttypes>
 
 #include "driver.hpp"
@@ -17,6 +18,52 @@ static_assert(EVX_CAPTURE_STATUS_NONE == static_cast<int>(CU_STREAM_CAPTURE_STAT
                   EVX_CAPTURE_STATUS_INVALIDATED ==
                       static_cast<int>(CU_STREAM_CAPTURE_STATUS_INVALIDATED),
               "evx_capture_status_t must mirror CUstreamCaptureStatus");
+
+namespace evx {
+
+const char *capture_hint(CUresult r) {
+    switch (r) {
+    case CUDA_ERROR_CAPTURED_EVENT:
+        return "; the event was last recorded in a stream that is being captured into a "
+               "graph: the driver forbids querying or synchronizing it until the capture "
+               "ends (the captured record happens when the graph is launched)";
+    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED:
+        return "; a graph capture is in progress: the driver forbids this call on a "
+               "capturing stream, and in global capture mode calls that could "
+               "synchronize with one, until cuStreamEndCapture";
+    case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED:
+        return "; a graph capture is in progress and was invalidated by an earlier call "
+               "the driver forbids during capture: end it with cuStreamEndCapture";
+    case CUDA_ERROR_STREAM_CAPTURE_IMPLICIT:
+        return "; a graph capture is in progress on a stream this call would implicitly "
+               "synchronize with (the legacy default stream)";
+    default:
+        return is_capture_status(r) ? "; a graph capture is in progress" : "";
+    }
+}
+
+evx_status_t capture_failed(const char *fn, const char *call, CUresult res, const void *h,
+                            const Stream *s) {
+    const char *state = "unknown (the driver has no cuStreamIsCapturing)";
+    if (cu().cuStreamIsCapturing) {
+        CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+        ContextGuard guard;
+        CUresult q = static_cast<CUresult>(stream_context(guard, nullptr, s));
+        if (q == CUDA_SUCCESS) q = cu().cuStreamIsCapturing(s->cu, &cs);
+        if (q != CUDA_SUCCESS)
+            state = "unknown (cuStreamIsCapturing failed too)";
+        else if (cs == CU_STREAM_CAPTURE_STATUS_ACTIVE)
+            state = "capturing";
+        else if (cs == CU_STREAM_CAPTURE_STATUS_INVALIDATED)
+            state = "capturing, its capture invalidated";
+        else
+            state = "not capturing itself (another stream's capture forbids the call)";
+    }
+    return driver_failed(res, fn, call, "stream 0x%" PRIx64 ", which cuStreamIsCapturing says is %s",
+                         handle_value(h), state);
+}
+
+}  // namespace evx
 
 using namespace evx;
 

@@ -384,7 +384,8 @@ evx_status_t driver_failed(CUresult r, const char *fn, const char *call,
     va_start(ap, fmt);
     std::vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
-    return fail(r, "%s: %s returned %s (%s)", fn, call, evx_status_name(r), detail);
+    return fail(r, "%s: %s returned %s (%s)%s", fn, call, evx_status_name(r), detail,
+                capture_hint(r));
 }
 
 }  // namespace evx

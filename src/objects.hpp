@@ -41,6 +41,12 @@ inline evx_status_t stream_context(ContextGuard &guard, const char *fn,
     return s->default_stream ? guard.enter(fn, s->device) : 0;
 }
 
+// capture.cpp: the failure of a call on a stream with a status that says a
+// capture is in progress (is_capture_status()): asks cuStreamIsCapturing
+// (on this failure path only) to word the message.
+evx_status_t capture_failed(const char *fn, const char *call, CUresult res, const void *h,
+                            const Stream *s) __attribute__((cold, noinline));
+
 // --- contexts.cpp: events and streams of contexts other than the primary one
 
 // The context of a borrowed stream that is not a default stream (see

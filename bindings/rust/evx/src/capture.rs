@@ -2,9 +2,23 @@
 // SPDX-License-Identifier: Apache-2.0
 
 //! Whether a stream is being captured into a CUDA graph
-//! (`include/evx/capture.h`): [`Stream::capture_status`].
+//! (`include/evx/capture.h`): [`Stream::capture_status`]; and records and
+//! waits that become external event nodes of the captured graph:
+//! [`Event::record_external`], [`Stream::wait_event_external`].
 
-use crate::{check, sys, Result, Status, Stream};
+use crate::{check, sys, Event, Result, Status, Stream};
+
+impl Event {
+    /// Records the event on `stream` as an external event node of the graph
+    /// being captured there (`EVX_EVENT_RECORD_EXTERNAL`): each launch of the
+    /// graph records the event. Outside a capture the driver refuses it
+    /// (`EVX_ERROR_ILLEGAL_STATE`). Python: `Event.record(stream, external=True)`.
+    pub fn record_external(&self, stream: &Stream) -> Result<()> {
+        check(unsafe {
+            sys::evx_event_record_with_flags(self.raw, stream.raw, sys::EVX_EVENT_RECORD_EXTERNAL)
+        })
+    }
+}
 
 /// The capture status of a stream (`evx_capture_status_t`, the values of
 /// `CUstreamCaptureStatus`).
@@ -19,6 +33,17 @@ pub enum CaptureStatus {
 }
 
 impl Stream {
+    /// Makes the graph being captured on this stream wait for `event` as an
+    /// external event node (`EVX_EVENT_WAIT_EXTERNAL`): each launch waits for
+    /// the event's latest record made outside the graph. Outside a capture
+    /// the driver refuses it (`EVX_ERROR_ILLEGAL_STATE`). Python:
+    /// `Stream.wait(event, external=True)`.
+    pub fn wait_event_external(&self, event: &Event) -> Result<()> {
+        check(unsafe {
+            sys::evx_stream_wait_event(self.raw, event.raw, sys::EVX_EVENT_WAIT_EXTERNAL)
+        })
+    }
+
     /// Whether the stream is being captured (`cuStreamIsCapturing`).
     pub fn capture_status(&self) -> Result<CaptureStatus> {
         let mut c: sys::evx_capture_status_t = sys::EVX_CAPTURE_STATUS_NONE;

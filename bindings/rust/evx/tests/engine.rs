@@ -46,6 +46,23 @@ fn open_in_the_exporting_process_is_refused() {
 }
 
 #[test]
+fn external_nodes_outside_capture_are_refused() {
+    // The driver makes external event nodes only inside stream capture;
+    // outside it, it answers CUDA_ERROR_ILLEGAL_STATE.
+    let s = dev().create_stream(0, true).unwrap();
+    let e = dev().create_event(EventFlags::DEFAULT).unwrap();
+    let err = e.record_external(&s).unwrap_err();
+    assert!(err.is(sys::EVX_ERROR_ILLEGAL_STATE), "{:?}", err);
+    assert!(err.message().contains("cuEventRecordWithFlags"), "{}", err.message());
+    e.record(&s).unwrap();
+    let err = s.wait_event_external(&e).unwrap_err();
+    assert!(err.is(sys::EVX_ERROR_ILLEGAL_STATE), "{:?}", err);
+    assert!(err.message().contains("cuStreamWaitEvent"), "{}", err.message());
+    s.wait_event(&e).unwrap();
+    s.synchronize().unwrap();
+}
+
+#[test]
 fn streams_are_not_capturing() {
     let s = dev().create_stream(0, true).unwrap();
     assert_eq!(s.capture_status().unwrap(), CaptureStatus::None);
