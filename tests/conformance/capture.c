@@ -228,6 +228,10 @@ static void t_external_nodes(void)
     REQUIRE((a = make_event(0, EVX_EVENT_DEFAULT)) != NULL);
     REQUIRE((b = make_event(0, EVX_EVENT_DEFAULT)) != NULL);
     REQUIRE_OK(evx_stream_get_native(s, &native));
+    /* recorded once before the capture, so that the wait below hands the
+     * driver an event of this life with no renewal (docs/design.md) */
+    REQUIRE_OK(evx_event_record(pre, other));
+    REQUIRE_OK(evx_event_synchronize(pre));
     REQUIRE(cu->stream_begin_capture((CUstream)native,
                                      CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) ==
             CUDA_SUCCESS);
