@@ -59,7 +59,19 @@ int host_live_start(evx_host_live *out)
             (void)evx_device_stream_priority_range(d, &least, &greatest);
             (void)evx_device_trim(d);
         }
-    h->get_live(out);
+    /* A host function an earlier case queued may still be on its way out
+       (its gate opened, the emulation's worker not yet past it): a baseline
+       taken then counts it, and no later count can equal it once it has run.
+       Wait for the host functions to drain (5 s at most) first. */
+    {
+        struct timespec pause = {0, 1000000};
+        int waited;
+        h->get_live(out);
+        for (waited = 0; out->host_funcs != 0 && waited < 5000; waited++) {
+            nanosleep(&pause, NULL);
+            h->get_live(out);
+        }
+    }
     return 1;
 }
 
