@@ -145,7 +145,9 @@ EVX_API evx_status_t evx_device_stream_priority_range(int device, int *least,
  *
  * @param device a device ordinal.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_DEVICE; a driver-loading
- *         status.
+ *         status; a status from the driver (its context calls, or the first
+ *         `cuEventDestroy` it refused: the other kept events are destroyed
+ *         all the same, and none is kept).
  *
  * Thread-safe.
  */

@@ -225,8 +225,8 @@ EVX_API evx_status_t evx_event_get_device(evx_event_t event, int *device);
  * @param event the event.
  * @param[out] cu_event receives the `CUevent`.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p cu_event is NULL;
- *         ::EVX_ERROR_INVALID_HANDLE; a status from `cuEventCreate` when
- *         the driver event is replaced.
+ *         ::EVX_ERROR_INVALID_HANDLE; a status from `cuEventCreate` or
+ *         `cuEventDestroy` when the driver event is replaced.
  * Thread-safe.
  */
 EVX_API evx_status_t evx_event_get_native(evx_event_t event, void **cu_event);

@@ -128,7 +128,10 @@ EVX_API evx_status_t evx_device_create_event_pool(
  * driver events.
  *
  * @param pool the pool.
- * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE; the status of the
+ *         first `cuEventDestroy` of the pool's idle or pending events that the
+ *         driver refused (the handle is dead all the same, and the other
+ *         events are destroyed).
  *
  * Thread-safe.
  */

@@ -138,8 +138,8 @@ EVX_API evx_status_t evx_stream_destroy(evx_stream_t stream);
  *         live, or the event belongs to another device than the stream
  *         (refused before the driver; the message names both devices);
  *         ::EVX_ERROR_INVALID_VALUE for an unknown flag bit; a status from
- *         the driver (also from `cuEventCreate`, when the driver event is
- *         replaced).
+ *         the driver (also from `cuEventCreate` or `cuEventDestroy`, when
+ *         the driver event is replaced).
  *
  * Thread-safe; takes no global lock.
  */

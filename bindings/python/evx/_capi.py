@@ -806,7 +806,10 @@ evx_device_trim = Prototype(
 
     device: a device ordinal.
 
-    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_DEVICE; a driver-loading status.
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_DEVICE; a driver-loading status; a
+    status from the driver (its context calls, or the first `cuEventDestroy`
+    it refused: the other kept events are destroyed all the same, and none is
+    kept).
 
     Thread-safe.
     """)
@@ -1028,8 +1031,8 @@ evx_event_get_native = Prototype(
     cu_event [out]: receives the `CUevent`.
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if cu_event is NULL;
-    EVX_ERROR_INVALID_HANDLE; a status from `cuEventCreate` when the driver
-    event is replaced. Thread-safe.
+    EVX_ERROR_INVALID_HANDLE; a status from `cuEventCreate` or
+    `cuEventDestroy` when the driver event is replaced. Thread-safe.
     """)
 
 # evx_status_t evx_event_query(evx_event_t event)
@@ -1474,7 +1477,10 @@ evx_event_pool_destroy = Prototype(
 
     pool: the pool.
 
-    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE.
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE; the status of the first
+    `cuEventDestroy` of the pool's idle or pending events that the driver
+    refused (the handle is dead all the same, and the other events are
+    destroyed).
 
     Thread-safe.
     """)
@@ -1844,7 +1850,8 @@ evx_stream_wait_event = Prototype(
     live, or the event belongs to another device than the stream (refused
     before the driver; the message names both devices);
     EVX_ERROR_INVALID_VALUE for an unknown flag bit; a status from the driver
-    (also from `cuEventCreate`, when the driver event is replaced).
+    (also from `cuEventCreate` or `cuEventDestroy`, when the driver event is
+    replaced).
 
     Thread-safe; takes no global lock.
     """)

@@ -434,7 +434,9 @@ extern "C" {
     #[doc = ""]
     #[doc = " @param device a device ordinal."]
     #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_DEVICE; a driver-loading"]
-    #[doc = "         status."]
+    #[doc = "         status; a status from the driver (its context calls, or the first"]
+    #[doc = "         `cuEventDestroy` it refused: the other kept events are destroyed"]
+    #[doc = "         all the same, and none is kept)."]
     #[doc = ""]
     #[doc = " Thread-safe."]
     pub fn evx_device_trim(device: ::std::os::raw::c_int) -> evx_status_t;
@@ -628,8 +630,8 @@ extern "C" {
     #[doc = " @param event the event."]
     #[doc = " @param[out] cu_event receives the `CUevent`."]
     #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p cu_event is NULL;"]
-    #[doc = "         ::EVX_ERROR_INVALID_HANDLE; a status from `cuEventCreate` when"]
-    #[doc = "         the driver event is replaced."]
+    #[doc = "         ::EVX_ERROR_INVALID_HANDLE; a status from `cuEventCreate` or"]
+    #[doc = "         `cuEventDestroy` when the driver event is replaced."]
     #[doc = " Thread-safe."]
     pub fn evx_event_get_native(
         event: evx_event_t,
@@ -739,8 +741,8 @@ extern "C" {
     #[doc = "         live, or the event belongs to another device than the stream"]
     #[doc = "         (refused before the driver; the message names both devices);"]
     #[doc = "         ::EVX_ERROR_INVALID_VALUE for an unknown flag bit; a status from"]
-    #[doc = "         the driver (also from `cuEventCreate`, when the driver event is"]
-    #[doc = "         replaced)."]
+    #[doc = "         the driver (also from `cuEventCreate` or `cuEventDestroy`, when"]
+    #[doc = "         the driver event is replaced)."]
     #[doc = ""]
     #[doc = " Thread-safe; takes no global lock."]
     pub fn evx_stream_wait_event(
@@ -1191,7 +1193,10 @@ extern "C" {
     #[doc = " driver events."]
     #[doc = ""]
     #[doc = " @param pool the pool."]
-    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE."]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE; the status of the"]
+    #[doc = "         first `cuEventDestroy` of the pool's idle or pending events that the"]
+    #[doc = "         driver refused (the handle is dead all the same, and the other"]
+    #[doc = "         events are destroyed)."]
     #[doc = ""]
     #[doc = " Thread-safe."]
     pub fn evx_event_pool_destroy(pool: evx_event_pool_t) -> evx_status_t;
