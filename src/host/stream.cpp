@@ -189,6 +189,12 @@ CUresult stream_wait_event(CUstream h, CUevent e, unsigned flags, bool ptsz) {
     if (!ev) return CUDA_ERROR_INVALID_HANDLE;
     if (flags & CU_EVENT_WAIT_EXTERNAL) return CUDA_ERROR_ILLEGAL_STATE;  // no stream capture
     if (ev->ipc) {
+        // Under the event's lock, which event_record holds from numbering a
+        // record to queueing it: a wait never sees the number of a record of
+        // this process that is not queued yet, so it is never queued on a
+        // stream ahead of the record it waits for. (The driver takes a record
+        // and a wait of one event whole, in some order.)
+        std::lock_guard<std::mutex> lk(ev->mu);
         const std::uint64_t gen = ipc_pending(*ev->ipc);
         if (!gen) return CUDA_SUCCESS;
         Item it;

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdint.h>
@@ -514,11 +515,77 @@ int conf_ipc_child(void)
     return fails == 0 ? 0 : 1;
 }
 
+/* Threads record an interprocess event on two streams while others make
+   those streams wait for it and synchronize it. The driver takes each record
+   and each wait whole, in some order, so every call returns and the streams
+   drain. (The emulation once gave a record its number before queueing it,
+   so a wait on the same stream could be queued ahead of the record it
+   waited for, and the run hung: the harness's per-case limit turns such a
+   hang into a failure.) */
+typedef struct {
+    evx_event_t e;
+    evx_stream_t s[2];
+    int id;
+    int fails;
+} ipc_race_arg;
+
+static void *ipc_race_main(void *p)
+{
+    ipc_race_arg *a = (ipc_race_arg *)p;
+    int i;
+    for (i = 0; i < 300; i++) {
+        evx_stream_t mine = a->s[(a->id + i) & 1], other = a->s[(a->id + i + 1) & 1];
+        if (evx_event_record(a->e, mine) != EVX_SUCCESS)
+            a->fails++;
+        if (evx_stream_wait_event(other, a->e, 0) != EVX_SUCCESS)
+            a->fails++;
+        if (evx_event_synchronize(a->e) != EVX_SUCCESS)
+            a->fails++;
+    }
+    return NULL;
+}
+
+static void t_record_wait_race(void)
+{
+    enum { NT = 4 };
+    ipc_race_arg args[NT];
+    pthread_t th[NT];
+    evx_event_t e = NULL;
+    evx_stream_t s[2] = {NULL, NULL};
+    int i, started = 0;
+
+    REQUIRE((s[0] = make_stream(0)) != NULL);
+    REQUIRE((s[1] = make_stream(0)) != NULL);
+    REQUIRE((e = make_event(0, IPC_FLAGS)) != NULL);
+    for (i = 0; i < NT; i++) {
+        args[i].e = e;
+        args[i].s[0] = s[0];
+        args[i].s[1] = s[1];
+        args[i].id = i;
+        args[i].fails = 0;
+        if (!EXPECT(pthread_create(&th[i], NULL, ipc_race_main, &args[i]) == 0))
+            break;
+        started++;
+    }
+    for (i = 0; i < started; i++) {
+        pthread_join(th[i], NULL);
+        EXPECTF(args[i].fails == 0, "thread %d: %d calls failed", i, args[i].fails);
+    }
+    EXPECT_OK(evx_stream_synchronize(s[0]));
+    EXPECT_OK(evx_stream_synchronize(s[1]));
+    EXPECT_OK(evx_event_query(e));
+out:
+    drop_event(&e);
+    drop_stream(&s[0]);
+    drop_stream(&s[1]);
+}
+
 const conf_case conf_ipc_cases[] = {
     {"ipc.export_refused", t_export_refused},
     {"ipc.export_works_locally", t_export_works_locally},
     {"ipc.open_refused", t_open_refused},
     {"ipc.export_without_context", t_export_without_context},
     {"ipc.two_processes", t_two_processes},
+    {"ipc.record_wait_race", t_record_wait_race},
     {NULL, NULL},
 };
