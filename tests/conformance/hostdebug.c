@@ -50,7 +50,8 @@ const host_debug *host_debug_get(void)
 int host_live_start(evx_host_live *out)
 {
     const host_debug *h = host_debug_get();
-    int n = 0, d, least, greatest;
+    struct timespec pause = {0, 1000000};
+    int n = 0, d, least, greatest, waited;
     memset(out, 0, sizeof *out);
     if (h == NULL)
         return 0;
@@ -59,18 +60,15 @@ int host_live_start(evx_host_live *out)
             (void)evx_device_stream_priority_range(d, &least, &greatest);
             (void)evx_device_trim(d);
         }
-    /* A host function an earlier case queued may still be on its way out
-       (its gate opened, the emulation's worker not yet past it): a baseline
-       taken then counts it, and no later count can equal it once it has run.
-       Wait for the host functions to drain (5 s at most) first. */
-    {
-        struct timespec pause = {0, 1000000};
-        int waited;
+    /* A host function an earlier test queued may still be returning on the
+     * emulation's worker (a notifier's delivery ends the watch, which its
+     * destroy waits for, and then returns): it is no part of this baseline.
+     * Up to 5 s (a loaded machine); one that never returns stays in it. */
+    for (waited = 0;; waited++) {
         h->get_live(out);
-        for (waited = 0; out->host_funcs != 0 && waited < 5000; waited++) {
-            nanosleep(&pause, NULL);
-            h->get_live(out);
-        }
+        if (out->host_funcs == 0 || waited >= 5000)
+            break;
+        nanosleep(&pause, NULL);
     }
     return 1;
 }

@@ -8,8 +8,8 @@
  *
  * An input is a program: a sequence of operations, each an opcode byte and
  * the argument bytes it reads, over a small table of handles (events,
- * streams, pools, timers, timelines) and a ring of handles destroyed
- * earlier. Arguments are live handles, dead ones, NULL, handles of the wrong
+ * streams, pools, timers, timelines, notifiers, exported IPC handles) and a
+ * ring of handles destroyed earlier. Arguments are live handles, dead ones, NULL, handles of the wrong
  * kind, random values, live handles with a bit flipped or the generation
  * shifted; valid and invalid devices, flags, priorities, sizes; NULL
  * out-pointers. When the input runs out, everything still alive is
@@ -26,17 +26,24 @@
  *     EVX_ERROR_INVALID_HANDLE, and so does a NULL or wrong-kind handle;
  *   - destroying a live handle succeeds; a never-recorded event queries and
  *     synchronizes as done; an event keeps its device and flags; a stream
- *     says whether it is owned.
+ *     says whether it is owned;
+ *   - each notifier token watch is read exactly once, each callback watch
+ *     runs once before its notifier's destroy returns, and a callback cannot
+ *     destroy its own notifier; a borrow's release callback runs once per
+ *     successful wrap and never for a failed one; an IPC handle never opens
+ *     in the process that exported it.
  * A broken rule prints what happened and aborts, so libFuzzer saves the
  * input. The number of evx calls made is printed at exit.
  */
 #define _GNU_SOURCE
 
 #include <limits.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <evx/evx.h>
 
@@ -126,10 +133,10 @@ static evx_status_t check(evx_status_t st, const char *call, int line)
 
 /* ---- the handle table -------------------------------------------------- */
 
-enum kind { K_EVENT, K_STREAM, K_POOL, K_TIMER, K_TIMELINE, K_COUNT };
-enum { NE = 6, NS = 4, NP = 2, NT = 2, NL = 2, NDEAD = 16, MAX_OPS = 200 };
+enum kind { K_EVENT, K_STREAM, K_POOL, K_TIMER, K_TIMELINE, K_NOTIFIER, K_COUNT };
+enum { NE = 6, NS = 4, NP = 2, NT = 2, NL = 2, NN = 2, NIPC = 4, NDEAD = 16, MAX_OPS = 200 };
 
-static const unsigned kind_size[K_COUNT] = {NE, NS, NP, NT, NL};
+static const unsigned kind_size[K_COUNT] = {NE, NS, NP, NT, NL, NN};
 
 typedef struct ev_slot {
     evx_event_t h;
@@ -143,12 +150,23 @@ typedef struct st_slot {
     evx_stream_t h;
     int dev;
     int owned;
+    evx_stream_t owner;  /* a borrow of a table stream's CUstream: that stream */
 } st_slot;
 
 typedef struct obj_slot {  /* pools, timers, timelines */
     void *h;
     int dev;
 } obj_slot;
+
+typedef struct nt_slot {  /* notifiers */
+    evx_notifier_t h;
+    unsigned long long tokens_due;  /* token watches that succeeded, not yet read */
+} nt_slot;
+
+typedef struct ipc_slot {  /* a handle evx_event_get_ipc_handle gave */
+    evx_ipc_event_handle_t bytes;
+    int used;
+} ipc_slot;
 
 typedef struct dead_handle {
     uint64_t v;
@@ -159,6 +177,8 @@ static struct table {
     ev_slot ev[NE];
     st_slot st[NS];
     obj_slot pool[NP], timer[NT], tl[NL];
+    nt_slot nt[NN];
+    ipc_slot ipc[NIPC];
     dead_handle dead[NDEAD];
     unsigned dead_n, dead_next;
 } T;
@@ -184,7 +204,8 @@ static void *live_of_kind(int kind, unsigned i)
     case K_STREAM: return (void *)T.st[i % NS].h;
     case K_POOL: return T.pool[i % NP].h;
     case K_TIMER: return T.timer[i % NT].h;
-    default: return T.tl[i % NL].h;
+    case K_TIMELINE: return T.tl[i % NL].h;
+    default: return (void *)T.nt[i % NN].h;
     }
 }
 
@@ -264,6 +285,15 @@ static unsigned pick_flags(reader *r, unsigned valid_mask)
     return u32(r);
 }
 
+/* The struct_size of an options or stats struct of `size` bytes: mostly
+ * that; sometimes smaller (up to `mask`), or larger, as a caller compiled
+ * against a later version of the struct (the union it sits in has room). */
+static uint32_t pick_struct_size(reader *r, uint32_t size, unsigned mask)
+{
+    const uint8_t sz = u8(r);
+    return sz < 192 ? size : sz < 224 ? (uint32_t)(sz & mask) : size + (sz & mask & 31);
+}
+
 /* Whether an out-pointer is NULL (one time in eight). */
 static int null_out(reader *r) { return (u8(r) & 7) == 7; }
 
@@ -301,7 +331,8 @@ static void forget(int kind, int slot, void *h)
     case K_STREAM: memset(&T.st[slot], 0, sizeof T.st[slot]); break;
     case K_POOL: memset(&T.pool[slot], 0, sizeof T.pool[slot]); break;
     case K_TIMER: memset(&T.timer[slot], 0, sizeof T.timer[slot]); break;
-    default: memset(&T.tl[slot], 0, sizeof T.tl[slot]); break;
+    case K_TIMELINE: memset(&T.tl[slot], 0, sizeof T.tl[slot]); break;
+    default: memset(&T.nt[slot], 0, sizeof T.nt[slot]); break;
     }
 }
 
@@ -312,7 +343,8 @@ static evx_status_t destroy_any(int kind, void *h)
     case K_STREAM: return C(evx_stream_destroy((evx_stream_t)h));
     case K_POOL: return C(evx_event_pool_destroy((evx_event_pool_t)h));
     case K_TIMER: return C(evx_timer_destroy((evx_timer_t)h));
-    default: return C(evx_timeline_destroy((evx_timeline_t)h));
+    case K_TIMELINE: return C(evx_timeline_destroy((evx_timeline_t)h));
+    default: return C(evx_notifier_destroy((evx_notifier_t)h));
     }
 }
 
@@ -463,19 +495,33 @@ static void op_stream_create(reader *r)
     T.st[slot].h = s;
     T.st[slot].dev = dev;
     T.st[slot].owned = 1;
+    T.st[slot].owner = NULL;
 }
 
-static void op_stream_wrap(reader *r)
+/* Release callbacks of borrows (evx_stream_wrap_external_with_release):
+ * each successful wrap's runs exactly once, when its stream is destroyed;
+ * a failed wrap's never. Counted per input. */
+#define RELEASE_COOKIE ((void *)(uintptr_t)0x7e1ea5e0ull)
+static unsigned long long g_release_runs, g_release_wraps, g_release_bad;
+static void on_release(void *user_data)
+{
+    if (user_data != RELEASE_COOKIE) __atomic_add_fetch(&g_release_bad, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&g_release_runs, 1, __ATOMIC_RELAXED);
+}
+
+static void op_stream_wrap(reader *r, int with_release)
 {
     const uint8_t how = u8(r);
     int dev = (how & 0x80) ? EVX_DEVICE_FROM_STREAM : pick_device(r);
     void *native;
+    evx_stream_t owner = NULL;
     switch (how & 7) {
     case 0: native = NULL; break;
     case 1: native = EVX_STREAM_LEGACY; break;
     case 2: native = EVX_STREAM_PER_THREAD; break;
     case 3: case 4: case 5: {  /* a table stream's own CUstream */
         const st_slot *s = &T.st[u8(r) % NS];
+        owner = s->owned ? s->h : s->owner;  /* the stream that owns the CUstream */
         native = NULL;
         if (s->h && C(evx_stream_get_native(s->h, &native)) != EVX_SUCCESS) return;
         break;
@@ -485,8 +531,22 @@ static void op_stream_wrap(reader *r)
     }
     const int slot = u8(r) % NS;
     const int null = null_out(r);
+    const int null_release = with_release && null_out(r);
+    const unsigned long long runs = __atomic_load_n(&g_release_runs, __ATOMIC_RELAXED);
     evx_stream_t s = (evx_stream_t)JUNK;
-    const evx_status_t st = C(evx_stream_wrap_external(dev, native, null ? NULL : &s));
+    const evx_status_t st =
+        with_release ? C(evx_stream_wrap_external_with_release(
+                           dev, native, null_release ? NULL : on_release, RELEASE_COOKIE,
+                           null ? NULL : &s))
+                     : C(evx_stream_wrap_external(dev, native, null ? NULL : &s));
+    if (with_release) {
+        REQUIRE(__atomic_load_n(&g_release_runs, __ATOMIC_RELAXED) == runs,
+                "a wrap ran a release callback");
+        if (null_release)
+            REQUIRE(st == EVX_ERROR_INVALID_VALUE && (null || s == NULL),
+                    "a NULL release callback was not refused");
+        if (st == EVX_SUCCESS) g_release_wraps++;
+    }
     if (st == EVX_SUCCESS && dev == EVX_DEVICE_FROM_STREAM &&
         C(evx_stream_get_device(s, &dev)) != EVX_SUCCESS)
         finding("a wrapped stream has no device", "evx_stream_get_device", __LINE__);
@@ -494,6 +554,7 @@ static void op_stream_wrap(reader *r)
     T.st[slot].h = s;
     T.st[slot].dev = dev;
     T.st[slot].owned = 0;
+    T.st[slot].owner = owner;
 }
 
 static void op_stream_wait(reader *r)
@@ -566,10 +627,7 @@ static void op_pool_create(reader *r)
         unsigned char bytes[64];
     } u;
     memset(&u, 0, sizeof u);
-    const uint8_t sz = u8(r);
-    u.o.struct_size = sz < 192 ? (uint32_t)sizeof u.o
-                    : sz < 224 ? (uint32_t)(sz & 31)
-                    : (uint32_t)(sizeof u.o + (sz & 31));
+    u.o.struct_size = pick_struct_size(r, sizeof u.o, 31);
     const int dev = pick_device(r);
     u.o.event_flags = pick_flags(r, 7);
     const uint8_t cap = u8(r);
@@ -663,10 +721,7 @@ static void op_pool_stats(reader *r)
         unsigned char bytes[96];
     } u;
     memset(&u, 0, sizeof u);
-    const uint8_t sz = u8(r);
-    u.s.struct_size = sz < 192 ? (uint32_t)sizeof u.s
-                    : sz < 224 ? (uint32_t)(sz & 63)
-                    : (uint32_t)(sizeof u.s + (sz & 31));
+    u.s.struct_size = pick_struct_size(r, sizeof u.s, 63);
     const int null = null_out(r);
     const evx_status_t st = C(evx_event_pool_get_stats(p, null ? NULL : &u.s));
     if (!null && not_live(cls) && u.s.struct_size >= sizeof u.s)
@@ -847,6 +902,285 @@ static void op_status(reader *r)
     }
 }
 
+/* ---- capture status, notifiers, IPC ------------------------------------ */
+
+/* The table slot of a live handle of `kind` (a forged value may name one),
+ * or -1. */
+static int find_live(int kind, const void *h)
+{
+    for (unsigned i = 0; h && i < kind_size[kind]; i++)
+        if (live_of_kind(kind, i) == h) return (int)i;
+    return -1;
+}
+
+static void op_capture(reader *r)
+{
+    int slot, cls;
+    evx_stream_t s = (evx_stream_t)pick(r, K_STREAM, &slot, &cls);
+    const int null = null_out(r);
+    evx_capture_status_t cs = (evx_capture_status_t)77;
+    const evx_status_t st = C(evx_stream_get_capture_status(s, null ? NULL : &cs));
+    if (null)
+        REQUIRE(st == EVX_ERROR_INVALID_VALUE, "a NULL out-pointer was not refused");
+    else if (not_live(cls))
+        REQUIRE(st == EVX_ERROR_INVALID_HANDLE, "a dead stream was not refused");
+    else if (cls == H_LIVE && (!T.st[slot].owner || find_live(K_STREAM, T.st[slot].owner) >= 0))
+        /* the harness never begins a capture (a borrow whose CUstream's owner
+         * was destroyed names a dead driver stream: the caller's error) */
+        REQUIRE(st == EVX_SUCCESS && cs == EVX_CAPTURE_STATUS_NONE,
+                "a stream never captured is not EVX_CAPTURE_STATUS_NONE");
+}
+
+/* Notifier callbacks: each successful evx_notifier_watch_callback's runs
+ * exactly once before its notifier's destroy returns. One kind of callback
+ * tries to destroy its own notifier, which must be refused. Counted per
+ * input. */
+static unsigned long long g_cb_runs, g_cb_watches, g_cb_bad;
+static void on_notify(void *user_data)
+{
+    if (user_data != RELEASE_COOKIE) __atomic_add_fetch(&g_cb_bad, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&g_cb_runs, 1, __ATOMIC_RELAXED);
+}
+static void on_notify_destroy(void *user_data)
+{
+    const char *msg;
+    if (evx_notifier_destroy((evx_notifier_t)user_data) != EVX_ERROR_NOT_PERMITTED ||
+        !(msg = evx_last_error_message()) || !msg[0])
+        __atomic_add_fetch(&g_cb_bad, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&g_cb_runs, 1, __ATOMIC_RELAXED);
+}
+
+static void op_notifier_create(reader *r)
+{
+    union {  /* room for a caller compiled against a later, larger struct */
+        evx_notifier_options_t o;
+        unsigned char bytes[32];
+    } u;
+    memset(&u, 0, sizeof u);
+    u.o.struct_size = pick_struct_size(r, sizeof u.o, 15);
+    u.o.flags = pick_flags(r, 0);
+    const uint8_t mb = u8(r);
+    u.o.max_streams_per_device = mb < 200 ? mb % 9
+                               : mb < 230 ? EVX_NOTIFIER_MAX_STREAMS
+                               : mb < 240 ? EVX_NOTIFIER_MAX_STREAMS + 1 : u32(r);
+    const int slot = u8(r) % NN;
+    const int null_opts = (u8(r) & 7) == 7, null = null_out(r);
+    evx_notifier_t n = (evx_notifier_t)JUNK;
+    const evx_status_t st = C(evx_notifier_create(null_opts ? NULL : &u.o, null ? NULL : &n));
+    if (!null && !null_opts) {
+        const int bad = u.o.struct_size < sizeof u.o || u.o.flags != 0 ||
+                        u.o.max_streams_per_device > EVX_NOTIFIER_MAX_STREAMS;
+        if (bad) REQUIRE(st == EVX_ERROR_INVALID_VALUE, "bad notifier options were accepted");
+        if (!bad && u.o.struct_size == sizeof u.o)
+            REQUIRE(st == EVX_SUCCESS, "good notifier options were refused");
+    }
+    if (!null && null_opts) REQUIRE(st == EVX_SUCCESS, "NULL notifier options were refused");
+    if (!created(K_NOTIFIER, slot, st, null, n, __LINE__)) return;
+    T.nt[slot].h = n;
+    T.nt[slot].tokens_due = 0;
+}
+
+/* Reads every token queued (the caller knows none is on its way). */
+static unsigned long long drain_tokens(evx_notifier_t n)
+{
+    unsigned long long total = 0;
+    uint64_t buf[16];
+    uint32_t got;
+    do {
+        got = 0;
+        REQUIRE(C(evx_notifier_read(n, buf, 16, &got)) == EVX_SUCCESS && got <= 16,
+                "reading a live notifier failed");
+        total += got;
+    } while (got == 16);
+    return total;
+}
+
+/* Waits (up to 5 s) until nothing is pending on a live notifier; returns
+ * the number of tokens queued. */
+static uint64_t notifier_settle(evx_notifier_t n)
+{
+    uint64_t pending = 1, queued = 0;
+    for (int i = 0; i < 5000; i++) {
+        REQUIRE(C(evx_notifier_get_counts(n, &pending, &queued)) == EVX_SUCCESS,
+                "evx_notifier_get_counts failed on a live notifier");
+        if (pending == 0) return queued;
+        const struct timespec ms = {0, 1000 * 1000};
+        nanosleep(&ms, NULL);
+    }
+    finding("a notifier's watches were still pending after 5 s", "evx_notifier_get_counts",
+            __LINE__);
+}
+
+static void op_notifier(reader *r)
+{
+    const uint8_t which = u8(r) % 8;
+    if (which == 0) {
+        op_notifier_create(r);
+        return;
+    }
+    if (which == 1) {  /* also with watches pending */
+        op_destroy(r, K_NOTIFIER);
+        return;
+    }
+    int slot, cls;
+    evx_notifier_t n = (evx_notifier_t)pick(r, K_NOTIFIER, &slot, &cls);
+    const int live = find_live(K_NOTIFIER, n);
+    evx_status_t st;
+    switch (which) {
+    case 2: {
+        const int null = null_out(r);
+        int fd = -7;
+        st = C(evx_notifier_get_fd(n, null ? NULL : &fd));
+        if (null) {
+            REQUIRE(st == EVX_ERROR_INVALID_VALUE, "a NULL out-pointer was not refused");
+            return;
+        }
+        if (cls == H_LIVE) REQUIRE(st == EVX_SUCCESS && fd >= 0, "a live notifier has no fd");
+        break;
+    }
+    case 3: case 4: {  /* watch, watch_callback */
+        int es, ec;
+        evx_event_t e = (evx_event_t)pick(r, K_EVENT, &es, &ec);
+        const uint8_t b = u8(r);
+        if (which == 3) {
+            st = C(evx_notifier_watch(n, e, u64(r)));
+            if (st == EVX_SUCCESS) {
+                REQUIRE(live >= 0, "a watch succeeded on a notifier that is no live one");
+                T.nt[live].tokens_due++;
+            }
+        } else {
+            const int null_fn = (b & 7) == 7;
+            evx_notify_fn_t fn = null_fn ? NULL : (b & 8) ? on_notify_destroy : on_notify;
+            void *user = (b & 8) ? (void *)n : RELEASE_COOKIE;
+            st = C(evx_notifier_watch_callback(n, e, fn, user));
+            if (null_fn) {
+                REQUIRE(st == EVX_ERROR_INVALID_VALUE, "a NULL callback was accepted");
+                return;
+            }
+            if (st == EVX_SUCCESS) g_cb_watches++;
+        }
+        if (not_live(ec)) REQUIRE(st == EVX_ERROR_INVALID_HANDLE, "a dead event was not refused");
+        if (cls == H_LIVE && ec == H_LIVE) REQUIRE(st == EVX_SUCCESS, "a watch failed");
+        break;
+    }
+    case 5: {  /* read into small and NULL buffers */
+        uint64_t buf[9];
+        memset(buf, 0xab, sizeof buf);
+        const uint8_t b = u8(r);
+        const int null_tokens = (b & 3) == 3, null_count = null_out(r);
+        const uint32_t cap = null_tokens ? ((b & 4) ? 0 : u32(r)) : (uint32_t)((b >> 2) % 9);
+        uint32_t got = 0xdead;
+        st = C(evx_notifier_read(n, null_tokens ? NULL : buf, cap, null_count ? NULL : &got));
+        if (null_count || null_tokens || cap == 0) {
+            REQUIRE(st == EVX_ERROR_INVALID_VALUE, "a bad buffer was accepted");
+            if (!null_count) REQUIRE(got == 0, "a refused read left its count set");
+            return;
+        }
+        if (st == EVX_SUCCESS) {
+            REQUIRE(got <= cap, "a read gave more tokens than the buffer holds");
+            for (unsigned i = got; i < 9; i++)
+                REQUIRE(buf[i] == 0xababababababababull, "a read wrote past its tokens");
+            if (live >= 0) {
+                REQUIRE(got <= T.nt[live].tokens_due, "a read gave tokens nobody watched for");
+                T.nt[live].tokens_due -= got;
+            }
+        }
+        break;
+    }
+    default: {
+        const uint8_t ptrs = u8(r) & 3;
+        uint64_t pending = 7, queued = 7;
+        st = C(evx_notifier_get_counts(n, (ptrs & 1) ? &pending : NULL,
+                                       (ptrs & 2) ? &queued : NULL));
+        if (ptrs == 0) {
+            REQUIRE(st == EVX_ERROR_INVALID_VALUE, "two NULL out-pointers were accepted");
+            return;
+        }
+        if (st == EVX_SUCCESS && ptrs == 3 && live >= 0) {
+            REQUIRE(queued <= T.nt[live].tokens_due, "more tokens queued than watched for");
+            if (pending == 0) {  /* every token watch delivered, none on its way */
+                int fd = -1;
+                struct pollfd p;
+                REQUIRE(queued == T.nt[live].tokens_due, "a token watch was lost");
+                REQUIRE(C(evx_notifier_get_fd(n, &fd)) == EVX_SUCCESS, "no fd");
+                p.fd = fd;
+                p.events = POLLIN;
+                p.revents = 0;
+                REQUIRE(poll(&p, 1, 0) >= 0, "poll failed on a notifier's fd");
+                REQUIRE(((p.revents & POLLIN) != 0) == (queued > 0),
+                        "the notifier's fd is readable exactly while tokens are queued");
+            }
+        }
+        break;
+    }
+    }
+    if (not_live(cls)) REQUIRE(st == EVX_ERROR_INVALID_HANDLE, "a dead notifier was not refused");
+}
+
+static void op_ipc(reader *r)
+{
+    const uint8_t which = u8(r) & 1;
+    if (which == 0) {  /* export */
+        int slot, cls;
+        evx_event_t e = (evx_event_t)pick(r, K_EVENT, &slot, &cls);
+        ipc_slot *x = &T.ipc[u8(r) % NIPC];
+        const int null = null_out(r);
+        evx_ipc_event_handle_t h;
+        const evx_status_t st = C(evx_event_get_ipc_handle(e, null ? NULL : &h));
+        if (null)
+            REQUIRE(st == EVX_ERROR_INVALID_VALUE, "a NULL out-pointer was not refused");
+        else if (not_live(cls))
+            REQUIRE(st == EVX_ERROR_INVALID_HANDLE, "a dead event was not refused");
+        else if (cls == H_LIVE)
+            REQUIRE(st == ((T.ev[slot].flags & EVX_EVENT_INTERPROCESS) ? EVX_SUCCESS
+                                                                       : EVX_ERROR_INVALID_HANDLE),
+                    "exporting answered against the event's EVX_EVENT_INTERPROCESS flag");
+        if (st == EVX_SUCCESS) {
+            x->bytes = h;
+            x->used = 1;
+        }
+        return;
+    }
+    /* open: a handle this process exported (the driver refuses it with
+     * CUDA_ERROR_INVALID_CONTEXT), with a bit flipped, or forged */
+    ipc_slot *x = &T.ipc[u8(r) % NIPC];
+    evx_ipc_event_handle_t h = x->bytes;
+    const uint8_t how = u8(r);
+    int exported = x->used;
+    if (how >= 128 && how < 192) {
+        h.reserved[u8(r) % EVX_IPC_HANDLE_SIZE] ^= (unsigned char)(1u << (how & 7));
+        exported = 0;
+    } else if (how >= 192) {  /* forged: random bytes, or the emulation's magic first */
+        for (int i = 0; i < EVX_IPC_HANDLE_SIZE; i++) h.reserved[i] = u8(r);
+        if (how & 1) memcpy(h.reserved, "evxhipc1/evxh-", 14);
+        exported = 0;
+    }
+    const int dev = pick_device(r);
+    const int null_handle = (u8(r) & 15) == 15, null = null_out(r);
+    evx_event_t e = (evx_event_t)JUNK;
+    const evx_status_t st =
+        C(evx_device_open_ipc_event(dev, null_handle ? NULL : &h, null ? NULL : &e));
+    if (!null) REQUIRE(st != EVX_SUCCESS || e != NULL, "an opened event is NULL");
+    if (!null && st != EVX_SUCCESS) REQUIRE(e == NULL, "a failed open left its out-pointer set");
+    if (null || null_handle)
+        REQUIRE(st == EVX_ERROR_INVALID_VALUE, "a NULL handle or out-pointer was not refused");
+    else if (dev < 0 || dev >= n_devices)
+        REQUIRE(st == EVX_ERROR_INVALID_DEVICE, "a bad device was accepted");
+    REQUIRE(st != EVX_SUCCESS, "an IPC handle opened in its own process (or a forged one)");
+    if (exported && dev >= 0 && dev < n_devices && !null && !null_handle) {
+        /* still exported by a live table event: the driver's own refusal */
+        for (int i = 0; i < NE; i++) {
+            evx_ipc_event_handle_t mine;
+            if (T.ev[i].h && (T.ev[i].flags & EVX_EVENT_INTERPROCESS) &&
+                C(evx_event_get_ipc_handle(T.ev[i].h, &mine)) == EVX_SUCCESS &&
+                memcmp(&mine, &h, sizeof h) == 0)
+                REQUIRE(st == EVX_ERROR_INVALID_CONTEXT,
+                        "opening a handle exported by this process was not refused with "
+                        "INVALID_CONTEXT");
+        }
+    }
+}
+
 /* Events made and destroyed in a burst, recorded or not: more than evx
  * retires at once (32) and than a thread keeps per device and flags (64),
  * so that the events made after it reuse driver events with a former
@@ -882,12 +1216,18 @@ static void op_probe_dead(reader *r)
     const dead_handle *d = &T.dead[u8(r) % T.dead_n];
     void *h = (void *)(uintptr_t)d->v;
     evx_stream_t live_s = NULL;
+    evx_event_t live_e = NULL;
+    evx_notifier_t live_n = NULL;
     unsigned u;
     int i;
     float ms;
     void *p;
     for (int k = 0; k < NS; k++)
         if (T.st[k].h) live_s = T.st[k].h;
+    for (int k = 0; k < NE; k++)
+        if (T.ev[k].h) live_e = T.ev[k].h;
+    for (int k = 0; k < NN; k++)
+        if (T.nt[k].h) live_n = T.nt[k].h;
     switch (d->kind) {
     case K_EVENT: {
         evx_event_t e = (evx_event_t)h;
@@ -898,6 +1238,12 @@ static void op_probe_dead(reader *r)
         C_DEAD(evx_event_get_native(e, &p));
         if (live_s) C_DEAD(evx_event_record(e, live_s));
         if (live_s) C_DEAD(evx_stream_wait_event(live_s, e, 0));
+        {
+            evx_ipc_event_handle_t ipc;
+            C_DEAD(evx_event_get_ipc_handle(e, &ipc));
+        }
+        if (live_n) C_DEAD(evx_notifier_watch(live_n, e, 1));
+        if (live_n) C_DEAD(evx_notifier_watch_callback(live_n, e, on_notify, RELEASE_COOKIE));
         C_DEAD(evx_event_destroy(e));
         break;
     }
@@ -911,6 +1257,10 @@ static void op_probe_dead(reader *r)
         C_DEAD(evx_stream_get_native(s, &p));
         C_DEAD(evx_stream_is_owned(s, &i));
         C_DEAD(evx_stream_launch_host_func(s, host_fn, NULL));
+        {
+            evx_capture_status_t cs;
+            C_DEAD(evx_stream_get_capture_status(s, &cs));
+        }
         C_DEAD(evx_stream_destroy(s));
         break;
     }
@@ -936,7 +1286,7 @@ static void op_probe_dead(reader *r)
         C_DEAD(evx_timer_destroy(t));
         break;
     }
-    default: {
+    case K_TIMELINE: {
         evx_timeline_t t = (evx_timeline_t)h;
         uint32_t n;
         C_DEAD(evx_timeline_count(t, &n));
@@ -945,6 +1295,18 @@ static void op_probe_dead(reader *r)
         C_DEAD(evx_timeline_reset(t));
         if (live_s) C_DEAD(evx_timeline_mark(t, live_s, &n));
         C_DEAD(evx_timeline_destroy(t));
+        break;
+    }
+    default: {
+        evx_notifier_t n = (evx_notifier_t)h;
+        uint64_t tokens[2], pending, queued;
+        uint32_t got;
+        C_DEAD(evx_notifier_get_fd(n, &i));
+        C_DEAD(evx_notifier_watch(n, live_e, 1));
+        C_DEAD(evx_notifier_watch_callback(n, live_e, on_notify, RELEASE_COOKIE));
+        C_DEAD(evx_notifier_read(n, tokens, 2, &got));
+        C_DEAD(evx_notifier_get_counts(n, &pending, &queued));
+        C_DEAD(evx_notifier_destroy(n));
         break;
     }
     }
@@ -962,11 +1324,29 @@ static void end_of_input(void)
     evx_host_live now;
     for (int i = 0; i < NS; i++)
         if (T.st[i].h) (void)C(evx_stream_synchronize(T.st[i].h));
+    /* every token watch delivered exactly once, then the notifiers go */
+    for (int i = 0; i < NN; i++) {
+        if (!T.nt[i].h) continue;
+        const uint64_t queued = notifier_settle(T.nt[i].h);
+        REQUIRE(queued == T.nt[i].tokens_due, "a notifier lost or made up a token");
+        REQUIRE(drain_tokens(T.nt[i].h) == queued, "a notifier read fewer tokens than queued");
+        drop(K_NOTIFIER, i);
+    }
+    /* each callback watch ran its callback once before its notifier died */
+    REQUIRE(g_cb_runs == g_cb_watches, "notifier callbacks ran other than once per watch");
+    REQUIRE(g_cb_bad == 0, "a notifier callback got another user_data, or destroying its "
+                           "own notifier from a callback was not refused");
+    g_cb_runs = g_cb_watches = 0;
     for (int i = 0; i < NE; i++) drop(K_EVENT, i);
     for (int i = 0; i < NP; i++) drop(K_POOL, i);
     for (int i = 0; i < NT; i++) drop(K_TIMER, i);
     for (int i = 0; i < NL; i++) drop(K_TIMELINE, i);
     for (int i = 0; i < NS; i++) drop(K_STREAM, i);
+    REQUIRE(g_release_runs == g_release_wraps,
+            "release callbacks ran other than once per successful wrap");
+    REQUIRE(g_release_bad == 0, "a release callback got another user_data");
+    g_release_runs = g_release_wraps = 0;
+    memset(T.ipc, 0, sizeof T.ipc);
     g_calls += (unsigned long long)n_devices;  /* the trims */
     g_leak_checks++;
     if (host_live_settle(&g_baseline, &now, 5000)) return;
@@ -1039,7 +1419,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     reader r = {data, size};
     g_inputs++;
     for (int ops = 0; r.n > 0 && ops < MAX_OPS; ops++) {
-        switch (u8(&r) % 24) {
+        switch (u8(&r) % 28) {
         case 0: op_event_create(&r); break;
         case 1: op_destroy(&r, K_EVENT); break;
         case 2: op_event_record(&r, 0); break;
@@ -1048,7 +1428,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 5: op_event_elapsed(&r); break;
         case 6: op_event_get(&r); break;
         case 7: op_stream_create(&r); break;
-        case 8: op_stream_wrap(&r); break;
+        case 8: op_stream_wrap(&r, 0); break;
         case 9: op_destroy(&r, K_STREAM); break;
         case 10: op_stream_wait(&r); break;
         case 11: op_stream_query(&r); break;
@@ -1063,6 +1443,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 20: op_timer(&r); break;
         case 21: op_timeline(&r); break;
         case 22: op_device(&r); break;
+        case 24: op_notifier(&r); break;
+        case 25: op_ipc(&r); break;
+        case 26: op_stream_wrap(&r, 1); break;
+        case 27: op_capture(&r); break;
         default: {
             const uint8_t b = u8(&r);
             if (b & 1)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 The evx Authors
 # SPDX-License-Identifier: Apache-2.0
-"""Writes the seed corpus of evx-fuzz-api (tests/fuzz/corpus/): a dozen
+"""Writes the seed corpus of evx-fuzz-api (tests/fuzz/corpus/): seventeen
 hand-written programs in the harness's input format, one per area of the
 API, so that a run starts from inputs that reach deep states (recorded
 events, pending host functions, pools handed out, timers stopped) instead of
@@ -24,6 +24,7 @@ EV_CREATE, EV_DESTROY, EV_RECORD, EV_RECORD_FLAGS, EV_QUERY, EV_ELAPSED, EV_GET 
 ST_CREATE, ST_WRAP, ST_DESTROY, ST_WAIT, ST_QUERY, ST_HOSTFN, ST_GET = range(7, 14)
 POOL_CREATE, POOL_DESTROY, POOL_PREWARM, POOL_ACQUIRE, POOL_RELEASE, POOL_STATS = range(14, 20)
 TIMER, TIMELINE, DEVICE, MISC = 20, 21, 22, 23
+NOTIFIER, IPC, WRAP_RELEASE, CAPTURE = 24, 25, 26, 27
 
 DEV0, DEV1, DEV_BAD = 0, 6, 11   # pick_device bytes
 NULL_SEL, OTHER_KIND = 0xa0, 0xc0
@@ -55,6 +56,40 @@ def st_wrap(kind, dev=DEV0, slot=0, arg=None):
     elif (kind & 7) == 7:
         out += list(arg)
     return out + [slot, 0]
+
+
+def wrap_release(kind, dev=DEV0, slot=0, arg=None, null_release=0):
+    """st_wrap, with a release callback (NULL when null_release)."""
+    return [WRAP_RELEASE] + st_wrap(kind, dev, slot, arg)[1:] + [7 if null_release else 0]
+
+
+def notifier_create(sz=0, f=0, max_streams=2, slot=0, null_opts=0, null=0):
+    """sz: 0 the struct as compiled, 192 + n n bytes, 224 + n n bytes more;
+    f: a flags byte (pick_flags); max_streams: a byte (below 200: % 9)."""
+    return [NOTIFIER, 0, sz, f, max_streams, slot, 7 if null_opts else 0, 7 if null else 0]
+
+
+def watch(nt=0, ev=0, token=1):
+    return [NOTIFIER, 3, nt, ev, 0] + list(token.to_bytes(8, "little"))
+
+
+def watch_callback(nt=0, ev=0, destroy_own=False, null_fn=False):
+    return [NOTIFIER, 4, nt, ev, 7 if null_fn else (8 if destroy_own else 0)]
+
+
+def notifier_read(nt=0, cap=4, null_tokens=False, null=0):
+    return [NOTIFIER, 5, nt, 3 if null_tokens else cap << 2, 7 if null else 0]
+
+
+def ipc_export(ev=0, slot=0, null=0):
+    return [IPC, 0, ev, slot, 7 if null else 0]
+
+
+def ipc_open(slot=0, how=0, extra=(), dev=DEV0, null_handle=0, null=0):
+    """how: below 128 the handle as exported, 128 + bit with a bit flipped
+    (extra: the byte's index), 192 random bytes, 193 the emulation's magic
+    first (extra: 64 bytes)."""
+    return [IPC, 1, slot, how] + list(extra) + [dev, 15 if null_handle else 0, 7 if null else 0]
 
 
 def record(ev=0, st=0):
@@ -168,6 +203,34 @@ SEEDS = {
         [EV_QUERY, 0xf0, 0xfe, 0] + [EV_QUERY, OTHER_KIND, 0] + [ST_QUERY, OTHER_KIND, 0] +
         [EV_RECORD, 0xf0, 0, 0, 0] + [ST_DESTROY, 0xe0, 0] + [EV_DESTROY, 0] +
         [EV_QUERY, 0xf0, 2, 0] + probe_dead(0) + [ST_DESTROY, 0] + probe_dead(1),
+    # notifiers: token and callback watches (one callback tries to destroy
+    # its notifier), counts, reads, the fd, a destroy with watches pending
+    "notifier": st_create() + ev_create(slot=0) + ev_create(dev=DEV1, slot=1) +
+        notifier_create() + hostfn() + record(0) + watch(0, 0, 7) + watch(0, 1, 8) +
+        watch_callback(0, 0) + watch_callback(0, 0, destroy_own=True) +
+        [NOTIFIER, 6, 0, 3] + [ST_QUERY, 0, 1] + [NOTIFIER, 6, 0, 3] + notifier_read(0, 1) +
+        notifier_read(0, 8) + notifier_read(0, 0) + notifier_read(0, null_tokens=True) +
+        [NOTIFIER, 2, 0, 0] + notifier_create(slot=1) + hostfn() + record(0) +
+        watch(1, 0, 9) + watch_callback(1, 0) + [NOTIFIER, 1, 1] + probe_dead(0),
+    # notifier options: sizes, flags, stream caps, NULL options and out-pointer
+    "notifier-options": notifier_create(sz=200) + notifier_create(f=0x13) +
+        notifier_create(max_streams=235) + notifier_create(max_streams=250) +
+        [0xff, 0xff, 0xff, 0x7f] + notifier_create(sz=230, max_streams=229) +
+        notifier_create(null_opts=1, slot=1) + notifier_create(null=1) +
+        notifier_create(max_streams=0),
+    # IPC: export with and without EVX_EVENT_INTERPROCESS, open in the
+    # exporting process, with a bit flipped, forged, after the event died
+    "ipc": ev_create(f=6, slot=0) + ev_create(slot=1) + ipc_export(0, 0) + ipc_export(1, 1) +
+        ipc_export(0, 2, null=1) + ipc_open(0) + ipc_open(0, dev=DEV1) + ipc_open(0, 130, [20]) +
+        ipc_open(0, 193, list(range(64))) + ipc_open(0, 192, [0x41] * 64) +
+        ipc_open(0, dev=DEV_BAD) + ipc_open(0, null_handle=1) + ipc_open(1) +
+        [EV_DESTROY, 0] + ipc_open(0) + probe_dead(0),
+    # borrows with a release callback (also NULL), capture status
+    "wrap-release": st_create() + wrap_release(3, DEV0, 1, 0) + wrap_release(1, DEV1, 2) +
+        wrap_release(2, DEV0, 3, null_release=1) + wrap_release(0x83, slot=3, arg=1) +
+        wrap_release(7, DEV0, 2, b"\x05\x10\x00\x00\x00\x00\x00\x00") +
+        [CAPTURE, 1, 0, CAPTURE, 2, 0, CAPTURE, 0, 7, CAPTURE, NULL_SEL, 0] +
+        [ST_DESTROY, 1] + probe_dead(0) + [ST_DESTROY, 0] + [CAPTURE, 3, 0],
 }
 
 

@@ -321,10 +321,11 @@ class Device:
         instead of spinning; ``ipc=True`` needs ``timing=False`` (the library
         refuses it otherwise).
         """
-        flags = 0 if timing else _DISABLE_TIMING
-        if blocking_sync:
+        op = "Device.create_event"
+        flags = 0 if _args.flag(timing, op, "timing") else _DISABLE_TIMING
+        if _args.flag(blocking_sync, op, "blocking_sync"):
             flags |= _BLOCKING_SYNC
-        if ipc:
+        if _args.flag(ipc, op, "ipc"):
             flags |= _INTERPROCESS
         return _create_event(self._id, flags)
 
@@ -338,7 +339,9 @@ class Device:
         """
         prio = 0 if priority is None else _args.integer(
             priority, "Device.create_stream", "priority")
-        flags = _capi.EVX_STREAM_NON_BLOCKING if non_blocking else _capi.EVX_STREAM_DEFAULT
+        flags = (_capi.EVX_STREAM_NON_BLOCKING
+                 if _args.flag(non_blocking, "Device.create_stream", "non_blocking")
+                 else _capi.EVX_STREAM_DEFAULT)
         h = _c_void_p()
         st = _st_create(self._id, flags, prio, _byref(h))
         if st:

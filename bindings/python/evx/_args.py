@@ -36,3 +36,20 @@ def integer(value, op, what, limits=C_INT):
         raise ValueError("%s: %s %d is outside the %s range (%d to %d)" % (
             op, what, v, name, lo, hi))
     return v
+
+
+def flag(value, op, what):
+    """``value`` as a bool for a yes/no argument (``external=``,
+    ``timing=``): True, False, or an int that is 0 or 1. Anything else is
+    refused rather than taken for its truth value (``external="no"`` would
+    be true)."""
+    if value is True or value is False:
+        return value
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError("%s: %s must be a bool, not %s" % (
+            op, what, type(value).__name__)) from None
+    if v not in (0, 1):
+        raise ValueError("%s: %s must be a bool (or 0 or 1), not %d" % (op, what, v))
+    return bool(v)

@@ -125,6 +125,21 @@ cdef object gone(obj, str op, str role):
     return g_error(EVX_ERROR_INVALID_HANDLE, op, "%s is %s" % (role, obj._gone))
 
 
+cdef bint checked_flag(value, str op, str what) except -1:
+    """A yes/no argument: True, or evx._args.flag's check (TypeError or
+    ValueError naming the value for anything but a bool, 0 or 1)."""
+    if value is True:
+        return True
+    from evx import _args
+    return _args.flag(value, op, what)
+
+
+cdef object misuse(str op, str message):
+    """The exception for a call made out of order, with the status the C
+    timers give for the same misuse (EVX_ERROR_ILLEGAL_STATE)."""
+    return g_error(EVX_ERROR_ILLEGAL_STATE, op, message)
+
+
 cdef void *handle_from(v) except? NULL:
     """A handle from what may be assigned to _h: an int, a ctypes.c_void_p
     (its .value) or None."""
@@ -229,7 +244,9 @@ cdef class EventCore(Handle):
         cdef evx_event_t h = <evx_event_t>self.h
         cdef evx_stream_t s
         cdef evx_status_t st
-        cdef unsigned flags = EVX_EVENT_RECORD_EXTERNAL if external else EVX_EVENT_RECORD_DEFAULT
+        cdef unsigned flags = EVX_EVENT_RECORD_DEFAULT
+        if external is not False and checked_flag(external, "Event.record", "external"):
+            flags = EVX_EVENT_RECORD_EXTERNAL
         if not isinstance(stream, StreamCore):
             raise TypeError("Event.record() needs an evx.Stream (wrap others "
                             "with evx.Stream.wrap), not %s" % type(stream).__name__)
@@ -411,7 +428,9 @@ cdef class StreamCore(Handle):
         cdef evx_stream_t other
         cdef evx_event_t e
         cdef evx_status_t st
-        cdef unsigned flags = EVX_EVENT_WAIT_EXTERNAL if external else EVX_EVENT_WAIT_DEFAULT
+        cdef unsigned flags = EVX_EVENT_WAIT_DEFAULT
+        if external is not False and checked_flag(external, "Stream.wait", "external"):
+            flags = EVX_EVENT_WAIT_EXTERNAL
         cdef EventCore tmp
         if isinstance(event_or_stream, EventCore):
             e = <evx_event_t>(<EventCore>event_or_stream).h
@@ -615,7 +634,10 @@ cdef class timed:
         cdef evx_status_t st
         cdef evx_stream_t s = <evx_stream_t>self.stream.h
         if self.state != T_NEW:
-            raise RuntimeError("an evx.timed object times one block; make a new one")
+            # As evx_timer_*: a misuse of a timer's order is ILLEGAL_STATE.
+            raise misuse("evx.timed.__enter__",
+                         "this evx.timed object was entered already; it times one block, "
+                         "make a new one")
         if s == NULL:
             raise gone(self.stream, "evx.timed", "the stream")
         t = timer_take(self.dev)
@@ -633,7 +655,8 @@ cdef class timed:
         cdef evx_stream_t s = <evx_stream_t>self.stream.h
         cdef evx_status_t st = EVX_SUCCESS
         if self.state != T_RUNNING:
-            raise RuntimeError("evx.timed: __exit__ without __enter__")
+            raise misuse("evx.timed.__exit__", "__exit__ without __enter__ (as "
+                         "evx_timer_stop on a timer not started)")
         if s == NULL:
             err = gone(self.stream, "evx.timed", "the stream")
         else:
@@ -676,6 +699,7 @@ cdef class timed:
                 self.state = T_READ
             return self.ms
         if self.state == T_STOP_FAILED:
-            raise RuntimeError("evx.timed: the stop mark failed; no time")
-        raise RuntimeError("evx.timed: elapsed_ms is known once the with-block "
-                           "has ended")
+            raise misuse("evx.timed.elapsed_ms", "the stop mark failed, so there is no "
+                         "time (as evx_timer_elapsed on a timer started but not stopped)")
+        raise misuse("evx.timed.elapsed_ms", "known once the with-block has ended (as "
+                     "evx_timer_elapsed on a timer not started and stopped)")

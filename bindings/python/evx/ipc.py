@@ -67,8 +67,10 @@ def _handle_bytes(handle, call):
         raise TypeError("%s: handle must be the %d bytes of Event.ipc_handle, "
                         "not %s" % (call, HANDLE_SIZE, type(handle).__name__)) from None
     if len(data) != HANDLE_SIZE:
-        raise ValueError("%s: handle has %d bytes; an IPC event handle has %d "
-                         "(Event.ipc_handle)" % (call, len(data), HANDLE_SIZE))
+        shown = repr(handle)
+        raise ValueError("%s: handle has %d bytes (%s); an IPC event handle has %d "
+                         "(Event.ipc_handle)" % (call, len(data), shown if len(shown) <= 80
+                                                 else shown[:77] + "...", HANDLE_SIZE))
     return data
 
 

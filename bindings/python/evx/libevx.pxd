@@ -25,6 +25,7 @@ cdef extern from "evx/evx.h" nogil:
     evx_status_t EVX_SUCCESS
     evx_status_t EVX_ERROR_NOT_READY
     evx_status_t EVX_ERROR_INVALID_HANDLE
+    evx_status_t EVX_ERROR_ILLEGAL_STATE
 
     unsigned EVX_EVENT_DEFAULT
     unsigned EVX_EVENT_DISABLE_TIMING

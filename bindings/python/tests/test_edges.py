@@ -293,3 +293,86 @@ def test_wait_external_outside_capture_is_refused(evx, dev, stream):
     other.sync()
     other.close()
     e.close()
+
+
+# --------------------------------------------------------------------------
+# Found by tests/fuzz/py_fuzz.py in strict mode (issue 13): every error is a
+# CudaError, TypeError or ValueError, and a bad value is named.
+
+
+@pytest.mark.parametrize("bad", ["no", None, 1.0, [], object()])
+def test_external_flag_of_the_wrong_type(dev, stream, bad):
+    # Not taken for its truth value: external="no" would be true.
+    e = dev.create_event()
+    with refused(TypeError, "Event.record: external must be a bool, not %s"
+                 % type(bad).__name__):
+        e.record(stream, external=bad)
+    with refused(TypeError, "Stream.wait: external must be a bool, not %s"
+                 % type(bad).__name__):
+        stream.wait(e, external=bad)
+    e.close()
+
+
+@pytest.mark.parametrize("bad", [2, -1, BIG])
+def test_external_flag_int_other_than_0_or_1(dev, stream, bad):
+    e = dev.create_event()
+    with refused(ValueError, "Event.record: external must be a bool (or 0 or 1), not %d" % bad):
+        e.record(stream, external=bad)
+    with refused(ValueError, "Stream.wait: external must be a bool (or 0 or 1), not %d" % bad):
+        stream.wait(e, external=bad)
+    e.record(stream, external=0)               # 0 and 1 are the bools' values
+    stream.wait(e, external=0)
+    e.sync()
+    e.close()
+
+
+@pytest.mark.parametrize("arg", ["timing", "blocking_sync", "ipc"])
+def test_create_event_flags_are_checked(dev, arg):
+    with refused(TypeError, "Device.create_event: %s must be a bool, not str" % arg):
+        dev.create_event(**{arg: "yes"})
+    with refused(ValueError, "Device.create_event: %s must be a bool (or 0 or 1), not 7" % arg):
+        dev.create_event(**{arg: 7})
+
+
+def test_create_stream_non_blocking_is_checked(dev):
+    with refused(TypeError, "Device.create_stream: non_blocking must be a bool, not NoneType"):
+        dev.create_stream(non_blocking=None)
+    with refused(ValueError, "Device.create_stream: non_blocking must be a bool (or 0 or 1), "
+                 "not 2"):
+        dev.create_stream(non_blocking=2)
+    s = dev.create_stream(non_blocking=1)
+    assert s.flags == 1
+    s.close()
+
+
+def test_timed_misuse_is_the_c_timers_illegal_state(evx, stream):
+    # evx_timer_elapsed on a timer not stopped and evx_timer_stop on one not
+    # started answer EVX_ERROR_ILLEGAL_STATE; evx.timed says the same (a
+    # CudaError, still a RuntimeError for code that caught that before).
+    t = evx.timed(stream)
+    with pytest.raises(evx.CudaError) as ei:
+        t.elapsed_ms
+    assert ei.value.status == evx.Status.ERROR_ILLEGAL_STATE
+    assert ei.value.message.startswith("evx.timed.elapsed_ms: known once the with-block")
+    assert isinstance(ei.value, RuntimeError)
+    with pytest.raises(evx.CudaError) as ei:
+        t.__exit__(None, None, None)
+    assert ei.value.status == evx.Status.ERROR_ILLEGAL_STATE
+    assert "__exit__ without __enter__" in ei.value.message
+    with t:
+        with pytest.raises(evx.CudaError) as ei:
+            t.elapsed_ms
+        assert ei.value.status == evx.Status.ERROR_ILLEGAL_STATE
+    assert t.elapsed_ms >= 0.0
+    with pytest.raises(evx.CudaError) as ei:
+        t.__enter__()
+    assert ei.value.status == evx.Status.ERROR_ILLEGAL_STATE
+    assert ei.value.message.startswith("evx.timed.__enter__: this evx.timed object was "
+                                       "entered already")
+
+
+def test_open_ipc_event_wrong_length_names_the_value(dev):
+    with refused(ValueError, "open_ipc_event: handle has 3 bytes (bytearray(b'abc'))"):
+        dev.open_ipc_event(bytearray(b"abc"))
+    with refused(ValueError, "handle has 2 bytes (<memory at 0x"):
+        dev.open_ipc_event(memoryview(b"ab"))
