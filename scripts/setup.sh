@@ -32,7 +32,8 @@ sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Pyth
   missing+=(python3-dev)
 fi
 # libFuzzer (clang's -fsanitize=fuzzer, for tests/fuzz) is in compiler-rt
-if command -v clang >/dev/null 2>&1 &&
+# (installed with clang on a machine that has neither: clang does not pull it in)
+if ! command -v clang >/dev/null 2>&1 ||
    [ ! -f "$(clang -print-file-name=libclang_rt.fuzzer-x86_64.a)" ]; then
   missing+=(libclang-rt-dev)
 fi
