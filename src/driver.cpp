@@ -238,6 +238,7 @@ void load() {
         EVX_ENTRY(cuIpcGetEventHandle, false, 0),
         EVX_ENTRY(cuIpcOpenEventHandle, false, 0),
         EVX_ENTRY(cuStreamIsCapturing, false, 0),
+        EVX_ENTRY(cuThreadExchangeStreamCaptureMode, false, 0),
     };
     for (const Entry &e : entries) {
         if (version < e.min_version) continue;  // left NULL: optional

@@ -55,6 +55,9 @@ struct DriverApi {
     CUresult (*cuIpcGetEventHandle)(CUipcEventHandle *, CUevent);
     CUresult (*cuIpcOpenEventHandle)(CUevent *, CUipcEventHandle);
     CUresult (*cuStreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
+    // Optional: the thread's capture interaction mode, for the queries evx
+    // makes for its own bookkeeping (internal_event_query()).
+    CUresult (*cuThreadExchangeStreamCaptureMode)(CUstreamCaptureMode *);
 };
 
 // What evx knows of one device. Filled lazily, kept for the process.
@@ -82,6 +85,23 @@ extern Driver g_driver;
 extern std::atomic<bool> g_driver_ready;  // loaded and cuInit succeeded
 
 inline const DriverApi &cu() { return g_driver.api; }
+
+// cuEventQuery of an event that evx asks about for its own bookkeeping (a
+// pool's released events, a notifier's early delivery), never one the
+// caller asked about. It is made in relaxed capture mode for this thread:
+// while another thread holds a global-mode capture, the driver forbids
+// cuEventQuery on every thread and invalidates that capture, although the
+// event queried is not captured (seen on an H200: evx_event_pool_release
+// invalidated another thread's torch.cuda.graph capture). Relaxed mode is
+// the driver's own way for such a call; the thread's mode is restored.
+inline CUresult internal_event_query(CUevent ev) {
+    CUresult (*exchange)(CUstreamCaptureMode *) = cu().cuThreadExchangeStreamCaptureMode;
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    if (!exchange || exchange(&mode) != CUDA_SUCCESS) return cu().cuEventQuery(ev);
+    const CUresult r = cu().cuEventQuery(ev);
+    exchange(&mode);  // back to the thread's own mode
+    return r;
+}
 
 // Loads the driver once; later calls return the same status. On failure it
 // sets the last error to "<fn>: <why>".

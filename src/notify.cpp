@@ -199,7 +199,7 @@ evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, 
     // nothing to wait for.
     bool complete = !e->recorded.load(std::memory_order_acquire);
     if (!complete) {
-        const CUresult q = cu().cuEventQuery(e->cu.load(std::memory_order_acquire));
+        const CUresult q = internal_event_query(e->cu.load(std::memory_order_acquire));
         if (q == CUDA_SUCCESS)
             complete = true;
         else if (q != CUDA_ERROR_NOT_READY)

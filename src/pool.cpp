@@ -61,7 +61,7 @@ void unref(Pool *p) {
 void reap(Pool *p) {
     size_t keep = 0;
     for (CUevent ev : p->pending) {
-        const CUresult q = cu().cuEventQuery(ev);
+        const CUresult q = internal_event_query(ev);
         if (q == CUDA_ERROR_NOT_READY) {
             p->pending[keep++] = ev;
         } else if (q == CUDA_SUCCESS) {
@@ -140,7 +140,7 @@ void pool_take_back(Pool *p, CUevent ev, bool maybe_pending, bool former) {
         --p->in_use;
         bool kept = false;
         if (!p->closed) {
-            const CUresult q = maybe_pending ? cu().cuEventQuery(ev) : CUDA_SUCCESS;
+            const CUresult q = maybe_pending ? internal_event_query(ev) : CUDA_SUCCESS;
             try {
                 if (q == CUDA_SUCCESS) {
                     p->idle.push_back(CachedEvent{ev, former});

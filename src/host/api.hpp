@@ -67,6 +67,9 @@ CUresult stream_get_flags(CUstream h, unsigned *flags, bool ptsz);
 CUresult stream_get_device(CUstream h, CUdevice *device, bool ptsz);
 CUresult stream_get_ctx(CUstream h, CUcontext *pctx, CUgreenCtx *pgreen, bool ptsz);
 CUresult stream_is_capturing(CUstream h, CUstreamCaptureStatus *status, bool ptsz);
+// cuThreadExchangeStreamCaptureMode: the calling thread's capture interaction
+// mode (the emulation has no capture, so the mode changes nothing else).
+CUresult thread_exchange_capture_mode(CUstreamCaptureMode *mode);
 
 // event.cpp
 CUresult event_create(CUevent *ph, unsigned flags);

@@ -69,6 +69,8 @@ EVXH_CALL(cuCtxGetDevice_v2, "cuCtxGetDevice", (CUdevice *d, CUcontext c), ctx_g
 EVXH_CALL(cuCtxGetStreamPriorityRange, "cuCtxGetStreamPriorityRange", (int *least, int *greatest),
           ctx_get_stream_priority_range(least, greatest))
 EVXH_CALL(cuCtxSynchronize, "cuCtxSynchronize", (void), ctx_synchronize(nullptr))
+EVXH_CALL(cuThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode",
+          (CUstreamCaptureMode *mode), thread_exchange_capture_mode(mode))
 EVXH_CALL(cuCtxSynchronize_v2, "cuCtxSynchronize", (CUcontext c), ctx_synchronize(c))
 EVXH_CALL(cuCtxCreate_v2, "cuCtxCreate", (CUcontext *c, unsigned int flags, CUdevice d),
           ctx_create(c, nullptr, flags, d))
@@ -195,6 +197,7 @@ const Proc kProcs[] = {
     {"cuStreamGetCtx",
      {{9020, fn(&cuStreamGetCtx), fn(&cuStreamGetCtx_ptsz)}, {12050, fn(&cuStreamGetCtx_v2), fn(&cuStreamGetCtx_v2_ptsz)}}},
     EVXH_PT("cuStreamIsCapturing", 10000, &cuStreamIsCapturing),
+    EVXH_P1("cuThreadExchangeStreamCaptureMode", 10010, &cuThreadExchangeStreamCaptureMode),
     {"cuGetProcAddress", {{11030, fn(&cuGetProcAddress), nullptr}, {12000, fn(&cuGetProcAddress_v2), nullptr}}},
 };
 

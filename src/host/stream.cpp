@@ -316,4 +316,18 @@ CUresult stream_is_capturing(CUstream h, CUstreamCaptureStatus *status, bool pts
     return CUDA_SUCCESS;
 }
 
+CUresult thread_exchange_capture_mode(CUstreamCaptureMode *mode) {
+    // Per thread, global (0) until changed, as the driver keeps it.
+    static thread_local CUstreamCaptureMode t_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (!mode) return CUDA_ERROR_INVALID_VALUE;
+    if (*mode != CU_STREAM_CAPTURE_MODE_GLOBAL && *mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
+        *mode != CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
+    const CUstreamCaptureMode old = t_mode;
+    t_mode = *mode;
+    *mode = old;
+    return CUDA_SUCCESS;
+}
+
 }  // namespace evxh

@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -116,6 +117,33 @@ out:
     drop_stream(&own);
 }
 
+/* For t_forbidden: on the real driver a relaxed capture of `native`
+ * begins and `e` is recorded in it; on the emulation `e` is recorded. */
+static int begin_forbidden(const conf_cu *cu, int real, CUstream native, evx_stream_t s,
+                           evx_event_t e, int *capturing)
+{
+    if (real) {
+        if (!EXPECT(cu->stream_begin_capture(native, CU_STREAM_CAPTURE_MODE_RELAXED) ==
+                    CUDA_SUCCESS))
+            return 0;
+        *capturing = 1;
+    }
+    return EXPECT_OK(evx_event_record(e, s));
+}
+
+/* Ends the capture the forbidden call invalidated (the driver refuses the
+ * end then, which is expected) and frees a graph if one came back. */
+static void end_forbidden(const conf_cu *cu, CUstream native, int *capturing)
+{
+    CUgraph graph = NULL;
+    if (!*capturing)
+        return;
+    cu->stream_end_capture(native, &graph);
+    if (graph != NULL)
+        cu->graph_destroy(graph);
+    *capturing = 0;
+}
+
 /* Calls the driver forbids during a capture return the driver's status with
  * a message that says a capture is in progress. On a GPU a real capture:
  * query and synchronize of an event recorded in it (CAPTURED_EVENT), query
@@ -145,20 +173,21 @@ static void t_forbidden(void)
     REQUIRE((s = make_stream(0)) != NULL);
     REQUIRE((e = make_event(0, EVX_EVENT_DEFAULT)) != NULL);
     REQUIRE_OK(evx_stream_get_native(s, &native));
-    if (real) {
-        REQUIRE(cu->stream_begin_capture((CUstream)native,
-                                         CU_STREAM_CAPTURE_MODE_RELAXED) ==
-                CUDA_SUCCESS);
-        capturing = 1;
-    }
-    REQUIRE_OK(evx_event_record(e, s));
+    /* On the real driver the first forbidden call also invalidates the
+     * capture, and later calls in it then get other statuses (a synchronize
+     * after the query: INVALID_VALUE, seen on an H200): each forbidden call
+     * is made in a capture of its own. */
 
+    REQUIRE(begin_forbidden(cu, real, (CUstream)native, s, e, &capturing));
     if (!real)
         EXPECT(h->set_fault("cuEventQuery", 1, CUDA_ERROR_CAPTURED_EVENT) == 0);
     EXPECT_FAIL(evx_event_query(e), EVX_ERROR_CAPTURED_EVENT);
     m = evx_last_error_message();
     EXPECTF(str_has(m, "cuEventQuery") && str_has(m, "captured into a graph"),
             "message: %s", m);
+    end_forbidden(cu, (CUstream)native, &capturing);
+
+    REQUIRE(begin_forbidden(cu, real, (CUstream)native, s, e, &capturing));
     if (!real)
         EXPECT(h->set_fault("cuEventSynchronize", 1, CUDA_ERROR_CAPTURED_EVENT) ==
                0);
@@ -166,7 +195,9 @@ static void t_forbidden(void)
     m = evx_last_error_message();
     EXPECTF(str_has(m, "cuEventSynchronize") && str_has(m, "captured into a graph"),
             "message: %s", m);
+    end_forbidden(cu, (CUstream)native, &capturing);
 
+    REQUIRE(begin_forbidden(cu, real, (CUstream)native, s, e, &capturing));
     if (!real)
         EXPECT(h->set_fault("cuStreamQuery", 1,
                             CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) == 0);
@@ -176,6 +207,7 @@ static void t_forbidden(void)
                 str_has(m, "cuStreamIsCapturing says"),
             "message: %s", m);
     conf_note("%s", m);
+    end_forbidden(cu, (CUstream)native, &capturing);
 out:
     if (h != NULL && !real)
         h->set_fault(NULL, 0, 0);
@@ -187,6 +219,28 @@ out:
     }
     drop_event(&e);
     drop_stream(&s);
+}
+
+/* cuGraphInstantiate and cuGraphExecDestroy work on the current context,
+ * and evx leaves none current: the cases make device 0's primary context
+ * current around them, and leave as they found it. */
+static int primary_push(const conf_cu *cu)
+{
+    CUcontext ctx = NULL;
+    if (cu->primary_retain(&ctx, 0) != CUDA_SUCCESS)
+        return 0;
+    if (cu->ctx_push_current == NULL || cu->ctx_push_current(ctx) != CUDA_SUCCESS) {
+        cu->primary_release(0);
+        return 0;
+    }
+    return 1;
+}
+
+static void primary_pop(const conf_cu *cu)
+{
+    CUcontext ctx = NULL;
+    cu->ctx_pop_current(&ctx);
+    cu->primary_release(0);
 }
 
 static int have_graphs(const conf_cu *cu)
@@ -217,7 +271,7 @@ static void t_external_nodes(void)
     CUgraph graph = NULL;
     CUgraphExec exec = NULL;
     CUresult r;
-    int capturing = 0, i;
+    int capturing = 0, i, pushed = 0;
     float ms = -1.0f;
 
     if (cu == NULL || !have_graphs(cu))
@@ -244,6 +298,7 @@ static void t_external_nodes(void)
     capturing = 0;
     REQUIRE(EXPECTF(r == CUDA_SUCCESS && graph != NULL,
                     "cuStreamEndCapture -> %d", (int)r));
+    REQUIRE(EXPECTF((pushed = primary_push(cu)) != 0, "primary context current"));
     r = cu->graph_instantiate(&exec, graph, 0);
     REQUIRE(EXPECTF(r == CUDA_SUCCESS, "cuGraphInstantiateWithFlags -> %d", (int)r));
     for (i = 0; i < 5; i++) {
@@ -277,6 +332,8 @@ out:
         EXPECT(cu->graph_exec_destroy(exec) == CUDA_SUCCESS);
     if (graph != NULL)
         cu->graph_destroy(graph);
+    if (pushed)
+        primary_pop(cu);
     if (s != NULL)
         evx_stream_synchronize(s);
     drop_event(&pre);
@@ -290,15 +347,28 @@ out:
 typedef struct capture_worker {
     pthread_t tid;
     evx_stream_t s;
+    const conf_cu *cu;
+    CUstream captured; /* the stream the main thread captures */
     char failed[256];
 } capture_worker;
 
+/* Each call must succeed and leave the other thread's capture ACTIVE (asked
+ * with cuStreamIsCapturing, which any thread may call): the first call
+ * after which it is not is named. */
 #define WORKER_OK(w, call) \
     do { \
+        CUstreamCaptureStatus cs_ = CU_STREAM_CAPTURE_STATUS_NONE; \
         evx_status_t st_ = (call); \
         if (st_ != EVX_SUCCESS) { \
             snprintf((w)->failed, sizeof (w)->failed, "%s -> %s: %s", #call, \
                      evx_status_name(st_), evx_last_error_message()); \
+            return NULL; \
+        } \
+        if ((w)->cu->stream_is_capturing((w)->captured, &cs_) != CUDA_SUCCESS || \
+            cs_ != CU_STREAM_CAPTURE_STATUS_ACTIVE) { \
+            snprintf((w)->failed, sizeof (w)->failed, \
+                     "%s succeeded, and the capture is no longer active (status %d)", \
+                     #call, (int)cs_); \
             return NULL; \
         } \
     } while (0)
@@ -310,8 +380,8 @@ static void *capture_worker_main(void *arg)
     evx_event_pool_t pool = NULL;
     evx_timer_t t = NULL;
     evx_event_t e = NULL;
-    float ms;
-    int i;
+    evx_status_t st;
+    int i, tries;
 
     memset(&o, 0, sizeof o);
     o.struct_size = (uint32_t)sizeof o;
@@ -321,22 +391,31 @@ static void *capture_worker_main(void *arg)
     for (i = 0; i < 100; i++) {
         WORKER_OK(w, evx_device_create_event(0, EVX_EVENT_DEFAULT, &e));
         WORKER_OK(w, evx_event_record(e, w->s));
-        WORKER_OK(w, evx_event_synchronize(e));
         WORKER_OK(w, evx_event_destroy(e));
-        WORKER_OK(w, evx_event_pool_acquire(pool, &e));
+        /* A pool hands out only events whose work has completed, and says
+         * "exhausted" rather than wait: its released events' records may
+         * still be running for a moment (each query of them is one more
+         * call that must leave the capture valid). */
+        for (tries = 0; tries < 100000; tries++) {
+            st = evx_event_pool_acquire(pool, &e);
+            if (st != EVX_ERROR_OUT_OF_MEMORY)
+                break;
+            sched_yield();
+        }
+        WORKER_OK(w, st);
         WORKER_OK(w, evx_event_record(e, w->s));
         WORKER_OK(w, evx_event_pool_release(pool, e));
         WORKER_OK(w, evx_timer_start(t, w->s));
         WORKER_OK(w, evx_timer_stop(t, w->s));
-        WORKER_OK(w, evx_timer_synchronize(t, &ms));
     }
     WORKER_OK(w, evx_timer_destroy(t));
     WORKER_OK(w, evx_event_pool_destroy(pool));
     return NULL;
 }
 
-/* GPU only: evx calls on other threads (create, record, synchronize and
- * destroy events, pools, timers, on streams of their own) while this thread
+/* GPU only: evx calls on other threads (create, record and destroy events,
+ * pools, timers, on streams of their own; no synchronize or query, which the
+ * driver forbids from every thread during a global-mode capture) while this thread
  * holds a global-mode capture leave the capture valid: cuStreamIsCapturing
  * never says INVALIDATED, cuStreamEndCapture succeeds, and the graph runs. */
 static void t_global_mode(void)
@@ -350,15 +429,18 @@ static void t_global_mode(void)
     CUgraphExec exec = NULL;
     CUstreamCaptureStatus cs;
     CUresult r;
-    int capturing = 0, started = 0, i, polls = 0, flag = 0;
+    int capturing = 0, started = 0, i, polls = 0, flag = 0, pushed = 0;
 
     memset(w, 0, sizeof w);
     if (cu == NULL || !have_graphs(cu))
         return;
     REQUIRE((s = make_stream(0)) != NULL);
     REQUIRE_OK(evx_stream_get_native(s, &native));
-    for (i = 0; i < NW; i++)
+    for (i = 0; i < NW; i++) {
         REQUIRE((w[i].s = make_stream(0)) != NULL);
+        w[i].cu = cu;
+        w[i].captured = (CUstream)native;
+    }
     REQUIRE(cu->stream_begin_capture((CUstream)native,
                                      CU_STREAM_CAPTURE_MODE_GLOBAL) ==
             CUDA_SUCCESS);
@@ -389,6 +471,7 @@ static void t_global_mode(void)
     REQUIRE(EXPECTF(r == CUDA_SUCCESS && graph != NULL,
                     "cuStreamEndCapture after the workers -> %d", (int)r));
     EXPECT(!flag_get(&flag)); /* captured, not run */
+    REQUIRE(EXPECTF((pushed = primary_push(cu)) != 0, "primary context current"));
     r = cu->graph_instantiate(&exec, graph, 0);
     REQUIRE(EXPECTF(r == CUDA_SUCCESS, "cuGraphInstantiateWithFlags -> %d", (int)r));
     REQUIRE(EXPECTF(cu->graph_launch(exec, (CUstream)native) == CUDA_SUCCESS,
@@ -405,6 +488,8 @@ out:
         EXPECT(cu->graph_exec_destroy(exec) == CUDA_SUCCESS);
     if (graph != NULL)
         cu->graph_destroy(graph);
+    if (pushed)
+        primary_pop(cu);
     for (i = 0; i < NW; i++)
         drop_stream(&w[i].s);
     drop_stream(&s);
