@@ -5,6 +5,7 @@
 // first work and ended when the stream is destroyed and drained. The legacy
 // default stream synchronizes implicitly with the blocking streams of its
 // context (per-thread streams included), as the real driver does.
+#include <pthread.h>
 #include <system_error>
 #include <thread>
 
@@ -317,15 +318,22 @@ CUresult stream_is_capturing(CUstream h, CUstreamCaptureStatus *status, bool pts
 }
 
 CUresult thread_exchange_capture_mode(CUstreamCaptureMode *mode) {
-    // Per thread, global (0) until changed, as the driver keeps it.
-    static thread_local CUstreamCaptureMode t_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+    // Per thread, global (0) until changed, as the driver keeps it. A
+    // pthread key rather than a thread_local: this library is dlopen'ed, and
+    // ThreadSanitizer's runtime crashes on its dynamic TLS (seen in the
+    // stress run under TSan).
+    static pthread_key_t key;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, [] { pthread_key_create(&key, nullptr); });
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
     if (!mode) return CUDA_ERROR_INVALID_VALUE;
     if (*mode != CU_STREAM_CAPTURE_MODE_GLOBAL && *mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
         *mode != CU_STREAM_CAPTURE_MODE_RELAXED)
         return CUDA_ERROR_INVALID_VALUE;
-    const CUstreamCaptureMode old = t_mode;
-    t_mode = *mode;
+    const auto old = static_cast<CUstreamCaptureMode>(
+        reinterpret_cast<std::uintptr_t>(pthread_getspecific(key)));
+    if (pthread_setspecific(key, reinterpret_cast<void *>(static_cast<std::uintptr_t>(*mode))) != 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
     *mode = old;
     return CUDA_SUCCESS;
 }
