@@ -239,17 +239,6 @@ evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, 
     return st;
 }
 
-// Two handles under the hazard slots for the call; runs use(slot0, slot1).
-template <class Use>
-evx_status_t with_live2(const char *fn, const void *h0, uint32_t kind0, const char *role0,
-                        const void *h1, uint32_t kind1, const char *role1, Use use) {
-    HandleScope scope;
-    Slot *s0 = nullptr, *s1 = nullptr;
-    const evx_status_t st = scope.lookup2(fn, h0, kind0, role0, &s0, h1, kind1, role1, &s1);
-    if (st) return st;
-    return use(*s0, *s1);
-}
-
 template <class Use>
 evx_status_t with_notifier(const char *fn, evx_notifier_t notifier, Use use) {
     return with_live(fn, notifier, kNotifier, "notifier",

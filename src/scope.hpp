@@ -101,6 +101,18 @@ evx_status_t with_live(const char *fn, const void *h, uint32_t kind, const char 
     return use(*slot);
 }
 
+// with_live() for a call on two handles: both under the call's hazard slots
+// (one fence), use(slot0, slot1) run while the scope lives.
+template <class Use>
+evx_status_t with_live2(const char *fn, const void *h0, uint32_t kind0, const char *role0,
+                        const void *h1, uint32_t kind1, const char *role1, Use use) {
+    HandleScope scope;
+    Slot *s0 = nullptr, *s1 = nullptr;
+    const evx_status_t st = scope.lookup2(fn, h0, kind0, role0, &s0, h1, kind1, role1, &s1);
+    if (st) return st;
+    return use(*s0, *s1);
+}
+
 }  // namespace evx
 
 #endif  // EVX_SRC_SCOPE_HPP
