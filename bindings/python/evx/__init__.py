@@ -88,8 +88,6 @@ _status_string = capi.evx_status_string
 _NOT_READY = _capi.EVX_ERROR_NOT_READY
 _INVALID_HANDLE = _capi.EVX_ERROR_INVALID_HANDLE
 _DISABLE_TIMING = _capi.EVX_EVENT_DISABLE_TIMING
-_BLOCKING_SYNC = _capi.EVX_EVENT_BLOCKING_SYNC
-_INTERPROCESS = _capi.EVX_EVENT_INTERPROCESS
 _FROM_STREAM = _capi.EVX_DEVICE_FROM_STREAM
 
 
@@ -254,17 +252,18 @@ _devices = {}
 def _device(ordinal):
     d = _devices.get(ordinal)
     if d is None:
-        d = object.__new__(Device)
-        d._id = ordinal
-        d = _devices.setdefault(ordinal, d)
+        d = _devices.setdefault(ordinal, _core.new_device(Device, ordinal))
     return d
 
 
-class Device:
+class Device(_core.DeviceCore):
     """A device, by ordinal. ``Device(n)`` checks that the driver sees it;
-    two Device objects of one ordinal are the same object."""
+    two Device objects of one ordinal are the same object.
 
-    __slots__ = ("_id",)
+    ``create_event`` comes from the compiled core, evx._core.
+    """
+
+    __slots__ = ()
 
     def __new__(cls, device_id=0):
         if isinstance(device_id, Device):
@@ -313,22 +312,6 @@ class Device:
                "Device.stream_priority_range")
         return (least.value, greatest.value)
 
-    def create_event(self, timing=True, blocking_sync=False, ipc=False):
-        """A new :class:`Event` of this device, not yet recorded.
-
-        ``timing=False`` makes a cheaper event that cannot be timed;
-        ``blocking_sync=True`` makes :meth:`Event.sync` block the thread
-        instead of spinning; ``ipc=True`` needs ``timing=False`` (the library
-        refuses it otherwise).
-        """
-        op = "Device.create_event"
-        flags = 0 if _args.flag(timing, op, "timing") else _DISABLE_TIMING
-        if _args.flag(blocking_sync, op, "blocking_sync"):
-            flags |= _BLOCKING_SYNC
-        if _args.flag(ipc, op, "ipc"):
-            flags |= _INTERPROCESS
-        return _create_event(self._id, flags)
-
     def create_stream(self, priority=None, non_blocking=True):
         """A new :class:`Stream` that evx owns.
 
@@ -364,9 +347,6 @@ class Device:
 
 # --------------------------------------------------------------------------
 # Events
-
-
-_create_event = _core.create_event
 
 
 class Event(_core.EventCore):

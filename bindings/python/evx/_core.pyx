@@ -126,10 +126,12 @@ cdef object gone(obj, str op, str role):
 
 
 cdef bint checked_flag(value, str op, str what) except -1:
-    """A yes/no argument: True, or evx._args.flag's check (TypeError or
-    ValueError naming the value for anything but a bool, 0 or 1)."""
+    """A yes/no argument: True or False, or evx._args.flag's check (TypeError
+    or ValueError naming the value for anything but a bool, 0 or 1)."""
     if value is True:
         return True
+    if value is False:
+        return False
     from evx import _args
     return _args.flag(value, op, what)
 
@@ -347,6 +349,41 @@ cdef EventCore make_event(int dev, unsigned flags, str op):
     return ev
 
 
+cdef class DeviceCore:
+    """The compiled core of evx.Device: its ordinal and create_event, the
+    call a loop that makes events per step makes."""
+
+    cdef readonly int _id
+
+    def create_event(self, timing=True, blocking_sync=False, ipc=False):
+        """A new :class:`Event` of this device, not yet recorded.
+
+        ``timing=False`` makes a cheaper event that cannot be timed;
+        ``blocking_sync=True`` makes :meth:`Event.sync` block the thread
+        instead of spinning; ``ipc=True`` needs ``timing=False`` (the library
+        refuses it otherwise). Each is a bool (or 0 or 1); anything else is
+        refused, naming the value.
+        """
+        cdef unsigned flags = EVX_EVENT_DEFAULT
+        if timing is not True and not checked_flag(timing, "Device.create_event", "timing"):
+            flags |= EVX_EVENT_DISABLE_TIMING
+        if blocking_sync is not False and checked_flag(blocking_sync, "Device.create_event",
+                                                       "blocking_sync"):
+            flags |= EVX_EVENT_BLOCKING_SYNC
+        if ipc is not False and checked_flag(ipc, "Device.create_event", "ipc"):
+            flags |= EVX_EVENT_INTERPROCESS
+        return make_event(self._id, flags, "Device.create_event")
+
+
+def new_device(type cls, int ordinal):
+    """A new object of cls (evx.Device) for a device ordinal."""
+    if not issubclass(cls, DeviceCore):
+        raise TypeError("new_device(): %s does not derive from DeviceCore" % cls.__name__)
+    cdef DeviceCore d = new_core(DeviceCore, cls)
+    d._id = ordinal
+    return d
+
+
 def create_event(int ordinal, unsigned flags, str op="Device.create_event"):
     """A new evx.Event of a device."""
     return make_event(ordinal, flags, op)
@@ -502,19 +539,30 @@ def new_stream(handle, int ordinal):
 
 
 # --------------------------------------------------------------------------
-# timed and its timer cache
+# timed and its cache of event pairs
+#
+# A timed block is two evx events of the device (the start and stop marks),
+# recorded by __enter__ and __exit__ and read by elapsed_ms: the four calls
+# of a hand-written timed region, with no lock of a C timer (evx_timer_*
+# serializes its three calls with a mutex per timer, which a timed object,
+# used by one block, does not need). The pairs are kept per device for
+# reuse, so a loop of blocks makes no driver object after the first.
 
 cdef enum:
-    TIMER_CACHE_MAX_ = 16       # idle timers kept per device
+    TIMER_CACHE_MAX_ = 16       # idle pairs kept per device
     TIMER_CACHE_DEVICES = 16    # devices with a cache; others make and destroy
 
-#: Idle timers kept per device.
+#: Idle event pairs ("timers") kept per device.
 TIMER_CACHE_MAX = TIMER_CACHE_MAX_
+
+cdef struct Marks:
+    evx_event_t start
+    evx_event_t stop
 
 cdef struct TimerCache:
     int dev                     # -1: unused
     int n
-    evx_timer_t t[TIMER_CACHE_MAX_]
+    Marks t[TIMER_CACHE_MAX_]
 
 cdef TimerCache g_timers[TIMER_CACHE_DEVICES]
 cdef unsigned long long g_timers_made = 0
@@ -537,47 +585,55 @@ cdef int timer_cache(int dev, bint claim) noexcept:
     return -1
 
 
-cdef evx_timer_t timer_take(int dev) except NULL:
-    """A timer of the device: from the cache, or made."""
+cdef int timer_take(int dev, Marks *out) except -1:
+    """A pair of timing events of the device: from the cache, or made."""
     global g_timers_made
-    cdef evx_timer_t t = NULL
     cdef evx_status_t st
     cdef int i = timer_cache(dev, False)
     if i >= 0 and g_timers[i].n > 0:
         g_timers[i].n -= 1
-        return g_timers[i].t[g_timers[i].n]
-    with nogil:
-        st = evx_device_create_timer(dev, &t)
+        out[0] = g_timers[i].t[g_timers[i].n]
+        return 0
+    out.start = NULL
+    out.stop = NULL
+    with nogil:                 # a device's first event makes its context
+        st = evx_device_create_event(dev, EVX_EVENT_DEFAULT, &out.start)
+        if st == EVX_SUCCESS:
+            st = evx_device_create_event(dev, EVX_EVENT_DEFAULT, &out.stop)
+            if st != EVX_SUCCESS:
+                evx_event_destroy(out.start)
+                out.start = NULL
     if st:
         raise failure(st, "evx.timed")
     g_timers_made += 1
-    return t
+    return 0
 
 
-cdef void timer_put(int dev, evx_timer_t t) noexcept:
+cdef void timer_destroy(Marks *m) noexcept:
+    evx_event_destroy(m.start)
+    evx_event_destroy(m.stop)
+
+
+cdef void timer_put(int dev, Marks *m) noexcept:
     cdef int i = timer_cache(dev, True)
     if i >= 0 and g_timers[i].n < TIMER_CACHE_MAX_:
-        g_timers[i].t[g_timers[i].n] = t
+        g_timers[i].t[g_timers[i].n] = m[0]
         g_timers[i].n += 1
         return
-    with nogil:
-        evx_timer_destroy(t)
+    timer_destroy(m)
 
 
 def clear_timers():
-    """Destroys the idle timers (at interpreter exit)."""
+    """Destroys the idle event pairs (at interpreter exit)."""
     cdef int i
-    cdef evx_timer_t t
     for i in range(TIMER_CACHE_DEVICES):
         while g_timers[i].dev >= 0 and g_timers[i].n > 0:
             g_timers[i].n -= 1
-            t = g_timers[i].t[g_timers[i].n]
-            with nogil:
-                evx_timer_destroy(t)
+            timer_destroy(&g_timers[i].t[g_timers[i].n])
 
 
 def timer_cache_info():
-    """``(timers made so far, {device: timers idle in the cache})``."""
+    """``(event pairs made so far, {device: pairs idle in the cache})``."""
     idle = {}
     cdef int i
     for i in range(TIMER_CACHE_DEVICES):
@@ -595,19 +651,19 @@ cdef enum:
 cdef class timed:
     """timed(stream)
 
-    ``with evx.timed(stream) as t: ...`` marks a start and a stop on the
-    stream around the block (evx_timer_start / evx_timer_stop); the first
-    read of ``t.elapsed_ms`` waits for the stop mark and gives the
-    milliseconds (later reads give the same number without a call).
+    ``with evx.timed(stream) as t: ...`` records a start and a stop event
+    on the stream around the block; the first read of ``t.elapsed_ms``
+    waits for the stop mark and gives the milliseconds between them (later
+    reads give the same number without a call).
 
     ``stream`` is an evx Stream or anything Stream.wrap accepts (borrowed
-    for the block). A timed object times one block. The C timers are
-    reused: one is taken when the block starts and given back when the
+    for the block). A timed object times one block. Its two events are
+    reused: a pair is taken when the block starts and given back when the
     timed object is garbage, so a block makes no driver object.
     """
 
     cdef StreamCore stream      # kept: the marks are on it
-    cdef evx_timer_t timer      # from __enter__ on; back to the cache at the end
+    cdef Marks m                # from __enter__ on; back to the cache at the end
     cdef float ms
     cdef int dev
     cdef bint own               # the stream was wrapped here: closed at the end
@@ -625,12 +681,12 @@ cdef class timed:
         self.dev = self.stream._dev
 
     def __dealloc__(self):
-        if self.timer != NULL:
-            timer_put(self.dev, self.timer)
-            self.timer = NULL
+        if self.m.start != NULL:
+            timer_put(self.dev, &self.m)
+            self.m.start = NULL
 
     def __enter__(self):
-        cdef evx_timer_t t
+        cdef Marks m
         cdef evx_status_t st
         cdef evx_stream_t s = <evx_stream_t>self.stream.h
         if self.state != T_NEW:
@@ -640,14 +696,14 @@ cdef class timed:
                          "make a new one")
         if s == NULL:
             raise gone(self.stream, "evx.timed", "the stream")
-        t = timer_take(self.dev)
+        timer_take(self.dev, &m)
         with nogil:
-            st = evx_timer_start(t, s)
+            st = evx_event_record(m.start, s)
         if st:
             err = failure(st, "evx.timed")
-            timer_put(self.dev, t)
+            timer_put(self.dev, &m)
             raise err
-        self.timer = t
+        self.m = m
         self.state = T_RUNNING
         return self
 
@@ -661,7 +717,7 @@ cdef class timed:
             err = gone(self.stream, "evx.timed", "the stream")
         else:
             with nogil:
-                st = evx_timer_stop(self.timer, s)
+                st = evx_event_record(self.m.stop, s)
             err = failure(st, "evx.timed") if st else None
         if err is None:
             self.state = T_STOPPED
@@ -686,12 +742,14 @@ cdef class timed:
         timeline); synchronizes with the stop mark on first read."""
         cdef float ms = 0.0
         cdef evx_status_t st
-        cdef evx_timer_t t = self.timer
+        cdef Marks m = self.m
         if self.state == T_READ:
             return self.ms
         if self.state == T_STOPPED:
             with nogil:
-                st = evx_timer_synchronize(t, &ms)
+                st = evx_event_synchronize(m.stop)
+                if st == EVX_SUCCESS:
+                    st = evx_event_elapsed_time(&ms, m.start, m.stop)
             if st:
                 raise failure(st, "evx.timed.elapsed_ms")
             if self.state == T_STOPPED:      # another thread may have read it

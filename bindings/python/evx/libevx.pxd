@@ -13,11 +13,8 @@ cdef extern from "evx/evx.h" nogil:
         pass
     ctypedef struct evx_stream_:
         pass
-    ctypedef struct evx_timer_:
-        pass
     ctypedef evx_event_ *evx_event_t
     ctypedef evx_stream_ *evx_stream_t
-    ctypedef evx_timer_ *evx_timer_t
 
     int EVX_VERSION_MAJOR
     int EVX_VERSION_MINOR
@@ -29,6 +26,8 @@ cdef extern from "evx/evx.h" nogil:
 
     unsigned EVX_EVENT_DEFAULT
     unsigned EVX_EVENT_DISABLE_TIMING
+    unsigned EVX_EVENT_BLOCKING_SYNC
+    unsigned EVX_EVENT_INTERPROCESS
     unsigned EVX_EVENT_RECORD_DEFAULT
     unsigned EVX_EVENT_RECORD_EXTERNAL
     unsigned EVX_EVENT_WAIT_DEFAULT
@@ -51,8 +50,3 @@ cdef extern from "evx/evx.h" nogil:
     evx_status_t evx_stream_query(evx_stream_t stream)
     evx_status_t evx_stream_destroy(evx_stream_t stream)
 
-    evx_status_t evx_device_create_timer(int device, evx_timer_t *out)
-    evx_status_t evx_timer_destroy(evx_timer_t timer)
-    evx_status_t evx_timer_start(evx_timer_t timer, evx_stream_t stream)
-    evx_status_t evx_timer_stop(evx_timer_t timer, evx_stream_t stream)
-    evx_status_t evx_timer_synchronize(evx_timer_t timer, float *ms)
