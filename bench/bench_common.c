@@ -104,6 +104,14 @@ int bench_raw_open(bench_raw *raw)
     bad |= LOOKUP(get_proc, raw, EventSynchronize, 1);
     bad |= LOOKUP(get_proc, raw, EventElapsedTime, 1);
     bad |= LOOKUP(get_proc, raw, GetErrorName, 0);
+    bad |= LOOKUP(get_proc, raw, LaunchHostFunc, 1);
+    bad |= LOOKUP(get_proc, raw, ModuleLoadData, 0);
+    bad |= LOOKUP(get_proc, raw, ModuleUnload, 0);
+    bad |= LOOKUP(get_proc, raw, ModuleGetFunction, 0);
+    bad |= LOOKUP(get_proc, raw, LaunchKernel, 0);
+    bad |= LOOKUP(get_proc, raw, MemHostAlloc, 0);
+    bad |= LOOKUP(get_proc, raw, MemHostGetDevicePointer, 0);
+    bad |= LOOKUP(get_proc, raw, MemFreeHost, 0);
     if (bad) {
         bench_raw_close(raw);
         return -1;

@@ -37,6 +37,18 @@ typedef struct bench_raw {
     CUresult (*EventSynchronize)(CUevent e);
     CUresult (*EventElapsedTime)(float *ms, CUevent start, CUevent end);
     CUresult (*GetErrorName)(CUresult r, const char **name); /* optional */
+    CUresult (*LaunchHostFunc)(CUstream s, CUhostFn fn, void *data);
+    /* Optional (absent from the host emulation): a kernel from PTX, and
+     * mapped host memory, for evx-notify-latency's GPU-side hold. */
+    CUresult (*ModuleLoadData)(CUmodule *m, const void *image);
+    CUresult (*ModuleUnload)(CUmodule m);
+    CUresult (*ModuleGetFunction)(CUfunction *f, CUmodule m, const char *name);
+    CUresult (*LaunchKernel)(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                             unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                             CUstream s, void **params, void **extra);
+    CUresult (*MemHostAlloc)(void **p, size_t size, unsigned flags);
+    CUresult (*MemHostGetDevicePointer)(CUdeviceptr *d, void *p, unsigned flags);
+    CUresult (*MemFreeHost)(void *p);
     CUdevice dev;     /* device 0 */
     CUcontext ctx;    /* its primary context, retained by bench_raw_open */
     const char *path; /* as evx_driver_get_path() gives it */

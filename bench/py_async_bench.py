@@ -5,25 +5,35 @@
 the loop) against the two usual workarounds, in one process:
 
   notifier   ``await evx.aio.wait(ev)``
-  thread     a thread per wait, blocked in ``ev.sync()``
-             (cuEventSynchronize), handing the result to the loop with
-             ``loop.call_soon_threadsafe``
+  thread     a thread per wait, in ``ev.sync()`` (cuEventSynchronize on a
+             default event, which spins), handing the result to the loop
+             with ``loop.call_soon_threadsafe``
+  thread_blocking
+             the same with a ``blocking_sync=True`` event: the thread
+             sleeps in the driver instead of spinning
   poll       ``while not ev.is_done: await asyncio.sleep(0)``
 
-1. Latency: the stream is held by a host function until the benchmark
-   releases it (``threading.Event.set`` from the loop's thread); the event
-   recorded after it completes when the host function returns. The latency
+1. Latency: the stream is held until the benchmark releases it, and the
+   event recorded after the hold completes when the hold ends. The latency
    is from the release to the awaiting coroutine running again, median and
    90th percentile over --trials trials per method, the methods interleaved
-   trial by trial. (Work that ends with a kernel would skip the host
-   function's return; the path after the event completes is the same.)
+   trial by trial. Two holds (--hold):
+     kernel   a one-thread kernel (PTX, loaded through the driver evx opened)
+              spinning on a flag in mapped host memory; the release sets the
+              flag. The event completes as after real GPU work. The default
+              on a GPU.
+     hostfn   a host function blocked on a threading.Event; the release sets
+              it, and the host function must take the GIL to return. The
+              only hold the host emulation has.
 2. CPU while waiting: process CPU time during --hold-ms of waiting before
    the release, as a share of one core (the loop idles for the notifier and
    the thread; it spins for poll).
 3. Concurrency: --concurrent awaits of as many pending events on one loop
    with the notifier (the thread method would need a thread each; poll is
-   run with the same count for the CPU comparison): wall time from the
-   release to all resumed, OS threads before and after, CPU time per await.
+   run with the same count for the CPU comparison): the time the calls
+   that start the waits take (before the release: a call that blocks shows
+   here), wall time from the release to all resumed, OS threads before and
+   after, CPU time per await.
 
     PYTHONPATH=build/bindings/python python3 bench/py_async_bench.py
     EVX_DRIVER=host ... python3 bench/py_async_bench.py --trials 5 --concurrent 200
@@ -47,15 +57,100 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if importlib.util.find_spec("evx") is None:
     sys.path.insert(0, os.path.join(os.path.dirname(HERE), "build", "bindings", "python"))
 
-METHODS = ("notifier", "thread", "poll")
+METHODS = ("notifier", "thread", "thread_blocking", "poll")
 
 
 def os_threads():
     return len(os.listdir("/proc/self/task"))
 
 
+class KernelHold:
+    """A one-thread kernel that spins until a flag in mapped host memory is
+    set, launched through the driver library evx opened (ctypes). It ends by
+    itself after LIMIT_S seconds, so a benchmark that cannot release it (a
+    call that blocks before the release) ends too, and shows the wait."""
+
+    LIMIT_S = 5.0
+
+    PTX = b"""
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry evx_hold(.param .u64 flag, .param .u64 limit)
+{
+  .reg .pred p, q;
+  .reg .b32 v;
+  .reg .b64 a, lim, t0, t, d;
+  ld.param.u64 a, [flag];
+  ld.param.u64 lim, [limit];
+  cvta.to.global.u64 a, a;
+  mov.u64 t0, %globaltimer;
+WAIT:
+  ld.volatile.global.u32 v, [a];
+  setp.ne.u32 p, v, 0;
+  @p bra DONE;
+  mov.u64 t, %globaltimer;
+  sub.u64 d, t, t0;
+  setp.lt.u64 q, d, lim;
+  @q bra WAIT;
+DONE:
+  ret;
+}
+"""
+
+    def __init__(self, evx):
+        import ctypes
+        self.ct = ctypes
+        self.cu = cu = ctypes.CDLL(evx.driver_path())
+        vp, c_int = ctypes.c_void_p, ctypes.c_int
+        self.ctx = vp()
+        dev = c_int()
+        self.check(cu.cuDeviceGet(ctypes.byref(dev), 0), "cuDeviceGet")
+        self.check(cu.cuDevicePrimaryCtxRetain(ctypes.byref(self.ctx), dev),
+                   "cuDevicePrimaryCtxRetain")
+        self.current()
+        mod, self.fn = vp(), vp()
+        self.check(cu.cuModuleLoadData(ctypes.byref(mod), ctypes.c_char_p(self.PTX)),
+                   "cuModuleLoadData")
+        self.check(cu.cuModuleGetFunction(ctypes.byref(self.fn), mod, b"evx_hold"),
+                   "cuModuleGetFunction")
+        host = vp()
+        self.check(cu.cuMemHostAlloc(ctypes.byref(host), ctypes.c_size_t(64), 0x1 | 0x2),
+                   "cuMemHostAlloc")   # PORTABLE | DEVICEMAP
+        self.flag = ctypes.cast(host, ctypes.POINTER(ctypes.c_uint32))
+        self.dflag = ctypes.c_uint64()
+        self.check(cu.cuMemHostGetDevicePointer_v2(ctypes.byref(self.dflag), host, 0),
+                   "cuMemHostGetDevicePointer")
+        self.limit = ctypes.c_uint64(int(self.LIMIT_S * 1e9))
+        self.params = (vp * 2)(ctypes.cast(ctypes.byref(self.dflag), vp),
+                               ctypes.cast(ctypes.byref(self.limit), vp))
+
+    def check(self, r, what):
+        if r:
+            raise RuntimeError("%s failed: CUresult %d" % (what, r))
+
+    def current(self):
+        self.check(self.cu.cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent")
+
+    def __call__(self, stream):
+        self.flag[0] = 0
+        self.current()
+        vp = self.ct.c_void_p
+        self.check(self.cu.cuLaunchKernel(self.fn, 1, 1, 1, 1, 1, 1, 0, vp(stream.native),
+                                          self.params, None), "cuLaunchKernel")
+        return self
+
+    def set(self):
+        self.flag[0] = 1
+
+
+HOLD = None   # a KernelHold, or None for the host-function hold
+
+
 def hold(stream):
-    """Holds the stream with a host function; returns the releasing Event."""
+    """Holds the stream; returns what releases it (``.set()``)."""
+    if HOLD is not None:
+        return HOLD(stream)
     gate = threading.Event()
     entered = threading.Event()
 
@@ -71,7 +166,7 @@ def start_wait(method, loop, aio, ev):
     """Starts waiting for ev; returns an awaitable."""
     if method == "notifier":
         return aio.wait(ev)
-    if method == "thread":
+    if method in ("thread", "thread_blocking"):
         fut = loop.create_future()
 
         def blocked():
@@ -89,7 +184,7 @@ def start_wait(method, loop, aio, ev):
 async def one_trial(method, aio, dev, stream, hold_s):
     loop = asyncio.get_running_loop()
     gate = hold(stream)
-    ev = dev.create_event(timing=False)
+    ev = dev.create_event(timing=False, blocking_sync=method == "thread_blocking")
     ev.record(stream)
     waiter = start_wait(method, loop, aio, ev)
     await asyncio.sleep(0.002)           # the waiter settles
@@ -112,8 +207,10 @@ async def concurrent(method, aio, dev, stream, n):
         e.record(stream)
     threads0 = os_threads()
     cpu0 = time.process_time()
+    s0 = time.perf_counter()
     waiters = [start_wait(method, asyncio.get_running_loop(), aio, e) for e in events]
     await asyncio.sleep(0.01)
+    started = time.perf_counter() - s0 - 0.01
     t0 = time.perf_counter()
     gate.set()
     await asyncio.gather(*waiters)
@@ -122,7 +219,7 @@ async def concurrent(method, aio, dev, stream, n):
     threads1 = os_threads()
     for e in events:
         e.close()
-    return wall, threads0, threads1, cpu / n
+    return wall, threads0, threads1, cpu / n, started
 
 
 def pct(values, p):
@@ -131,13 +228,18 @@ def pct(values, p):
 
 
 def main():
+    import faulthandler
+    faulthandler.dump_traceback_later(480, exit=True)   # a hang prints where
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--trials", type=int, default=200)
     ap.add_argument("--hold-ms", type=float, default=20.0)
-    ap.add_argument("--concurrent", type=int, default=10000)
+    ap.add_argument("--concurrent", type=int, nargs="+", default=[10000],
+                    help="one or more counts of concurrent awaits")
     ap.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio")
+    ap.add_argument("--hold", choices=("kernel", "hostfn"), default=None,
+                    help="kernel on a GPU, hostfn on the host emulation (default)")
     args = ap.parse_args()
-    if args.trials < 1 or args.concurrent < 1 or args.hold_ms <= 0:
+    if args.trials < 1 or min(args.concurrent) < 1 or args.hold_ms <= 0:
         ap.error("--trials and --concurrent must be 1 or more, --hold-ms above 0")
 
     import evx
@@ -149,13 +251,19 @@ def main():
         loop = asyncio.new_event_loop()
     dev = evx.Device(0)
     stream = dev.create_stream()
+    global HOLD
+    hold_kind = args.hold or ("hostfn" if evx.is_emulation() else "kernel")
+    if hold_kind == "kernel":
+        HOLD = KernelHold(evx)
 
     print("# py_async_bench: evx %s, driver %s%s, core %s, loop %s, Python %s"
           % (evx.library_version(), evx.driver_path(),
              " (host emulation: a smoke run, not a GPU figure)" if evx.is_emulation() else "",
              evx.implementation, args.loop, platform.python_version()))
-    print("# trials %d per method, hold %.1f ms, %d concurrent"
-          % (args.trials, args.hold_ms, args.concurrent))
+    print("# trials %d per method, hold %.1f ms (%s), concurrent: %s"
+          % (args.trials, args.hold_ms, "a kernel spinning on mapped host memory"
+             if hold_kind == "kernel" else "a host function",
+             " ".join(map(str, args.concurrent))))
 
     lat = {m: [] for m in METHODS}
     cpu = {m: [] for m in METHODS}
@@ -173,13 +281,15 @@ def main():
                                               pct(lat[m], 90), statistics.median(cpu[m])))
 
     print()
-    print("| concurrent | method | wall from release (ms) | OS threads before | after | CPU per await (us) |")
-    print("|---|---|---|---|---|---|")
-    for m in ("notifier", "poll"):
-        wall, t0, t1, per = loop.run_until_complete(
-            concurrent(m, aio, dev, stream, args.concurrent))
-        print("| %d | %s | %.1f | %d | %d | %.2f |"
-              % (args.concurrent, m, wall * 1e3, t0, t1, per * 1e6))
+    print("| concurrent | method | starting the waits (ms) | wall from release (ms) "
+          "| OS threads before | after | CPU per await (us) |")
+    print("|---|---|---|---|---|---|---|")
+    for n in sorted(set(args.concurrent)):
+        for m in ("notifier", "poll"):
+            wall, t0, t1, per, started = loop.run_until_complete(
+                concurrent(m, aio, dev, stream, n))
+            print("| %d | %s | %.1f | %.1f | %d | %d | %.2f |"
+                  % (n, m, started * 1e3, wall * 1e3, t0, t1, per * 1e6))
     stream.sync()
     stream.close()
     loop.close()

@@ -8,12 +8,25 @@
 // up to the notifier's cap; a watch goes to a lane with nothing pending, so
 // a late event holds back no other watch until the cap is reached.
 //
+// The driver blocks cuLaunchHostFunc once a context has 56 host functions
+// queued behind cross-stream waits still pending (src/host/stream.cpp,
+// kGatedHostFuncs), which a watch's host function is. So at most
+// kInflightPerDevice of a device's watch host functions are in flight; a
+// watch beyond that still makes its cuStreamWaitEvent at once (capturing
+// the event's state; waits alone are not limited) and is deferred on its
+// lane. A pump thread of the notifier, made on the first deferral and
+// sleeping on a condition variable otherwise, launches one host function
+// per lane for all the watches deferred there whenever the device is below
+// the limit again; that host function runs after their waits, in lane
+// order. So a watch call never waits for GPU work.
+//
 // Everything below a notifier is guarded by its mutex, which is never held
 // across a driver call. `pending` counts watch calls in progress and watches
 // queued on lanes; destroy waits until it is 0, so no host function refers
 // to the notifier when it is freed. Token storage is reserved by the watch
 // call (where running out of memory can be reported), so a host function
 // never allocates and never drops a token.
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -38,18 +51,11 @@ namespace evx {
 namespace {
 
 struct Notifier;
+struct Lane;
 
-struct Lane {
-    CUstream cu = nullptr;
-    int device = 0;
-    uint32_t pending = 0;  // watches queued on it and not yet delivered
-};
-
-struct DeviceLanes {
-    Lane *lane[EVX_NOTIFIER_MAX_STREAMS] = {};
-    uint32_t count = 0;     // lanes made
-    uint32_t creating = 0;  // lanes being made (outside the mutex)
-};
+// Most watch host functions of one device in flight (below the driver's 56
+// a context, leaving room for the process's other host functions).
+constexpr uint32_t kInflightPerDevice = 32;
 
 struct Watch {
     Notifier *n;
@@ -57,6 +63,22 @@ struct Watch {
     uint64_t token;
     evx_notify_fn_t fn;  // nullptr: a token watch
     void *user_data;
+    Watch *next = nullptr;  // the rest of a host function's batch, or of a lane's deferred list
+};
+
+struct Lane {
+    CUstream cu = nullptr;
+    int device = 0;
+    uint32_t pending = 0;  // watches queued on it and not yet delivered
+    Watch *deferred = nullptr, *deferred_tail = nullptr;  // waits made, host function not yet
+};
+
+struct DeviceLanes {
+    Lane *lane[EVX_NOTIFIER_MAX_STREAMS] = {};
+    uint32_t count = 0;     // lanes made
+    uint32_t creating = 0;  // lanes being made (outside the mutex)
+    uint32_t inflight = 0;  // host functions launched and not yet run
+    uint32_t deferred = 0;  // lanes with deferred watches
 };
 
 struct Notifier {
@@ -73,6 +95,11 @@ struct Notifier {
     size_t cap = 0, head = 0, count = 0, reserved = 0;
     DeviceLanes *devices = nullptr;  // one per device
     int ndevices = 0;
+    // The pump (made on the first deferral): launches deferred watches.
+    pthread_t pump;
+    bool pump_started = false;
+    bool pump_stop = false;
+    std::condition_variable pump_cv;  // a deferral, a host function ran, or stop
 };
 
 // The notifier whose callback this thread runs, for destroy's refusal.
@@ -116,22 +143,67 @@ void end_pending(Notifier *n) {
     if (--n->pending == 0) n->idle.notify_all();
 }
 
-// The host function of every watch.
+// The host function of every watch: delivers a batch (one watch, or a
+// lane's deferred watches), in order.
 void deliver(void *data) {
-    Watch *w = static_cast<Watch *>(data);
-    Notifier *n = w->n;
-    if (w->fn) {
-        t_delivering = n;
-        w->fn(w->user_data);
-        t_delivering = nullptr;
+    Watch *first = static_cast<Watch *>(data);
+    Notifier *n = first->n;
+    for (Watch *w = first; w; w = w->next) {
+        if (w->fn) {
+            t_delivering = n;
+            w->fn(w->user_data);
+            t_delivering = nullptr;
+        }
     }
     {
         std::lock_guard<std::mutex> lk(n->mu);
-        if (!w->fn) push_token(n, w->token);
-        if (w->lane) --w->lane->pending;
-        end_pending(n);  // n may be freed once the mutex is released
+        DeviceLanes &d = n->devices[first->lane->device];
+        --d.inflight;
+        if (d.deferred) n->pump_cv.notify_one();
+        for (Watch *w = first; w; w = w->next) {
+            if (!w->fn) push_token(n, w->token);
+            --w->lane->pending;
+            end_pending(n);  // n may be freed once the mutex is released
+        }
     }
-    delete w;
+    while (first) {
+        Watch *next = first->next;
+        delete first;
+        first = next;
+    }
+}
+
+// The pump: launches the host function of each lane's deferred watches
+// while their device is below kInflightPerDevice, until told to stop (by
+// destroy, once nothing is pending).
+void *pump_main(void *arg) {
+    Notifier *n = static_cast<Notifier *>(arg);
+    std::unique_lock<std::mutex> lk(n->mu);
+    for (;;) {
+        Lane *lane = nullptr;
+        for (int dev = 0; dev < n->ndevices && !lane; ++dev) {
+            DeviceLanes &d = n->devices[dev];
+            if (!d.deferred || d.inflight >= kInflightPerDevice) continue;
+            for (uint32_t i = 0; i < d.count && !lane; ++i)
+                if (d.lane[i]->deferred) lane = d.lane[i];
+        }
+        if (!lane) {
+            if (n->pump_stop) return nullptr;
+            n->pump_cv.wait(lk);
+            continue;
+        }
+        Watch *batch = lane->deferred;
+        lane->deferred = lane->deferred_tail = nullptr;
+        DeviceLanes &d = n->devices[lane->device];
+        --d.deferred;
+        ++d.inflight;
+        lk.unlock();
+        const CUresult res = cu().cuLaunchHostFunc(lane->cu, deliver, batch);
+        // Refused (the context is broken): delivered at once, so that no
+        // waiter hangs; the event's own query then reports the failure.
+        if (res != CUDA_SUCCESS) deliver(batch);
+        lk.lock();
+    }
 }
 
 // A lane of the device for one more watch, counted in its pending: one
@@ -180,6 +252,25 @@ evx_status_t take_lane(const char *fn, Notifier *n, int device, Lane **out) {
     return st;
 }
 
+// Defers a watch whose wait is made on its lane; the caller holds n->mu.
+// False when the pump cannot be started (the watch is then launched at
+// once, as before there was a limit: the call may wait for GPU work).
+bool defer(Notifier *n, DeviceLanes &d, Lane *lane, Watch *w) {
+    if (!n->pump_started) {
+        if (pthread_create(&n->pump, nullptr, pump_main, n) != 0) return false;
+        n->pump_started = true;
+    }
+    if (!lane->deferred) {
+        lane->deferred = w;
+        ++d.deferred;
+    } else {
+        lane->deferred_tail->next = w;
+    }
+    lane->deferred_tail = w;
+    n->pump_cv.notify_one();
+    return true;
+}
+
 // The watch of both public calls, the notifier and event held by hazards.
 evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, Event *e,
                    uint64_t token, evx_notify_fn_t cb, void *user_data) {
@@ -226,8 +317,21 @@ evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, 
     }
     if (!st) {
         w->lane = lane;
+        bool launch = true;
+        {
+            std::lock_guard<std::mutex> lk(n->mu);
+            DeviceLanes &d = n->devices[e->device];
+            if (lane->deferred || d.inflight >= kInflightPerDevice)
+                launch = !defer(n, d, lane, w);
+            if (launch) ++d.inflight;
+        }
+        if (!launch) return 0;
         const CUresult res = cu().cuLaunchHostFunc(lane->cu, deliver, w);
         if (res == CUDA_SUCCESS) return 0;
+        std::lock_guard<std::mutex> lk(n->mu);
+        DeviceLanes &d = n->devices[e->device];
+        --d.inflight;
+        if (d.deferred) n->pump_cv.notify_one();
         st = driver_failed(res, fn, "cuLaunchHostFunc", "an internal stream of device %d",
                            e->device);
     }
@@ -347,7 +451,10 @@ EVX_API evx_status_t evx_notifier_destroy(evx_notifier_t notifier) {
         std::unique_lock<std::mutex> lk(n->mu);
         n->closed = true;
         n->idle.wait(lk, [n] { return n->pending == 0; });
+        n->pump_stop = true;
+        n->pump_cv.notify_one();
     }
+    if (n->pump_started) pthread_join(n->pump, nullptr);
     st = retire(r, notifier);
     if (st)
         return driver_failed(static_cast<CUresult>(st), fn, "cuStreamDestroy",

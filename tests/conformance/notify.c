@@ -252,6 +252,170 @@ out:
 /* A watch keeps the state it captured: re-recording the event later on an
  * idle stream does not deliver it early; a watch made after the re-record
  * is delivered at once. */
+/* The driver blocks cuLaunchHostFunc once a context has 56 host functions
+ * queued behind cross-stream waits still pending (measured on an H200,
+ * modelled by the emulation). A watch's host function is one, so a
+ * notifier keeps its own below that and defers the rest: watching many
+ * events behind held work must not wait for the work. A gate that another
+ * thread opens after 2.5 s turns a watch that waits into a failure (took
+ * too long) instead of a hang. */
+static void t_many_pending_never_block(void)
+{
+    enum { N = 300, NCB = 60, NEV = 8 };
+    evx_notifier_t n = NULL;
+    evx_stream_t s = NULL;
+    evx_event_t ev[NEV] = {0};
+    conf_gate *g = gate_new();
+    uint64_t tok[N];
+    unsigned char seen[N + 1];
+    uint64_t pending = 0;
+    uint32_t got = 0, i;
+    int calls = 0, dup = 0;
+    double t0, took;
+    memset(seen, 0, sizeof seen);
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE_OK(evx_notifier_create(NULL, &n));
+    REQUIRE_OK(gate_launch(s, g));
+    for (i = 0; i < NEV; ++i) {
+        REQUIRE((ev[i] = make_event(0, EVX_EVENT_DISABLE_TIMING)) != NULL);
+        REQUIRE_OK(evx_event_record(ev[i], s));
+    }
+    gate_open_later(g, 2500);
+    t0 = now_ms();
+    for (i = 0; i < N; ++i)
+        REQUIRE_OK(evx_notifier_watch(n, ev[i % NEV], (uint64_t)i + 1));
+    for (i = 0; i < NCB; ++i)
+        REQUIRE_OK(evx_notifier_watch_callback(n, ev[i % NEV], on_count, &calls));
+    took = now_ms() - t0;
+    EXPECTF(took < 1000.0,
+            "%d watches of events behind held work took %.0f ms: a watch call "
+            "waited for the work",
+            N + NCB, took);
+    if (took < 1000.0) {
+        EXPECT_OK(evx_notifier_get_counts(n, &pending, NULL));
+        EXPECTF(pending == N + NCB, "pending %llu while the work is held, expected %d",
+                (unsigned long long)pending, N + NCB);
+        EXPECT(count_get(&calls) == 0 && queued_count(n) == 0);
+    }
+    gate_open(g);
+    got = read_tokens(n, tok, N, 20000);
+    EXPECTF(got == N, "%u of %d tokens delivered", got, N);
+    for (i = 0; i < got; ++i) {
+        if (tok[i] < 1 || tok[i] > N || seen[tok[i]]++)
+            dup = 1;
+    }
+    EXPECTF(!dup, "a token came twice or was never given");
+    EXPECT_OK(evx_notifier_destroy(n)); /* waits for every callback */
+    n = NULL;
+    EXPECTF(count_get(&calls) == NCB, "%d of %d callbacks ran", count_get(&calls), NCB);
+out:
+    gate_open(g);
+    drop_notifier(&n);
+    for (i = 0; i < NEV; ++i)
+        drop_event(&ev[i]);
+    drop_stream(&s);
+}
+
+/* A one-thread kernel that waits until *flag != 0 or `limit` ns passed. */
+static const char kHoldPtx[] =
+    ".version 7.0\n.target sm_70\n.address_size 64\n"
+    ".visible .entry evx_hold(.param .u64 flag, .param .u64 limit)\n{\n"
+    "  .reg .pred p, q;\n  .reg .b32 v;\n  .reg .b64 a, lim, t0, t, d;\n"
+    "  ld.param.u64 a, [flag];\n  ld.param.u64 lim, [limit];\n"
+    "  cvta.to.global.u64 a, a;\n  mov.u64 t0, %globaltimer;\n"
+    "WAIT:\n  ld.volatile.global.u32 v, [a];\n  setp.ne.u32 p, v, 0;\n"
+    "  @p bra DONE;\n  mov.u64 t, %globaltimer;\n  sub.u64 d, t, t0;\n"
+    "  setp.lt.u64 q, d, lim;\n  @q bra WAIT;\nDONE:\n  ret;\n}\n";
+
+/* The same behind a kernel: there the driver's limit applies (a notifier
+ * with no limit of its own blocked the 57th watch until the kernel ended).
+ * The kernel ends by itself after 3 s, so a watch that waits shows as a
+ * slow call, not a hang. GPU-only: the emulation runs no kernels. */
+static void t_kernel_held_never_block(void)
+{
+    enum { N = 1000, NEV = 8 };
+    const conf_cu *cu = conf_cu_get();
+    CUcontext ctx = NULL, prev = NULL;
+    CUmodule mod = NULL;
+    CUfunction fn = NULL;
+    CUdeviceptr dflag = 0;
+    volatile uint32_t *flag = NULL;
+    void *host = NULL, *native = NULL;
+    unsigned long long limit = 3000000000ULL;
+    void *params[2];
+    evx_notifier_t n = NULL;
+    evx_stream_t s = NULL;
+    evx_event_t ev[NEV] = {0};
+    uint64_t *tok = NULL;
+    uint32_t got = 0, i;
+    int retained = 0;
+    double t0, took;
+    if (cu == NULL)
+        return;
+    if (cu->module_load_data == NULL || cu->launch_kernel == NULL ||
+        cu->mem_host_alloc == NULL || cu->module_get_function == NULL ||
+        cu->mem_host_get_device_pointer == NULL || cu->mem_free_host == NULL ||
+        cu->module_unload == NULL) {
+        conf_skip("the driver has no kernels (cuModuleLoadData, cuLaunchKernel, "
+                  "cuMemHostAlloc): the host emulation runs none (GPU-only case, "
+                  "docs/conformance.md)");
+        return;
+    }
+    REQUIRE((tok = (uint64_t *)calloc(N, sizeof *tok)) != NULL);
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE_OK(evx_stream_get_native(s, &native));
+    REQUIRE(cu->ctx_get_current(&prev) == CUDA_SUCCESS);
+    REQUIRE(cu->primary_retain(&ctx, conf_cu_device(0)) == CUDA_SUCCESS);
+    retained = 1;
+    REQUIRE(cu->ctx_set_current(ctx) == CUDA_SUCCESS);
+    REQUIRE(cu->mem_host_alloc(&host, 64, CU_MEMHOSTALLOC_DEVICEMAP) == CUDA_SUCCESS);
+    flag = (volatile uint32_t *)host;
+    *flag = 0;
+    REQUIRE(cu->mem_host_get_device_pointer(&dflag, host, 0) == CUDA_SUCCESS);
+    REQUIRE(cu->module_load_data(&mod, kHoldPtx) == CUDA_SUCCESS);
+    REQUIRE(cu->module_get_function(&fn, mod, "evx_hold") == CUDA_SUCCESS);
+    params[0] = &dflag;
+    params[1] = &limit;
+    REQUIRE(cu->launch_kernel(fn, 1, 1, 1, 1, 1, 1, 0, (CUstream)native, params, NULL) ==
+            CUDA_SUCCESS);
+    REQUIRE_OK(evx_notifier_create(NULL, &n));
+    for (i = 0; i < NEV; ++i) {
+        REQUIRE((ev[i] = make_event(0, EVX_EVENT_DISABLE_TIMING)) != NULL);
+        REQUIRE_OK(evx_event_record(ev[i], s));
+    }
+    t0 = now_ms();
+    for (i = 0; i < N; ++i)
+        REQUIRE_OK(evx_notifier_watch(n, ev[i % NEV], (uint64_t)i + 1));
+    took = now_ms() - t0;
+    EXPECTF(took < 1000.0,
+            "%d watches of events behind a running kernel took %.0f ms: a watch "
+            "call waited for the kernel",
+            N, took);
+    EXPECTF(queued_count(n) == 0 || took >= 1000.0, "tokens came before the kernel ended");
+    *flag = 1;
+    __sync_synchronize();
+    got = read_tokens(n, tok, N, 20000);
+    EXPECTF(got == N, "%u of %d tokens delivered", got, N);
+out:
+    if (flag != NULL)
+        *flag = 1;
+    drop_notifier(&n);
+    if (s != NULL)
+        EXPECT_OK(evx_stream_synchronize(s));
+    for (i = 0; i < NEV; ++i)
+        drop_event(&ev[i]);
+    drop_stream(&s);
+    if (mod != NULL)
+        cu->module_unload(mod);
+    if (host != NULL)
+        cu->mem_free_host(host);
+    if (retained) {
+        cu->ctx_set_current(prev);
+        cu->primary_release(conf_cu_device(0));
+    }
+    free(tok);
+}
+
 static void t_captures_state(void)
 {
     hold h;
@@ -800,6 +964,8 @@ const conf_case conf_notify_cases[] = {
     {"notify.never_recorded_at_once", t_never_recorded_at_once},
     {"notify.pending_then_delivered", t_pending_then_delivered},
     {"notify.batches", t_batches},
+    {"notify.many_pending_never_block", t_many_pending_never_block},
+    {"notify.kernel_held_never_block_gpu_only", t_kernel_held_never_block},
     {"notify.captures_state", t_captures_state},
     {"notify.destroy_event_after_watch", t_destroy_event_after_watch},
     {"notify.no_head_of_line", t_no_head_of_line},

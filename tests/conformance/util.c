@@ -502,6 +502,13 @@ const conf_cu *conf_cu_get(void)
     (void)lookup(gp, "cuGreenCtxCreate", &cu.green_ctx_create, 0);
     (void)lookup(gp, "cuGreenCtxDestroy", &cu.green_ctx_destroy, 0);
     (void)lookup(gp, "cuGreenCtxStreamCreate", &cu.green_ctx_stream_create, 0);
+    (void)lookup(gp, "cuModuleLoadData", &cu.module_load_data, 0);
+    (void)lookup(gp, "cuModuleUnload", &cu.module_unload, 0);
+    (void)lookup(gp, "cuModuleGetFunction", &cu.module_get_function, 0);
+    (void)lookup(gp, "cuLaunchKernel", &cu.launch_kernel, 0);
+    (void)lookup(gp, "cuMemHostAlloc", &cu.mem_host_alloc, 0);
+    (void)lookup(gp, "cuMemHostGetDevicePointer", &cu.mem_host_get_device_pointer, 0);
+    (void)lookup(gp, "cuMemFreeHost", &cu.mem_free_host, 0);
     /* The library stays open for the run (evx holds it open too). */
     state = ok ? 1 : -1;
     return ok ? &cu : NULL;

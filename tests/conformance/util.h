@@ -161,6 +161,17 @@ typedef struct conf_cu {
     CUresult (*green_ctx_destroy)(CUgreenCtx);
     CUresult (*green_ctx_stream_create)(CUstream *, CUgreenCtx, unsigned,
                                         int);
+    /* Kernels from PTX and mapped host memory: the host emulation runs no
+     * kernels and has none of these. */
+    CUresult (*module_load_data)(CUmodule *, const void *);
+    CUresult (*module_unload)(CUmodule);
+    CUresult (*module_get_function)(CUfunction *, CUmodule, const char *);
+    CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned,
+                              unsigned, unsigned, unsigned, unsigned,
+                              CUstream, void **, void **);
+    CUresult (*mem_host_alloc)(void **, size_t, unsigned);
+    CUresult (*mem_host_get_device_pointer)(CUdeviceptr *, void *, unsigned);
+    CUresult (*mem_free_host)(void *);
 } conf_cu;
 
 /* The raw driver API of the library evx opened, loaded once. Returns NULL
