@@ -96,13 +96,19 @@ for stage in $stages; do
     tail -22 "$out/pybench.txt"
     ;;
   asyncbench)
+    echo "=== where the notifier's latency goes (C, real driver): evx-notify-latency, then --diag"
+    { env -u EVX_DRIVER "$build/bench/evx-notify-latency" &&
+      env -u EVX_DRIVER "$build/bench/evx-notify-latency" --diag; } \
+      >"$out/notify-latency.txt" 2>&1 || status=1
+    grep -v '^DRIVER' "$out/notify-latency.txt"
     for loop in asyncio uvloop; do
       if [ "$loop" = uvloop ] && ! python3 -c 'import uvloop' 2>/dev/null; then
         echo "=== uvloop is not installed for python3: its async benchmark is not run"; continue
       fi
       echo "=== Python async benchmark (evx.aio), real driver, $loop"
       PYTHONPATH="$build/bindings/python" PYTHONUNBUFFERED=1 \
-        python3 bench/py_async_bench.py --loop "$loop" >"$out/pyasync-$loop.txt" 2>&1 || status=1
+        python3 bench/py_async_bench.py --loop "$loop" --concurrent 1000 10000 \
+        >"$out/pyasync-$loop.txt" 2>&1 || status=1
       cat "$out/pyasync-$loop.txt"
     done
     ;;
