@@ -188,8 +188,7 @@ static double trial(ctx *c, int w, long settle_us, double *cpu)
     pthread_t th;
     int thread = 0;
     if (c->kernel_hold) {
-        *c->flag = 0;
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        __atomic_store_n(c->flag, 0, __ATOMIC_SEQ_CST);
         void *params[] = {&c->dflag, &c->limit_ns};
         CHECK_RAW(raw, raw->LaunchKernel(c->fn, 1, 1, 1, 1, 1, 1, 0, c->held, params, NULL));
     } else {
@@ -268,8 +267,7 @@ static void diag(ctx *c)
            "|---|---|---|---|---|\n");
     for (int phase = 0; phase < 10; ++phase) {
         void *params[] = {&c->dflag, &c->limit_ns};
-        *c->flag = 0;
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        __atomic_store_n(c->flag, 0, __ATOMIC_SEQ_CST);
         CHECK_RAW(raw, raw->LaunchKernel(c->fn, 1, 1, 1, 1, 1, 1, 0, c->held, params, NULL));
         CHECK_EVX(evx_event_record(c->ev, c->held_evx));
         CUstream made[8] = {0};

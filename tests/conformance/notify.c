@@ -370,7 +370,7 @@ static void t_kernel_held_never_block(void)
     REQUIRE(cu->ctx_set_current(ctx) == CUDA_SUCCESS);
     REQUIRE(cu->mem_host_alloc(&host, 64, CU_MEMHOSTALLOC_DEVICEMAP) == CUDA_SUCCESS);
     flag = (volatile uint32_t *)host;
-    *flag = 0;
+    __atomic_store_n(flag, 0, __ATOMIC_SEQ_CST);
     REQUIRE(cu->mem_host_get_device_pointer(&dflag, host, 0) == CUDA_SUCCESS);
     REQUIRE(cu->module_load_data(&mod, kHoldPtx) == CUDA_SUCCESS);
     REQUIRE(cu->module_get_function(&fn, mod, "evx_hold") == CUDA_SUCCESS);
@@ -392,13 +392,12 @@ static void t_kernel_held_never_block(void)
             "call waited for the kernel",
             N, took);
     EXPECTF(queued_count(n) == 0 || took >= 1000.0, "tokens came before the kernel ended");
-    *flag = 1;
-    __sync_synchronize();
+    __atomic_store_n(flag, 1, __ATOMIC_SEQ_CST);
     got = read_tokens(n, tok, N, 20000);
     EXPECTF(got == N, "%u of %d tokens delivered", got, N);
 out:
     if (flag != NULL)
-        *flag = 1;
+        __atomic_store_n(flag, 1, __ATOMIC_SEQ_CST);
     drop_notifier(&n);
     if (s != NULL)
         EXPECT_OK(evx_stream_synchronize(s));
