@@ -406,6 +406,12 @@ class Event(_core.EventCore):
         from . import aio
         return aio.wait(self)
 
+    def __await__(self):
+        """``await event``: the same as ``await event.wait_async()``. The
+        watch is made when the ``await`` starts, so it waits for the record
+        the event has at that moment."""
+        return self.wait_async().__await__()
+
     def __repr__(self):
         if self._h is None:
             return "<evx.Event closed>"

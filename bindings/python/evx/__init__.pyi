@@ -8,7 +8,7 @@
 # (scripts/wheel_test.sh).
 import asyncio
 from types import TracebackType
-from typing import (Any, Callable, Dict, Iterator, final, NamedTuple, NoReturn, Optional, Tuple, Type, TypeVar,
+from typing import (Any, Callable, Dict, Generator, Iterator, final, NamedTuple, NoReturn, Optional, Tuple, Type, TypeVar,
                     Union)
 
 from . import _capi
@@ -96,6 +96,7 @@ class Event(_Owned):
     def __new__(cls, *args: object, **kwargs: object) -> NoReturn: ...
     def record(self, stream: Stream, external: bool = False) -> None: ...
     def wait_async(self) -> asyncio.Future[None]: ...
+    def __await__(self) -> Generator[Any, None, None]: ...
     @property
     def ipc_handle(self) -> bytes: ...
     @property

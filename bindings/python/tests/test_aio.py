@@ -79,6 +79,38 @@ def test_pending_until_the_work_completes(kind, evx, aio, dev, stream, gate):
 
 
 @pytest.mark.parametrize("kind", LOOPS)
+def test_await_event(kind, evx, aio, dev, stream, gate):
+    """``await ev`` is ``await ev.wait_async()``: a never-recorded event
+    resumes at once, a recorded one when its work completes, and the
+    watch is made when the await starts."""
+    async def main():
+        assert await dev.create_event() is None
+        g = gate(stream)
+        ev = stream.record()
+        task = asyncio.ensure_future(ev)     # an awaitable, so a task
+        await asyncio.sleep(0.05)
+        assert not task.done()
+        other = asyncio.ensure_future(asyncio.wait_for(ev, 5))
+        await asyncio.sleep(0.01)
+        idle = dev.create_stream()
+        ev.record(idle)                      # after both awaits started
+        idle.sync()
+        idle.close()
+        await asyncio.sleep(0.05)
+        assert not task.done() and not other.done()
+        g.open()
+        assert await asyncio.wait_for(task, 5) is None
+        assert await other is None
+        closed = dev.create_event()
+        closed.close()
+        with pytest.raises(evx.CudaError) as e:
+            await closed
+        assert e.value.status == evx.Status.ERROR_INVALID_HANDLE
+        assert aio._notifiers[asyncio.get_running_loop()].futures == {}
+    run(kind, main)
+
+
+@pytest.mark.parametrize("kind", LOOPS)
 def test_watch_captures_the_record_at_call_time(kind, evx, aio, dev, stream, gate):
     idle = dev.create_stream()
 
