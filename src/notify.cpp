@@ -9,8 +9,9 @@
 // a late event holds back no other watch until the cap is reached.
 //
 // The driver blocks cuLaunchHostFunc once a context has 56 host functions
-// queued behind cross-stream waits still pending (src/host/stream.cpp,
-// kGatedHostFuncs), which a watch's host function is. So at most
+// queued behind cross-stream waits on GPU work still running, which a
+// watch's host function is (`evx-notify-latency --diag` on an H200, driver
+// 580; the host emulation runs no kernels and does not model it). So at most
 // kInflightPerDevice of a device's watch host functions are in flight; a
 // watch beyond that still makes its cuStreamWaitEvent at once (capturing
 // the event's state; waits alone are not limited) and is deferred on its
@@ -267,7 +268,10 @@ bool defer(Notifier *n, DeviceLanes &d, Lane *lane, Watch *w) {
         lane->deferred_tail->next = w;
     }
     lane->deferred_tail = w;
-    n->pump_cv.notify_one();
+    // Wake the pump only if it can launch now. At the cap it could not:
+    // deliver() wakes it when a host function ends, and waking it per
+    // deferral cost a futex wake and a pump turn per watch.
+    if (d.inflight < kInflightPerDevice) n->pump_cv.notify_one();
     return true;
 }
 
