@@ -33,7 +33,21 @@
  * --diag instead times the calls a watch makes while a kernel holds the
  * stream, to find any that waits for it.
  *
- *   evx-notify-latency [--trials N] [--settle-us N] [--hold kernel|hostfn] [--diag]
+ * --interference instead asks whether watches cost other GPU work
+ * anything: a chain of kernels of a known length on a worker stream, timed
+ * on the GPU with events and on the host (the submitting loop), in four
+ * conditions alternated round by round:
+ *   plain      the chain alone
+ *   pending    the chain while 1,000 watches wait on another stream held
+ *              by a kernel (the notifier's lanes and pump busy)
+ *   records    an event recorded on the worker after every kernel
+ *   watched    the same, each record watched by the notifier
+ * A kernel is held on that other stream in every condition, so only the
+ * watches differ between plain and pending; records and watched differ
+ * only by the watch calls.
+ *
+ *   evx-notify-latency [--trials N] [--settle-us N] [--hold kernel|hostfn]
+ *                      [--diag | --interference [--rounds N]]
  *
  * On the host emulation the figures say nothing about a GPU.
  */
@@ -103,7 +117,7 @@ typedef struct ctx {
     volatile uint32_t *flag; /* --hold kernel: mapped host memory */
     CUdeviceptr dflag;
     uint64_t limit_ns;
-    CUstream held, lane, lane_hi;
+    CUstream held, lane, lane_hi, worker;
     evx_stream_t held_evx;
     evx_event_t ev, ev_blocking;
     CUevent cu_ev, cu_ev_blocking;
@@ -338,6 +352,104 @@ static void diag(ctx *c)
     while (got == 256);
 }
 
+/* Reads tokens until `want` have come back (a thread-less drain). */
+static void drain_tokens(ctx *c, long want)
+{
+    uint64_t tokens[256];
+    uint32_t got = 0;
+    struct pollfd pfd = {c->fd, POLLIN, 0};
+    while (want > 0) {
+        if (poll(&pfd, 1, 10000) <= 0) {
+            fprintf(stderr, "evx-notify-latency: %ld tokens did not come back in 10 s\n", want);
+            exit(1);
+        }
+        do {
+            CHECK_EVX(evx_notifier_read(c->notifier, tokens, 256, &got));
+            want -= got;
+        } while (got == 256);
+    }
+}
+
+enum { I_PLAIN, I_PENDING, I_RECORDS, I_WATCHED, I_COUNT };
+
+/* --interference: see the top of the file. */
+static void interference(ctx *c, int rounds, int kernels, uint64_t kernel_ns)
+{
+    static const char *const names[I_COUNT] = {
+        "plain: the chain alone", "pending: 1,000 watches waiting on another stream",
+        "records: an event recorded after every kernel",
+        "watched: the same, each record watched"};
+    enum { PENDING = 1000 };
+    bench_raw *raw = &c->raw;
+    CUevent t0, t1;
+    CHECK_RAW(raw, raw->EventCreate(&t0, 0));
+    CHECK_RAW(raw, raw->EventCreate(&t1, 0));
+    evx_stream_t worker_evx = NULL;
+    CHECK_EVX(evx_stream_wrap_external(0, c->worker, &worker_evx));
+    evx_event_t mark = NULL;
+    CHECK_EVX(evx_device_create_event(0, EVX_EVENT_DISABLE_TIMING, &mark));
+    CUdeviceptr never = c->dflag + 32; /* kept 0: each kernel runs kernel_ns */
+    __atomic_store_n(c->flag + 8, 0, __ATOMIC_SEQ_CST);
+    uint64_t forever = 10ull * 1000000000ull;
+    double *gpu = calloc((size_t)rounds * I_COUNT, sizeof *gpu);
+    double *host = calloc((size_t)rounds * I_COUNT, sizeof *host);
+    if (!gpu || !host) exit(1);
+    printf("\n# does watching cost other GPU work anything? %d rounds; a chain of %d "
+           "one-thread kernels of %.0f us each on a worker stream\n",
+           rounds, kernels, kernel_ns / 1e3);
+    for (int r = -1; r < rounds; ++r) { /* round -1 warms every path */
+        for (int k = 0; k < I_COUNT; ++k) {
+            /* the other stream is held by a kernel in every condition */
+            __atomic_store_n(c->flag, 0, __ATOMIC_SEQ_CST);
+            void *hold[] = {&c->dflag, &forever};
+            CHECK_RAW(raw, raw->LaunchKernel(c->fn, 1, 1, 1, 1, 1, 1, 0, c->held, hold, NULL));
+            CHECK_EVX(evx_event_record(c->ev, c->held_evx));
+            long watches = 0;
+            if (k == I_PENDING)
+                for (; watches < PENDING; ++watches)
+                    CHECK_EVX(evx_notifier_watch(c->notifier, c->ev, (uint64_t)watches));
+            double h = bench_now_ns();
+            CHECK_RAW(raw, raw->EventRecord(t0, c->worker));
+            for (int i = 0; i < kernels; ++i) {
+                void *params[] = {&never, &kernel_ns};
+                CHECK_RAW(raw, raw->LaunchKernel(c->fn, 1, 1, 1, 1, 1, 1, 0, c->worker, params,
+                                                 NULL));
+                if (k == I_RECORDS || k == I_WATCHED)
+                    CHECK_EVX(evx_event_record(mark, worker_evx));
+                if (k == I_WATCHED)
+                    CHECK_EVX(evx_notifier_watch(c->notifier, mark, (uint64_t)watches++));
+            }
+            CHECK_RAW(raw, raw->EventRecord(t1, c->worker));
+            h = bench_now_ns() - h;
+            CHECK_RAW(raw, raw->EventSynchronize(t1));
+            float ms = 0;
+            CHECK_RAW(raw, raw->EventElapsedTime(&ms, t0, t1));
+            __atomic_store_n(c->flag, 1, __ATOMIC_RELEASE);
+            CHECK_RAW(raw, raw->StreamSynchronize(c->held));
+            drain_tokens(c, watches);
+            if (r >= 0) {
+                gpu[k * rounds + r] = ms * 1e3 / kernels;
+                host[k * rounds + r] = h / 1e3 / kernels;
+            }
+        }
+    }
+    printf("| condition | GPU time per kernel (us), median | min | max | host time per kernel "
+           "submitted (us), median |\n|---|---|---|---|---|\n");
+    for (int k = 0; k < I_COUNT; ++k) {
+        double *g = gpu + k * rounds;
+        double med = bench_median(g, rounds); /* sorts */
+        printf("| %s | %.3f | %.3f | %.3f | %.3f |\n", names[k], med, g[0], g[rounds - 1],
+               bench_median(host + k * rounds, rounds));
+    }
+    fflush(stdout);
+    free(gpu);
+    free(host);
+    CHECK_EVX(evx_event_destroy(mark));
+    CHECK_EVX(evx_stream_destroy(worker_evx));
+    raw->EventDestroy(t0);
+    raw->EventDestroy(t1);
+}
+
 static double pct(double *v, int n, double p)
 {
     bench_median(v, n); /* sorts */
@@ -349,7 +461,8 @@ int main(int argc, char **argv)
 {
     long trials = 200, settle_us = 2000;
     int hold = -1; /* -1: kernel where the driver can, else hostfn */
-    int want_diag = 0;
+    int want_diag = 0, want_interference = 0;
+    long rounds = 15;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--trials") && i + 1 < argc) {
             if ((trials = bench_parse_long("--trials", argv[++i], 1, 1000000)) < 0) return 2;
@@ -368,13 +481,17 @@ int main(int argc, char **argv)
             }
         } else if (!strcmp(argv[i], "--diag")) {
             want_diag = 1;
+        } else if (!strcmp(argv[i], "--interference")) {
+            want_interference = 1;
+        } else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
+            if ((rounds = bench_parse_long("--rounds", argv[++i], 1, 100000)) < 0) return 2;
         } else if (!strcmp(argv[i], "--quick")) {
             trials = 3;
             settle_us = 200;
         } else {
             fprintf(stderr,
-                    "usage: %s [--trials N] [--settle-us N] [--hold kernel|hostfn] [--diag] "
-                    "[--quick]\n",
+                    "usage: %s [--trials N] [--settle-us N] [--hold kernel|hostfn] "
+                    "[--diag | --interference [--rounds N]] [--quick]\n",
                     argv[0]);
             return 2;
         }
@@ -404,6 +521,7 @@ int main(int argc, char **argv)
     CHECK_RAW(raw, raw->StreamCreateWithPriority(&c.held, CU_STREAM_NON_BLOCKING, 0));
     CHECK_RAW(raw, raw->StreamCreateWithPriority(&c.lane, CU_STREAM_NON_BLOCKING, 0));
     CHECK_RAW(raw, raw->StreamCreateWithPriority(&c.lane_hi, CU_STREAM_NON_BLOCKING, greatest));
+    CHECK_RAW(raw, raw->StreamCreateWithPriority(&c.worker, CU_STREAM_NON_BLOCKING, 0));
     CHECK_EVX(evx_stream_wrap_external(0, c.held, &c.held_evx));
     CHECK_EVX(evx_device_create_event(0, EVX_EVENT_DISABLE_TIMING, &c.ev));
     CHECK_EVX(evx_device_create_event(0, EVX_EVENT_DISABLE_TIMING | EVX_EVENT_BLOCKING_SYNC,
@@ -424,12 +542,16 @@ int main(int argc, char **argv)
            raw->emulation ? " (host emulation: a smoke run, not a GPU figure)" : "");
 
     c.limit_ns = 1000000000ull; /* 1 s */
-    if (want_diag) {
+    if (want_diag || want_interference) {
         if (!c.kernel_hold) {
-            fprintf(stderr, "evx-notify-latency: --diag needs the kernel hold\n");
+            fprintf(stderr, "evx-notify-latency: --%s needs the kernel hold (a GPU)\n",
+                    want_diag ? "diag" : "interference");
             return 1;
         }
-        diag(&c);
+        if (want_diag)
+            diag(&c);
+        else
+            interference(&c, (int)rounds, 500, 20000);
         return 0;
     }
 
@@ -462,6 +584,7 @@ int main(int argc, char **argv)
     raw->StreamDestroy(c.held);
     raw->StreamDestroy(c.lane);
     raw->StreamDestroy(c.lane_hi);
+    raw->StreamDestroy(c.worker);
     if (c.kernel_hold) {
         raw->ModuleUnload(c.mod);
         raw->MemFreeHost((void *)c.flag);

@@ -121,7 +121,10 @@ def main():
         cdev = Device(0)
         cdev.set_current()
         cs = Stream.from_handle(shared.native)
-        opt = EventOptions(enable_timing=True)
+        try:
+            opt = EventOptions(timing_enabled=True)     # cuda.core 1.x
+        except TypeError:
+            opt = EventOptions(enable_timing=True)      # 0.x
         ca, cb = cs.record(options=opt), cs.record(options=opt)
         cs.sync()
     except Exception as e:                      # no GPU, or no cuda.core

@@ -96,9 +96,10 @@ for stage in $stages; do
     tail -22 "$out/pybench.txt"
     ;;
   asyncbench)
-    echo "=== where the notifier's latency goes (C, real driver): evx-notify-latency, then --diag"
+    echo "=== where the notifier's latency goes (C, real driver): evx-notify-latency, then --diag, then --interference"
     { env -u EVX_DRIVER "$build/bench/evx-notify-latency" &&
-      env -u EVX_DRIVER "$build/bench/evx-notify-latency" --diag; } \
+      env -u EVX_DRIVER "$build/bench/evx-notify-latency" --diag &&
+      env -u EVX_DRIVER "$build/bench/evx-notify-latency" --interference; } \
       >"$out/notify-latency.txt" 2>&1 || status=1
     grep -v '^DRIVER' "$out/notify-latency.txt"
     for loop in asyncio uvloop; do
