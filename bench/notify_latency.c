@@ -42,9 +42,11 @@
  *              by a kernel (the notifier's lanes and pump busy)
  *   records    an event recorded on the worker after every kernel
  *   watched    the same, each record watched by the notifier
+ *   lane       the same, each record followed by cuStreamWaitEvent and
+ *              cuLaunchHostFunc on one other stream: a watch without evx
  * A kernel is held on that other stream in every condition, so only the
- * watches differ between plain and pending; records and watched differ
- * only by the watch calls.
+ * watches differ between plain and pending; records, watched and lane
+ * differ only by the calls after each record, whose time is reported.
  *
  *   evx-notify-latency [--trials N] [--settle-us N] [--hold kernel|hostfn]
  *                      [--diag | --interference [--rounds N]]
@@ -370,7 +372,7 @@ static void drain_tokens(ctx *c, long want)
     }
 }
 
-enum { I_PLAIN, I_PENDING, I_RECORDS, I_WATCHED, I_COUNT };
+enum { I_PLAIN, I_PENDING, I_RECORDS, I_WATCHED, I_LANE, I_COUNT };
 
 /* --interference: see the top of the file. */
 static void interference(ctx *c, int rounds, int kernels, uint64_t kernel_ns)
@@ -378,7 +380,9 @@ static void interference(ctx *c, int rounds, int kernels, uint64_t kernel_ns)
     static const char *const names[I_COUNT] = {
         "plain: the chain alone", "pending: 1,000 watches waiting on another stream",
         "records: an event recorded after every kernel",
-        "watched: the same, each record watched"};
+        "watched: the same, each record watched",
+        "lane: the same, each record waited for by a host function on another stream, "
+        "without evx"};
     enum { PENDING = 1000 };
     bench_raw *raw = &c->raw;
     CUevent t0, t1;
@@ -388,12 +392,16 @@ static void interference(ctx *c, int rounds, int kernels, uint64_t kernel_ns)
     CHECK_EVX(evx_stream_wrap_external(0, c->worker, &worker_evx));
     evx_event_t mark = NULL;
     CHECK_EVX(evx_device_create_event(0, EVX_EVENT_DISABLE_TIMING, &mark));
+    void *native = NULL;
+    CHECK_EVX(evx_event_get_native(mark, &native));
+    CUevent cu_mark = native;
     CUdeviceptr never = c->dflag + 32; /* kept 0: each kernel runs kernel_ns */
     __atomic_store_n(c->flag + 8, 0, __ATOMIC_SEQ_CST);
     uint64_t forever = 10ull * 1000000000ull;
     double *gpu = calloc((size_t)rounds * I_COUNT, sizeof *gpu);
     double *host = calloc((size_t)rounds * I_COUNT, sizeof *host);
-    if (!gpu || !host) exit(1);
+    double *inside = calloc((size_t)rounds * I_COUNT, sizeof *inside);
+    if (!gpu || !host || !inside) exit(1);
     printf("\n# does watching cost other GPU work anything? %d rounds; a chain of %d "
            "one-thread kernels of %.0f us each on a worker stream\n",
            rounds, kernels, kernel_ns / 1e3);
@@ -408,16 +416,22 @@ static void interference(ctx *c, int rounds, int kernels, uint64_t kernel_ns)
             if (k == I_PENDING)
                 for (; watches < PENDING; ++watches)
                     CHECK_EVX(evx_notifier_watch(c->notifier, c->ev, (uint64_t)watches));
-            double h = bench_now_ns();
+            double h = bench_now_ns(), in = 0;
             CHECK_RAW(raw, raw->EventRecord(t0, c->worker));
             for (int i = 0; i < kernels; ++i) {
                 void *params[] = {&never, &kernel_ns};
                 CHECK_RAW(raw, raw->LaunchKernel(c->fn, 1, 1, 1, 1, 1, 1, 0, c->worker, params,
                                                  NULL));
-                if (k == I_RECORDS || k == I_WATCHED)
-                    CHECK_EVX(evx_event_record(mark, worker_evx));
+                if (k == I_PLAIN || k == I_PENDING) continue;
+                CHECK_EVX(evx_event_record(mark, worker_evx));
+                double t = bench_now_ns();
                 if (k == I_WATCHED)
                     CHECK_EVX(evx_notifier_watch(c->notifier, mark, (uint64_t)watches++));
+                if (k == I_LANE) {
+                    CHECK_RAW(raw, raw->StreamWaitEvent(c->lane, cu_mark, 0));
+                    CHECK_RAW(raw, raw->LaunchHostFunc(c->lane, noop_fn, NULL));
+                }
+                in += bench_now_ns() - t;
             }
             CHECK_RAW(raw, raw->EventRecord(t1, c->worker));
             h = bench_now_ns() - h;
@@ -426,24 +440,29 @@ static void interference(ctx *c, int rounds, int kernels, uint64_t kernel_ns)
             CHECK_RAW(raw, raw->EventElapsedTime(&ms, t0, t1));
             __atomic_store_n(c->flag, 1, __ATOMIC_RELEASE);
             CHECK_RAW(raw, raw->StreamSynchronize(c->held));
+            CHECK_RAW(raw, raw->StreamSynchronize(c->lane));
             drain_tokens(c, watches);
             if (r >= 0) {
                 gpu[k * rounds + r] = ms * 1e3 / kernels;
                 host[k * rounds + r] = h / 1e3 / kernels;
+                inside[k * rounds + r] = in / 1e3 / kernels;
             }
         }
     }
     printf("| condition | GPU time per kernel (us), median | min | max | host time per kernel "
-           "submitted (us), median |\n|---|---|---|---|---|\n");
+           "submitted (us), median | of which the calls after the record |\n"
+           "|---|---|---|---|---|---|\n");
     for (int k = 0; k < I_COUNT; ++k) {
         double *g = gpu + k * rounds;
         double med = bench_median(g, rounds); /* sorts */
-        printf("| %s | %.3f | %.3f | %.3f | %.3f |\n", names[k], med, g[0], g[rounds - 1],
-               bench_median(host + k * rounds, rounds));
+        printf("| %s | %.3f | %.3f | %.3f | %.3f | %.3f |\n", names[k], med, g[0],
+               g[rounds - 1], bench_median(host + k * rounds, rounds),
+               bench_median(inside + k * rounds, rounds));
     }
     fflush(stdout);
     free(gpu);
     free(host);
+    free(inside);
     CHECK_EVX(evx_event_destroy(mark));
     CHECK_EVX(evx_stream_destroy(worker_evx));
     raw->EventDestroy(t0);

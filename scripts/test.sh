@@ -18,7 +18,8 @@
 #   generated       the generated bindings equal a fresh bindings/generate
 #   python_tests    pytest on the package as meson built it (its Cython core)
 #                   (layout check included)
-#   pybench         smoke runs of bench/py_bench.py and bench/py_async_bench.py
+#   pybench         smoke runs of bench/py_bench.py, py_region_probe.py and
+#                   py_async_bench.py
 #   rust            cargo test of bindings/rust (layout check included)
 #   wheel           pip wheel in an isolated env, installed into a fresh venv:
 #                   python -m evx, the Python tests on the installed package,
@@ -275,6 +276,14 @@ pybench() {
   local log=build/py_bench-smoke.txt
   if on_build python3 bench/py_bench.py --n 80 --reps 1 --pairs 3 >"$log" 2>&1 &&
      grep -q "^| timed region |" "$log"; then
+    echo "ok ($log)"
+  else
+    tail -20 "$log"
+    return 1
+  fi
+  log=build/py_region_probe-smoke.txt
+  if on_build python3 bench/py_region_probe.py --pairs 3 --k 5 >"$log" 2>&1 &&
+     grep -q "^| records release the GIL" "$log"; then
     echo "ok ($log)"
   else
     tail -20 "$log"
