@@ -4,13 +4,19 @@
  */
 /*
  * Threads stress: 16 threads share one table of handles (events, streams,
- * pools, timers, timelines) and call evx on them at random, some destroying
- * and re-creating handles while the others record, query, wait, take
- * elapsed times, use pools and timers. It checks that every status is one
- * the call may return (no crash, no unknown code), that every failure other
- * than EVX_ERROR_NOT_READY leaves a non-empty message, and, on the host
- * emulation, that no driver object is left after the handles are destroyed
- * and the devices trimmed.
+ * pools, timers, timelines, notifiers) and call evx on them at random, some
+ * destroying and re-creating handles while the others record, query, wait,
+ * take elapsed times, use pools and timers, and watch events. It checks
+ * that every status is one the call may return (no crash, no unknown code),
+ * that every failure other than EVX_ERROR_NOT_READY leaves a non-empty
+ * message, and, on the host emulation, that no driver object is left after
+ * the handles are destroyed and the devices trimmed.
+ *
+ * Notifiers: every callback watch that succeeded runs exactly once by the
+ * end (destroy waits for pending watches; churned notifiers included), and
+ * on one notifier that is never destroyed during the run, every token
+ * watched is read back exactly once (each token a distinct number, marked
+ * in a bitmap as readers on any thread take it).
  *
  * A watchdog thread turns a hang into a failure: a worker whose call has not
  * returned for EVX_STRESS_HANG_SECONDS (default 20) is reported with the
@@ -34,13 +40,22 @@
 
 #include "hostdebug.h"
 
-enum { MAX_THREADS = 64, NEV = 48, NST = 8, NPOOL = 3, NTIMER = 6, NTL = 3 };
+enum { MAX_THREADS = 64, NEV = 48, NST = 8, NPOOL = 3, NTIMER = 6, NTL = 3, NNOT = 3 };
 
 /* The shared table: each entry a handle or 0, swapped atomically. A thread
  * may use a handle another thread is destroying: evx answers
  * EVX_ERROR_INVALID_HANDLE for a dead one. */
 static uintptr_t events[NEV], streams[NST], pools[NPOOL], timers[NTIMER],
-    timelines[NTL];
+    timelines[NTL], notifiers[NNOT];
+
+/* Notifier accounting (atomics). notifiers[0] is made before the workers
+ * start and destroyed only at the end: its tokens are numbered from
+ * tok_next and checked exactly once in tok_seen. */
+enum { TOK_MAX = 1 << 22 };
+static evx_notifier_t keeper;
+static unsigned long long cb_watched, cb_run, tok_next, tok_watched, tok_read;
+static unsigned char tok_seen[TOK_MAX / 8];
+static volatile int tok_dup; /* atomic: a token read twice, or never watched */
 
 static int ndev = 1;
 static volatile int stop_flag;
@@ -195,6 +210,46 @@ static evx_status_t new_timer(int dev, uintptr_t *out)
     return st;
 }
 
+static evx_status_t d_notifier(uintptr_t h)
+{
+    return evx_notifier_destroy((evx_notifier_t)h);
+}
+
+static evx_status_t new_notifier(int dev, uintptr_t *out)
+{
+    evx_notifier_t n = NULL;
+    evx_status_t st = evx_notifier_create(NULL, &n);
+    (void)dev;
+    *out = (uintptr_t)n;
+    return st;
+}
+
+/* Runs on a driver thread: counts, and nothing else. */
+static void count_callback(void *arg)
+{
+    (void)arg;
+    __atomic_fetch_add(&cb_run, 1, __ATOMIC_RELAXED);
+}
+
+/* Marks tokens of the keeper read; a second read (or a token never handed
+ * out) is a failure. */
+static void mark_tokens(const uint64_t *t, uint32_t n)
+{
+    uint32_t i;
+    for (i = 0; i < n; i++) {
+        const uint64_t k = t[i];
+        unsigned char bit;
+        if (k >= __atomic_load_n(&tok_next, __ATOMIC_ACQUIRE) || k >= TOK_MAX) {
+            __atomic_store_n(&tok_dup, 1, __ATOMIC_RELEASE);
+            continue;
+        }
+        bit = (unsigned char)(1u << (k % 8));
+        if (__atomic_fetch_or(&tok_seen[k / 8], bit, __ATOMIC_ACQ_REL) & bit)
+            __atomic_store_n(&tok_dup, 1, __ATOMIC_RELEASE);
+    }
+    __atomic_fetch_add(&tok_read, n, __ATOMIC_RELAXED);
+}
+
 static evx_status_t new_timeline(int dev, uintptr_t *out)
 {
     evx_timeline_t t = NULL;
@@ -215,6 +270,8 @@ static const kind_ops timer_ops = {"evx_device_create_timer", "evx_timer_destroy
 static const kind_ops timeline_ops = {"evx_device_create_timeline",
                                       "evx_timeline_destroy", new_timeline,
                                       d_timeline};
+static const kind_ops notifier_ops = {"evx_notifier_create", "evx_notifier_destroy",
+                                      new_notifier, d_notifier};
 
 static evx_status_t destroy_one(worker *w, const kind_ops *k, uintptr_t h)
 {
@@ -243,7 +300,7 @@ static void churn(worker *w, uintptr_t *slots, unsigned n, int dev,
 static void act(worker *w)
 {
     const int dev = (int)pick(w, (unsigned)ndev);
-    const unsigned what = pick(w, 24);
+    const unsigned what = pick(w, 28);
     float ms = 0, iv[4];
     uint32_t n = 0;
 
@@ -380,6 +437,45 @@ static void act(worker *w)
         if (pick(w, 16) == 0)
             CALL(w, evx_device_trim(dev));
         break;
+    case 23: /* notifiers 1 and 2: made and destroyed with watches pending */
+        churn(w, notifiers + 1, NNOT - 1, dev, &notifier_ops);
+        break;
+    case 24: { /* a token watch: on the keeper, counted; else on any */
+        if (pick(w, 2)) {
+            const uint64_t k = __atomic_fetch_add(&tok_next, 1, __ATOMIC_ACQ_REL);
+            if (k < TOK_MAX) {
+                if (CALL(w, evx_notifier_watch(keeper, ev_at(w), k)) == EVX_SUCCESS)
+                    __atomic_fetch_add(&tok_watched, 1, __ATOMIC_RELAXED);
+                else /* never delivered: counts as read so the totals agree */
+                    mark_tokens(&k, 1);
+                break;
+            }
+        }
+        CALL(w, evx_notifier_watch((evx_notifier_t)any_of(w, notifiers + 1, NNOT - 1),
+                                   ev_at(w), next(w)));
+        break;
+    }
+    case 25: /* a callback watch, on any notifier */
+        if (CALL(w, evx_notifier_watch_callback((evx_notifier_t)any_of(w, notifiers, NNOT),
+                                                ev_at(w), count_callback, NULL)) ==
+            EVX_SUCCESS)
+            __atomic_fetch_add(&cb_watched, 1, __ATOMIC_RELAXED);
+        break;
+    case 26: { /* read tokens: the keeper's are checked */
+        uint64_t t[16];
+        uint32_t got = 0;
+        evx_notifier_t n =
+            pick(w, 2) ? keeper : (evx_notifier_t)any_of(w, notifiers + 1, NNOT - 1);
+        if (CALL(w, evx_notifier_read(n, t, 16, &got)) == EVX_SUCCESS && n == keeper)
+            mark_tokens(t, got);
+        break;
+    }
+    case 27: {
+        uint64_t pending = 0, queued = 0;
+        CALL(w, evx_notifier_get_counts((evx_notifier_t)any_of(w, notifiers, NNOT), &pending,
+                                        &queued));
+        break;
+    }
     default: {
         void *native = NULL;
         CALL(w, evx_event_get_native(ev_at(w), &native));
@@ -496,6 +592,12 @@ int main(void)
     printf("stress: %d threads, %ld s, %d device(s), %s, seed %ld\n", nthreads,
            seconds, ndev, emu ? "host emulation" : "GPU driver", seed);
 
+    if ((st = evx_notifier_create(NULL, &keeper)) != EVX_SUCCESS) {
+        fprintf(stderr, "stress: evx_notifier_create -> %s: %s\n", evx_status_name(st),
+                evx_last_error_message());
+        return 1;
+    }
+    notifiers[0] = (uintptr_t)keeper;
     deadline_ms = now_ms() + 1000.0 * (double)seconds + hang_ms;
     if (pthread_create(&wd, NULL, watchdog_main, NULL) != 0) {
         fprintf(stderr, "stress: cannot start the watchdog\n");
@@ -523,7 +625,44 @@ int main(void)
         pthread_join(workers[i].th, NULL);
     elapsed = (now_ms() - t0) / 1e3;
 
-    /* Teardown: still under the watchdog (a destroy that hangs fails). */
+    /* Teardown: still under the watchdog (a destroy that hangs fails).
+     * The keeper's tokens are read back once nothing is pending on it. */
+    for (;;) {
+        uint64_t pending = 1, t[256];
+        uint32_t got = 0;
+        if ((st = evx_notifier_get_counts(keeper, &pending, NULL)) != EVX_SUCCESS) {
+            fprintf(stderr, "stress: evx_notifier_get_counts -> %s: %s\n",
+                    evx_status_name(st), evx_last_error_message());
+            fails++;
+            break;
+        }
+        do {
+            if ((st = evx_notifier_read(keeper, t, 256, &got)) != EVX_SUCCESS) {
+                fprintf(stderr, "stress: evx_notifier_read -> %s\n", evx_status_name(st));
+                fails++;
+                break;
+            }
+            mark_tokens(t, got);
+        } while (got == 256);
+        if (pending == 0 || st != EVX_SUCCESS)
+            break;
+        pause_ms(1);
+    }
+    drain(notifiers, NNOT, d_notifier, &fails);
+    if (tok_dup || tok_read != (tok_next < TOK_MAX ? tok_next : TOK_MAX)) {
+        fprintf(stderr, "stress: the keeper's tokens: %llu handed out, %llu watched, "
+                        "%llu read back%s\n",
+                tok_next, tok_watched, tok_read,
+                tok_dup ? ", some twice or never handed out" : "");
+        fails++;
+    }
+    if (cb_run != cb_watched) {
+        fprintf(stderr, "stress: %llu callback watches succeeded, %llu callbacks ran\n",
+                cb_watched, cb_run);
+        fails++;
+    }
+    printf("stress: notifiers: %llu token watches on the keeper read back once each, "
+           "%llu callbacks ran once each\n", tok_watched, cb_run);
     drain(events, NEV, d_event, &fails);
     drain(timers, NTIMER, d_timer, &fails);
     drain(timelines, NTL, d_timeline, &fails);
