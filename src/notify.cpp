@@ -8,18 +8,23 @@
 // up to the notifier's cap; a watch goes to a lane with nothing pending, so
 // a late event holds back no other watch until the cap is reached.
 //
-// The driver blocks cuLaunchHostFunc once a context has 56 host functions
-// queued behind cross-stream waits on GPU work still running, which a
-// watch's host function is (`evx-notify-latency --diag` on an H200, driver
-// 580; the host emulation runs no kernels and does not model it). So at most
-// kInflightPerDevice of a device's watch host functions are in flight; a
-// watch beyond that still makes its cuStreamWaitEvent at once (capturing
-// the event's state; waits alone are not limited) and is deferred on its
-// lane. A pump thread of the notifier, made on the first deferral and
-// sleeping on a condition variable otherwise, launches one host function
-// per lane for all the watches deferred there whenever the device is below
-// the limit again; that host function runs after their waits, in lane
-// order. So a watch call never waits for GPU work.
+// The driver makes cuLaunchHostFunc wait for GPU work once a context has 56
+// items pending that will notify the host: host functions queued behind
+// cross-stream waits on GPU work still running (which a watch's host
+// function is) and records of blocking_sync events behind such work count
+// alike (`evx-notify-latency --diag` on an H200, driver 580: after 40
+// blocking_sync records, the 17th host function waited until the kernel
+// ended; the host emulation runs no kernels and does not model it). Others
+// in the process use the same budget. So no watch call launches a host
+// function: it makes its cuStreamWaitEvent at once (capturing the event's
+// state; waits alone are never held back) and queues the watch on its lane.
+// A pump thread of the notifier, made on the first watch that needs a host
+// function and asleep on a condition variable otherwise, launches one host
+// function per lane for the watches queued there, keeping at most
+// kInflightPerDevice of a device's in flight; that host function runs
+// after their waits, in lane order. So a
+// watch call never waits for GPU work; if the process has used up the
+// driver's budget, the pump waits instead, and delivery with it.
 //
 // Everything below a notifier is guarded by its mutex, which is never held
 // across a driver call. `pending` counts watch calls in progress and watches
@@ -55,7 +60,8 @@ struct Notifier;
 struct Lane;
 
 // Most watch host functions of one device in flight (below the driver's 56
-// a context, leaving room for the process's other host functions).
+// a context, leaving room for the process's other host functions and
+// blocking_sync records; a host function delivers a whole lane's batch).
 constexpr uint32_t kInflightPerDevice = 32;
 
 struct Watch {
@@ -96,7 +102,7 @@ struct Notifier {
     size_t cap = 0, head = 0, count = 0, reserved = 0;
     DeviceLanes *devices = nullptr;  // one per device
     int ndevices = 0;
-    // The pump (made on the first deferral): launches deferred watches.
+    // The pump (made on the first watch that waits): launches host functions.
     pthread_t pump;
     bool pump_started = false;
     bool pump_stop = false;
@@ -253,9 +259,9 @@ evx_status_t take_lane(const char *fn, Notifier *n, int device, Lane **out) {
     return st;
 }
 
-// Defers a watch whose wait is made on its lane; the caller holds n->mu.
-// False when the pump cannot be started (the watch is then launched at
-// once, as before there was a limit: the call may wait for GPU work).
+// Queues a watch whose wait is made on its lane, for the pump to launch;
+// the caller holds n->mu. False when the pump cannot be started (the watch
+// is then launched by the call itself, which may then wait for GPU work).
 bool defer(Notifier *n, DeviceLanes &d, Lane *lane, Watch *w) {
     if (!n->pump_started) {
         if (pthread_create(&n->pump, nullptr, pump_main, n) != 0) return false;
@@ -270,7 +276,7 @@ bool defer(Notifier *n, DeviceLanes &d, Lane *lane, Watch *w) {
     lane->deferred_tail = w;
     // Wake the pump only if it can launch now. At the cap it could not:
     // deliver() wakes it when a host function ends, and waking it per
-    // deferral cost a futex wake and a pump turn per watch.
+    // watch would cost a futex wake and a pump turn each.
     if (d.inflight < kInflightPerDevice) n->pump_cv.notify_one();
     return true;
 }
@@ -321,12 +327,14 @@ evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, 
     }
     if (!st) {
         w->lane = lane;
-        bool launch = true;
+        bool launch;
         {
+            // The pump launches every host function: cuLaunchHostFunc can
+            // wait for GPU work (see the top of the file), and the caller
+            // must not. At once here only if the pump cannot be made.
             std::lock_guard<std::mutex> lk(n->mu);
             DeviceLanes &d = n->devices[e->device];
-            if (lane->deferred || d.inflight >= kInflightPerDevice)
-                launch = !defer(n, d, lane, w);
+            launch = !defer(n, d, lane, w);
             if (launch) ++d.inflight;
         }
         if (!launch) return 0;

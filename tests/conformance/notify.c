@@ -329,11 +329,14 @@ static const char kHoldPtx[] =
 
 /* The same behind a kernel: there the driver's limit applies (a notifier
  * with no limit of its own blocked the 57th watch until the kernel ended).
- * The kernel ends by itself after 3 s, so a watch that waits shows as a
- * slow call, not a hang. GPU-only: the emulation runs no kernels. */
+ * The program has also recorded 40 blocking_sync events behind the kernel,
+ * which use the same budget of the driver (a notifier that launched host
+ * functions in the watch call blocked the 17th watch then). The kernel ends
+ * by itself after 3 s, so a watch that waits shows as a slow call, not a
+ * hang. GPU-only: the emulation runs no kernels. */
 static void t_kernel_held_never_block(void)
 {
-    enum { N = 1000, NEV = 8 };
+    enum { N = 1000, NEV = 8, NBLOCKING = 40 };
     const conf_cu *cu = conf_cu_get();
     CUcontext ctx = NULL, prev = NULL;
     CUmodule mod = NULL;
@@ -345,7 +348,7 @@ static void t_kernel_held_never_block(void)
     void *params[2];
     evx_notifier_t n = NULL;
     evx_stream_t s = NULL;
-    evx_event_t ev[NEV] = {0};
+    evx_event_t ev[NEV] = {0}, blocking[NBLOCKING] = {0};
     uint64_t *tok = NULL;
     uint32_t got = 0, i;
     int retained = 0;
@@ -384,6 +387,15 @@ static void t_kernel_held_never_block(void)
         REQUIRE_OK(evx_event_record(ev[i], s));
     }
     t0 = now_ms();
+    for (i = 0; i < NBLOCKING; ++i) {
+        REQUIRE((blocking[i] = make_event(0, EVX_EVENT_DISABLE_TIMING |
+                                                 EVX_EVENT_BLOCKING_SYNC)) != NULL);
+        REQUIRE_OK(evx_event_record(blocking[i], s));
+    }
+    took = now_ms() - t0;
+    EXPECTF(took < 1000.0, "%d records of blocking_sync events took %.0f ms (below the "
+            "driver's limit of 56, none should wait)", NBLOCKING, took);
+    t0 = now_ms();
     for (i = 0; i < N; ++i)
         REQUIRE_OK(evx_notifier_watch(n, ev[i % NEV], (uint64_t)i + 1));
     took = now_ms() - t0;
@@ -403,6 +415,8 @@ out:
         EXPECT_OK(evx_stream_synchronize(s));
     for (i = 0; i < NEV; ++i)
         drop_event(&ev[i]);
+    for (i = 0; i < NBLOCKING; ++i)
+        drop_event(&blocking[i]);
     drop_stream(&s);
     if (mod != NULL)
         cu->module_unload(mod);
