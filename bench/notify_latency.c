@@ -31,7 +31,8 @@
  * blocking ones the CPU time of the process while the hold lasts.
  *
  * --diag instead times the calls a watch makes while a kernel holds the
- * stream, to find any that waits for it.
+ * stream, to find any that waits for it, and records of many events
+ * (blocking_sync and default) behind it.
  *
  * --interference instead asks whether watches cost other GPU work
  * anything: a chain of kernels of a known length on a worker stream, timed
@@ -276,19 +277,33 @@ static void diag(ctx *c)
                            "cuStreamWaitEvent + cuLaunchHostFunc on one stream, many",
                            "evx_notifier_watch, many",
                            "cuStreamWaitEvent on one stream, many",
-                           "cuLaunchHostFunc on one stream, many (no waits)"};
+                           "cuLaunchHostFunc on one stream, many (no waits)",
+                           "evx_event_record, a blocking_sync event each, many",
+                           "evx_event_record, a default event each, many",
+                           "evx_notifier_watch, many, after 40 blocking_sync records",
+                           "cuStreamWaitEvent + cuLaunchHostFunc, many, after 40 blocking_sync "
+                           "records"};
+    enum { NREC = 256 };
+    static evx_event_t recs[NREC];
     printf("\n# calls made while a kernel holds the stream (it ends by itself after %.0f ms)\n",
            c->limit_ns / 1e6);
     printf("| call | calls | slowest (ms) | first call over 100 ms | total (ms) |\n"
            "|---|---|---|---|---|\n");
-    for (int phase = 0; phase < 10; ++phase) {
+    for (int phase = 0; phase < 14; ++phase) {
         void *params[] = {&c->dflag, &c->limit_ns};
         __atomic_store_n(c->flag, 0, __ATOMIC_SEQ_CST);
         CHECK_RAW(raw, raw->LaunchKernel(c->fn, 1, 1, 1, 1, 1, 1, 0, c->held, params, NULL));
         CHECK_EVX(evx_event_record(c->ev, c->held_evx));
         CUstream made[8] = {0};
         evx_notifier_t fresh = NULL;
-        int n = phase == 0 ? 8 : phase >= 6 ? 4096 : phase >= 4 ? 16 : 1;
+        int n = phase >= 12 ? 200 : phase >= 10 ? NREC : phase == 0 ? 8
+                : phase >= 6 ? 4096 : phase >= 4 ? 16 : 1;
+        for (int i = 0; phase >= 10 && i < NREC; ++i)
+            CHECK_EVX(evx_device_create_event(
+                0, EVX_EVENT_DISABLE_TIMING | (phase != 11 ? EVX_EVENT_BLOCKING_SYNC : 0),
+                &recs[i]));
+        for (int i = 0; phase >= 12 && i < 40; ++i) /* untimed: below the limit */
+            CHECK_EVX(evx_event_record(recs[i], c->held_evx));
         int first_slow = -1;
         double slowest = 0, t_all = bench_now_ns();
         if (phase == 1 || phase == 2)
@@ -328,6 +343,17 @@ static void diag(ctx *c)
             case 9:
                 CHECK_RAW(raw, raw->LaunchHostFunc(c->held, noop_fn, NULL));
                 break;
+            case 10:
+            case 11:
+                CHECK_EVX(evx_event_record(recs[i], c->held_evx));
+                break;
+            case 12:
+                CHECK_EVX(evx_notifier_watch(c->notifier, c->ev, (uint64_t)i));
+                break;
+            case 13:
+                CHECK_RAW(raw, raw->StreamWaitEvent(c->lane, c->cu_ev, 0));
+                CHECK_RAW(raw, raw->LaunchHostFunc(c->lane, noop_fn, NULL));
+                break;
             }
             t = bench_now_ns() - t;
             if (t > 100e6 && first_slow < 0) first_slow = i;
@@ -343,11 +369,12 @@ static void diag(ctx *c)
             }
         CHECK_RAW(raw, raw->StreamSynchronize(c->lane));
         if (fresh) CHECK_EVX(evx_notifier_destroy(fresh));
+        for (int i = 0; phase >= 10 && i < NREC; ++i) CHECK_EVX(evx_event_destroy(recs[i]));
         printf("| %s | %d | %.3f | %d | %.3f |\n", names[phase], n, slowest / 1e6, first_slow,
                t_all / 1e6);
         fflush(stdout);
     }
-    /* drain the tokens of phase 5 */
+    /* drain the tokens of the watch phases */
     uint64_t tokens[256];
     uint32_t got = 0;
     do CHECK_EVX(evx_notifier_read(c->notifier, tokens, 256, &got));

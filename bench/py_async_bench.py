@@ -28,7 +28,15 @@ the loop) against the two usual workarounds, in one process:
 2. CPU while waiting: process CPU time during --hold-ms of waiting before
    the release, as a share of one core (the loop idles for the notifier and
    the thread; it spins for poll).
-3. Concurrency: --concurrent awaits of as many pending events on one loop
+3. Latency at concurrency (--latency-at N...): N events recorded after one
+   hold, all completing at its release, awaited by N coroutines with the
+   notifier or a thread each (spinning or blocking); poll is left out:
+   it takes a core whatever N is. Per trial the median and the largest
+   latency from the release to a coroutine resuming, and the CPU while
+   waiting; the medians of those over --latency-trials trials, the methods
+   interleaved. A thread per wait is the usual workaround; this shows what
+   it costs once there are more waits than one.
+4. Concurrency: --concurrent awaits of as many pending events on one loop
    with the notifier (the thread method would need a thread each; poll is
    run with the same count for the CPU comparison): the time the calls
    that start the waits take (before the release: a call that blocks shows
@@ -199,6 +207,34 @@ async def one_trial(method, aio, dev, stream, hold_s):
     return latency_us, cpu_share
 
 
+async def latency_at(method, aio, dev, stream, n, hold_s):
+    """One trial of n awaits completing together: (median latency us,
+    largest latency us, CPU share while waiting, smallest latency us)."""
+    loop = asyncio.get_running_loop()
+    gate = hold(stream)
+    events = [dev.create_event(timing=False, blocking_sync=method == "thread_blocking")
+              for _ in range(n)]
+    for e in events:
+        e.record(stream)
+    resumed = []
+
+    async def one(e):
+        await start_wait(method, loop, aio, e)
+        resumed.append(time.perf_counter_ns())
+    tasks = [asyncio.ensure_future(one(e)) for e in events]
+    await asyncio.sleep(0.002)           # the waiters settle
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    await asyncio.sleep(hold_s)
+    cpu_share = (time.process_time() - cpu0) / (time.perf_counter() - wall0)
+    t0 = time.perf_counter_ns()
+    gate.set()
+    await asyncio.gather(*tasks)
+    lat = [(r - t0) / 1e3 for r in resumed]
+    for e in events:
+        e.close()
+    return statistics.median(lat), max(lat), cpu_share, min(lat)
+
+
 async def concurrent(method, aio, dev, stream, n):
     gate = hold(stream)
     await aio.wait(dev.create_event())   # the loop's notifier exists
@@ -235,12 +271,18 @@ def main():
     ap.add_argument("--hold-ms", type=float, default=20.0)
     ap.add_argument("--concurrent", type=int, nargs="+", default=[10000],
                     help="one or more counts of concurrent awaits")
+    ap.add_argument("--latency-at", type=int, nargs="*", default=[1, 4, 16, 64],
+                    help="counts of awaits completing together, for the latency at "
+                         "concurrency (none: skipped)")
+    ap.add_argument("--latency-trials", type=int, default=30)
     ap.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio")
     ap.add_argument("--hold", choices=("kernel", "hostfn"), default=None,
                     help="kernel on a GPU, hostfn on the host emulation (default)")
     args = ap.parse_args()
-    if args.trials < 1 or min(args.concurrent) < 1 or args.hold_ms <= 0:
-        ap.error("--trials and --concurrent must be 1 or more, --hold-ms above 0")
+    if (args.trials < 1 or min(args.concurrent) < 1 or args.hold_ms <= 0
+            or args.latency_trials < 1 or min(args.latency_at, default=1) < 1):
+        ap.error("--trials, --latency-trials, --latency-at and --concurrent must be 1 "
+                 "or more, --hold-ms above 0")
 
     import evx
     import evx.aio as aio
@@ -279,6 +321,37 @@ def main():
     for m in METHODS:
         print("| %s | %.1f | %.1f | %.3f |" % (m, statistics.median(lat[m]),
                                               pct(lat[m], 90), statistics.median(cpu[m])))
+
+    if args.latency_at:
+        print()
+        print("Latency at concurrency: N awaits completing together; medians over %d "
+              "trials of each trial's median and largest latency" % args.latency_trials)
+        print()
+        print("| N | method | median latency (us) | largest latency (us) "
+              "| CPU while waiting (cores) |")
+        print("|---|---|---|---|---|")
+        for n in args.latency_at:
+            rows = {m: [] for m in METHODS[:3]}
+            # The driver makes the 57th record of a blocking_sync event behind
+            # running work wait until the work ends (evx-notify-latency
+            # --diag), so the hold would end before its release.
+            methods = [m for m in METHODS[:3] if m != "thread_blocking" or n <= 48]
+            for _ in range(args.latency_trials):
+                for m in methods:
+                    rows[m].append(loop.run_until_complete(
+                        latency_at(m, aio, dev, stream, n, args.hold_ms / 1e3)))
+            for m in METHODS[:3]:
+                if m not in methods:
+                    print("| %d | %s | n/a: the driver makes the 57th blocking_sync record "
+                          "behind running work wait for it | | |" % (n, m), flush=True)
+                    continue
+                if min(r[3] for r in rows[m]) < 0:
+                    raise SystemExit("py_async_bench: %s resumed before the release at "
+                                     "N=%d: the hold did not hold" % (m, n))
+                med = statistics.median(r[0] for r in rows[m])
+                big = statistics.median(r[1] for r in rows[m])
+                c = statistics.median(r[2] for r in rows[m])
+                print("| %d | %s | %.1f | %.1f | %.3f |" % (n, m, med, big, c), flush=True)
 
     print()
     print("| concurrent | method | starting the waits (ms) | wall from release (ms) "
