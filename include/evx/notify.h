@@ -39,15 +39,18 @@ EVX_BEGIN_DECLS
  * says complete) is delivered by the watch call itself (tokens) or by a host
  * function with nothing to wait for (callbacks).
  *
- * **A watch call never waits for GPU work.** The driver blocks
- * `cuLaunchHostFunc` once a context has 56 host functions queued behind
- * cross-stream waits still pending on GPU work, so a notifier keeps at most
- * 32 of a device's watch host functions in flight. A watch beyond that makes
- * its `cuStreamWaitEvent` in the call (capturing the event's state then) and
- * is deferred; one pump thread per notifier, made at the first deferral,
- * launches one host function per internal stream for the watches deferred
- * there as the device drops below 32. Deferred watches are delivered in
- * order and exactly once, like the others.
+ * **A watch call never waits for GPU work.** The driver makes
+ * `cuLaunchHostFunc` wait for GPU work once a context has 56 items pending
+ * that will notify the host (host functions queued behind cross-stream
+ * waits on running work, and records of blocking_sync events alike), a
+ * budget of each context that the whole process shares. So a watch call
+ * makes its `cuStreamWaitEvent` (capturing the event's state then; waits
+ * are never held back) and queues the watch; one pump thread per notifier, made at
+ * the first watch that needs a host function, launches one host function
+ * per internal stream for the watches queued there, with at most 32 of a
+ * device's in flight. If the process has used up the driver's budget, the
+ * pump waits, and delivery with it, but no watch call does. Watches are
+ * delivered in order and exactly once.
  *
  * **Internal streams and head-of-line blocking.** Host functions of one
  * stream run in order, so a watch on a late event would hold back every
