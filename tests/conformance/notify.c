@@ -327,6 +327,56 @@ static const char kHoldPtx[] =
     "  @p bra DONE;\n  mov.u64 t, %globaltimer;\n  sub.u64 d, t, t0;\n"
     "  setp.lt.u64 q, d, lim;\n  @q bra WAIT;\nDONE:\n  ret;\n}\n";
 
+/* No watch call launches a host function (the driver can make
+ * cuLaunchHostFunc wait for GPU work): the notifier's pump does. Shown on
+ * the emulation by refusing the next cuLaunchHostFunc: the watch call still
+ * succeeds, the refusal fires on the pump's launch, and the pump delivers
+ * the watch at once, its documented answer to a refused launch, while the
+ * work watched is still held. Emulation-only: only it can be made to fail. */
+static void t_watch_launches_no_host_function(void)
+{
+    const host_debug *h = host_debug_get();
+    evx_notifier_t n = NULL;
+    evx_stream_t s = NULL;
+    evx_event_t ev = NULL;
+    conf_gate *g = NULL;
+    uint64_t tok = 0;
+    uint32_t got;
+    long long fired0;
+    evx_status_t st;
+    if (h == NULL) {
+        conf_skip("the driver is not the host emulation: only it can be made to fail");
+        return;
+    }
+    g = gate_new();
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE_OK(evx_notifier_create(NULL, &n));
+    REQUIRE_OK(gate_launch(s, g));
+    REQUIRE((ev = make_event(0, EVX_EVENT_DISABLE_TIMING)) != NULL);
+    REQUIRE_OK(evx_event_record(ev, s));
+    fired0 = h->faults_fired();
+    REQUIRE(h->set_fault("cuLaunchHostFunc", 1, CUDA_ERROR_LAUNCH_FAILED) == 0);
+    st = evx_notifier_watch(n, ev, 7);
+    EXPECTF(st == EVX_SUCCESS,
+            "evx_notifier_watch with the next cuLaunchHostFunc refused -> %s: %s (the "
+            "call launched the host function itself)",
+            evx_status_name(st), evx_last_error_message());
+    got = read_tokens(n, &tok, 1, 5000);
+    EXPECTF(got == 1 && tok == 7, "%u tokens (%llu) after the pump's launch was refused",
+            got, (unsigned long long)tok);
+    EXPECTF(h->faults_fired() == fired0 + 1, "the refusal fired %lld times, expected once",
+            h->faults_fired() - fired0);
+    EXPECT(evx_event_query(ev) == EVX_ERROR_NOT_READY);
+out:
+    if (h != NULL)
+        h->set_fault(NULL, 0, 0);
+    if (g != NULL)
+        gate_open(g);
+    drop_notifier(&n);
+    drop_event(&ev);
+    drop_stream(&s);
+}
+
 /* The same behind a kernel: there the driver's limit applies (a notifier
  * with no limit of its own blocked the 57th watch until the kernel ended).
  * The program has also recorded 40 blocking_sync events behind the kernel,
@@ -979,6 +1029,7 @@ const conf_case conf_notify_cases[] = {
     {"notify.batches", t_batches},
     {"notify.many_pending_never_block", t_many_pending_never_block},
     {"notify.kernel_held_never_block_gpu_only", t_kernel_held_never_block},
+    {"notify.watch_launches_no_host_function", t_watch_launches_no_host_function},
     {"notify.captures_state", t_captures_state},
     {"notify.destroy_event_after_watch", t_destroy_event_after_watch},
     {"notify.no_head_of_line", t_no_head_of_line},
