@@ -97,7 +97,17 @@ def report(out=None):
 
 
 def main():
-    return report()
+    try:
+        status = report()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (``python -m evx | head -3``): stop quietly,
+        # with stdout pointed at /dev/null so that the interpreter's own
+        # flush at exit does not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    return status
 
 
 if __name__ == "__main__":

@@ -36,6 +36,23 @@ def test_reports_the_driver_and_every_device(evx):
         assert "name unknown" not in row[0], row
 
 
+def test_a_reader_that_goes_away_gets_no_traceback(evx):
+    # `python -m evx | head -3`: the pipe closes before the report is
+    # written; the report stops quietly instead of printing a traceback.
+    import subprocess
+    import sys
+    from conftest import HERE, PKGROOT
+    e = dict(os.environ)
+    e["PYTHONPATH"] = PKGROOT + os.pathsep + e.get("PYTHONPATH", "")
+    p = subprocess.Popen([sys.executable, "-m", "evx"], env=e, cwd=HERE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()                     # before the child has imported evx
+    err = p.stderr.read().decode("utf-8", "replace")
+    p.stderr.close()
+    assert p.wait(60) == 1, err
+    assert err == "", err
+
+
 def test_names_the_emulated_devices_as_the_emulation_does(evx):
     if not evx.is_emulation():
         pytest.skip("checks the host emulation's device name")
