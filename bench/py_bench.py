@@ -378,18 +378,26 @@ def cuda_bindings():
             "timed region": region}
 
 
-def cuda_core():
+def cuda_core_open(stream=None):
+    """cuda.core's device 0 (made current), a stream (``stream``, a driver
+    stream address, or a new one) and timing-event options, across its
+    versions: (the device, the stream, the options)."""
     try:
         from cuda.core import Device, EventOptions, Stream
     except ImportError:
         from cuda.core.experimental import Device, EventOptions, Stream
     dev = Device(0)
     dev.set_current()
-    s = dev.create_stream() if STREAM is None else Stream.from_handle(STREAM)
+    s = dev.create_stream() if stream is None else Stream.from_handle(stream)
     try:
-        opt = EventOptions(timing_enabled=True)
+        opt = EventOptions(timing_enabled=True)     # cuda.core 1.x
     except TypeError:
-        opt = EventOptions(enable_timing=True)
+        opt = EventOptions(enable_timing=True)      # 0.x
+    return dev, s, opt
+
+
+def cuda_core():
+    dev, s, opt = cuda_core_open(STREAM)
     a = s.record(options=opt)
     b = s.record(options=opt)
     s.sync()

@@ -35,7 +35,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from py_bench import median_interval, paired_ratios  # noqa: E402  (also finds evx)
+from py_bench import cuda_core_open, median_interval, paired_ratios  # noqa: E402
 
 
 def pad_fn(m):
@@ -114,17 +114,7 @@ def main():
         args.pairs, args.k)
 
     try:
-        try:
-            from cuda.core import Device, EventOptions, Stream
-        except ImportError:
-            from cuda.core.experimental import Device, EventOptions, Stream
-        cdev = Device(0)
-        cdev.set_current()
-        cs = Stream.from_handle(shared.native)
-        try:
-            opt = EventOptions(timing_enabled=True)     # cuda.core 1.x
-        except TypeError:
-            opt = EventOptions(enable_timing=True)      # 0.x
+        _, cs, opt = cuda_core_open(shared.native)
         ca, cb = cs.record(options=opt), cs.record(options=opt)
         cs.sync()
     except Exception as e:                      # no GPU, or no cuda.core
