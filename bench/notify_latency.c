@@ -67,6 +67,7 @@
 #include <unistd.h>
 
 #include "bench_common.h"
+#include "hold_kernel.h" /* tests/gpu: the kernel that holds a stream */
 #include "evx/evx.h"
 
 #define CHECK_RAW(raw, call)                                                  \
@@ -84,33 +85,6 @@
 enum { W_SPIN, W_BLOCKING, W_HOSTFN, W_LANE, W_LANE_HI, W_NOTIFIER, W_CALLBACK, W_COUNT };
 static const char *const kNames[W_COUNT] = {"spin",    "blocking", "hostfn",  "lane",
                                             "lane_hi", "notifier", "callback"};
-
-/* One-thread kernel: waits until *flag != 0, or `limit` ns have passed
- * (so a call that blocks before the release ends, and shows the wait). */
-static const char kPtx[] =
-    ".version 7.0\n"
-    ".target sm_70\n"
-    ".address_size 64\n"
-    ".visible .entry evx_hold(.param .u64 flag, .param .u64 limit)\n"
-    "{\n"
-    "  .reg .pred p, q;\n"
-    "  .reg .b32 v;\n"
-    "  .reg .b64 a, lim, t0, t, d;\n"
-    "  ld.param.u64 a, [flag];\n"
-    "  ld.param.u64 lim, [limit];\n"
-    "  cvta.to.global.u64 a, a;\n"
-    "  mov.u64 t0, %globaltimer;\n"
-    "WAIT:\n"
-    "  ld.volatile.global.u32 v, [a];\n"
-    "  setp.ne.u32 p, v, 0;\n"
-    "  @p bra DONE;\n"
-    "  mov.u64 t, %globaltimer;\n"
-    "  sub.u64 d, t, t0;\n"
-    "  setp.lt.u64 q, d, lim;\n"
-    "  @q bra WAIT;\n"
-    "DONE:\n"
-    "  ret;\n"
-    "}\n";
 
 typedef struct ctx {
     bench_raw raw;
@@ -559,7 +533,7 @@ int main(int argc, char **argv)
         CHECK_RAW(raw, raw->MemHostAlloc(&p, 64, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
         c.flag = p;
         CHECK_RAW(raw, raw->MemHostGetDevicePointer(&c.dflag, p, 0));
-        CHECK_RAW(raw, raw->ModuleLoadData(&c.mod, kPtx));
+        CHECK_RAW(raw, raw->ModuleLoadData(&c.mod, evx_hold_kernel_ptx));
         CHECK_RAW(raw, raw->ModuleGetFunction(&c.fn, c.mod, "evx_hold"));
     }
     int least = 0, greatest = 0;

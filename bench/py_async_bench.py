@@ -52,6 +52,7 @@ On the host emulation the figures say nothing about a GPU: a smoke run only.
 import argparse
 import asyncio
 import os
+import re
 import platform
 import importlib.util
 import statistics
@@ -72,6 +73,18 @@ def os_threads():
     return len(os.listdir("/proc/self/task"))
 
 
+def hold_kernel_ptx():
+    """The hold kernel's PTX, read from tests/gpu/hold_kernel.h (the C
+    header the conformance suite and evx-notify-latency load it from): the
+    string literals of its evx_hold_kernel_ptx, joined."""
+    header = os.path.join(os.path.dirname(HERE), "tests", "gpu", "hold_kernel.h")
+    with open(header) as f:
+        text = f.read()
+    body = text.split("evx_hold_kernel_ptx[] =", 1)[1].split("#endif", 1)[0]
+    literals = re.findall(r'"((?:[^"\\]|\\.)*)"', body)
+    return "".join(lit.encode().decode("unicode_escape") for lit in literals).encode()
+
+
 class KernelHold:
     """A one-thread kernel that spins until a flag in mapped host memory is
     set, launched through the driver library evx opened (ctypes). It ends by
@@ -79,32 +92,6 @@ class KernelHold:
     call that blocks before the release) ends too, and shows the wait."""
 
     LIMIT_S = 5.0
-
-    PTX = b"""
-.version 7.0
-.target sm_70
-.address_size 64
-.visible .entry evx_hold(.param .u64 flag, .param .u64 limit)
-{
-  .reg .pred p, q;
-  .reg .b32 v;
-  .reg .b64 a, lim, t0, t, d;
-  ld.param.u64 a, [flag];
-  ld.param.u64 lim, [limit];
-  cvta.to.global.u64 a, a;
-  mov.u64 t0, %globaltimer;
-WAIT:
-  ld.volatile.global.u32 v, [a];
-  setp.ne.u32 p, v, 0;
-  @p bra DONE;
-  mov.u64 t, %globaltimer;
-  sub.u64 d, t, t0;
-  setp.lt.u64 q, d, lim;
-  @q bra WAIT;
-DONE:
-  ret;
-}
-"""
 
     def __init__(self, evx):
         import ctypes
@@ -118,7 +105,7 @@ DONE:
                    "cuDevicePrimaryCtxRetain")
         self.current()
         mod, self.fn = vp(), vp()
-        self.check(cu.cuModuleLoadData(ctypes.byref(mod), ctypes.c_char_p(self.PTX)),
+        self.check(cu.cuModuleLoadData(ctypes.byref(mod), ctypes.c_char_p(hold_kernel_ptx())),
                    "cuModuleLoadData")
         self.check(cu.cuModuleGetFunction(ctypes.byref(self.fn), mod, b"evx_hold"),
                    "cuModuleGetFunction")

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "hold_kernel.h" /* tests/gpu */
 #include "util.h"
 
 /* Whether the notifier's fd becomes readable within timeout_ms. */
@@ -316,17 +317,6 @@ out:
     drop_stream(&s);
 }
 
-/* A one-thread kernel that waits until *flag != 0 or `limit` ns passed. */
-static const char kHoldPtx[] =
-    ".version 7.0\n.target sm_70\n.address_size 64\n"
-    ".visible .entry evx_hold(.param .u64 flag, .param .u64 limit)\n{\n"
-    "  .reg .pred p, q;\n  .reg .b32 v;\n  .reg .b64 a, lim, t0, t, d;\n"
-    "  ld.param.u64 a, [flag];\n  ld.param.u64 lim, [limit];\n"
-    "  cvta.to.global.u64 a, a;\n  mov.u64 t0, %globaltimer;\n"
-    "WAIT:\n  ld.volatile.global.u32 v, [a];\n  setp.ne.u32 p, v, 0;\n"
-    "  @p bra DONE;\n  mov.u64 t, %globaltimer;\n  sub.u64 d, t, t0;\n"
-    "  setp.lt.u64 q, d, lim;\n  @q bra WAIT;\nDONE:\n  ret;\n}\n";
-
 /* No watch call launches a host function (the driver can make
  * cuLaunchHostFunc wait for GPU work): the notifier's pump does. Shown on
  * the emulation by refusing the next cuLaunchHostFunc: the watch call still
@@ -425,7 +415,7 @@ static void t_kernel_held_never_block(void)
     flag = (volatile uint32_t *)host;
     __atomic_store_n(flag, 0, __ATOMIC_SEQ_CST);
     REQUIRE(cu->mem_host_get_device_pointer(&dflag, host, 0) == CUDA_SUCCESS);
-    REQUIRE(cu->module_load_data(&mod, kHoldPtx) == CUDA_SUCCESS);
+    REQUIRE(cu->module_load_data(&mod, evx_hold_kernel_ptx) == CUDA_SUCCESS);
     REQUIRE(cu->module_get_function(&fn, mod, "evx_hold") == CUDA_SUCCESS);
     params[0] = &dflag;
     params[1] = &limit;
