@@ -70,14 +70,14 @@ struct Watch {
     uint64_t token;
     evx_notify_fn_t fn;  // nullptr: a token watch
     void *user_data;
-    Watch *next = nullptr;  // the rest of a host function's batch, or of a lane's deferred list
+    Watch *next = nullptr;  // the rest of a host function's batch, or of a lane's queue
 };
 
 struct Lane {
     CUstream cu = nullptr;
     int device = 0;
     uint32_t pending = 0;  // watches queued on it and not yet delivered
-    Watch *deferred = nullptr, *deferred_tail = nullptr;  // waits made, host function not yet
+    Watch *queued = nullptr, *queued_tail = nullptr;  // waits made, for the pump to launch
 };
 
 struct DeviceLanes {
@@ -85,7 +85,7 @@ struct DeviceLanes {
     uint32_t count = 0;     // lanes made
     uint32_t creating = 0;  // lanes being made (outside the mutex)
     uint32_t inflight = 0;  // host functions launched and not yet run
-    uint32_t deferred = 0;  // lanes with deferred watches
+    uint32_t lanes_queued = 0;  // lanes with queued watches
 };
 
 struct Notifier {
@@ -106,7 +106,7 @@ struct Notifier {
     pthread_t pump;
     bool pump_started = false;
     bool pump_stop = false;
-    std::condition_variable pump_cv;  // a deferral, a host function ran, or stop
+    std::condition_variable pump_cv;  // a watch queued, a host function ran, or stop
 };
 
 // The notifier whose callback this thread runs, for destroy's refusal.
@@ -151,7 +151,7 @@ void end_pending(Notifier *n) {
 }
 
 // The host function of every watch: delivers a batch (one watch, or a
-// lane's deferred watches), in order.
+// lane's queued watches), in order.
 void deliver(void *data) {
     Watch *first = static_cast<Watch *>(data);
     Notifier *n = first->n;
@@ -166,7 +166,7 @@ void deliver(void *data) {
         std::lock_guard<std::mutex> lk(n->mu);
         DeviceLanes &d = n->devices[first->lane->device];
         --d.inflight;
-        if (d.deferred) n->pump_cv.notify_one();
+        if (d.lanes_queued) n->pump_cv.notify_one();
         for (Watch *w = first; w; w = w->next) {
             if (!w->fn) push_token(n, w->token);
             --w->lane->pending;
@@ -180,7 +180,7 @@ void deliver(void *data) {
     }
 }
 
-// The pump: launches the host function of each lane's deferred watches
+// The pump: launches the host function of each lane's queued watches
 // while their device is below kInflightPerDevice, until told to stop (by
 // destroy, once nothing is pending).
 void *pump_main(void *arg) {
@@ -190,19 +190,19 @@ void *pump_main(void *arg) {
         Lane *lane = nullptr;
         for (int dev = 0; dev < n->ndevices && !lane; ++dev) {
             DeviceLanes &d = n->devices[dev];
-            if (!d.deferred || d.inflight >= kInflightPerDevice) continue;
+            if (!d.lanes_queued || d.inflight >= kInflightPerDevice) continue;
             for (uint32_t i = 0; i < d.count && !lane; ++i)
-                if (d.lane[i]->deferred) lane = d.lane[i];
+                if (d.lane[i]->queued) lane = d.lane[i];
         }
         if (!lane) {
             if (n->pump_stop) return nullptr;
             n->pump_cv.wait(lk);
             continue;
         }
-        Watch *batch = lane->deferred;
-        lane->deferred = lane->deferred_tail = nullptr;
+        Watch *batch = lane->queued;
+        lane->queued = lane->queued_tail = nullptr;
         DeviceLanes &d = n->devices[lane->device];
-        --d.deferred;
+        --d.lanes_queued;
         ++d.inflight;
         lk.unlock();
         const CUresult res = cu().cuLaunchHostFunc(lane->cu, deliver, batch);
@@ -213,21 +213,26 @@ void *pump_main(void *arg) {
     }
 }
 
-// A lane of the device for one more watch, counted in its pending: one
-// with nothing pending, else a new one below the cap, else the one with the
-// fewest pending watches.
+// A lane of the device for one more watch, counted in its pending, if one
+// can be had without making a lane: one with nothing pending, else (every
+// lane allowed made or being made) the one with the fewest pending watches.
+// Null when a lane is to be made or waited for. The caller holds n->mu.
+Lane *pick_lane(Notifier *n, DeviceLanes &d) {
+    Lane *best = nullptr;
+    for (uint32_t i = 0; i < d.count; ++i)
+        if (!best || d.lane[i]->pending < best->pending) best = d.lane[i];
+    if (!best || (best->pending && d.count + d.creating < n->max_lanes)) return nullptr;
+    ++best->pending;
+    return best;
+}
+
+// pick_lane, making a lane (outside the mutex) when pick_lane has none, or
+// waiting for one being made when every lane allowed is.
 evx_status_t take_lane(const char *fn, Notifier *n, int device, Lane **out) {
     DeviceLanes &d = n->devices[device];
     std::unique_lock<std::mutex> lk(n->mu);
     for (;;) {
-        Lane *best = nullptr;
-        for (uint32_t i = 0; i < d.count; ++i)
-            if (!best || d.lane[i]->pending < best->pending) best = d.lane[i];
-        if (best && (best->pending == 0 || d.count + d.creating >= n->max_lanes)) {
-            ++best->pending;
-            *out = best;
-            return 0;
-        }
+        if ((*out = pick_lane(n, d)) != nullptr) return 0;
         if (d.count + d.creating < n->max_lanes) break;
         n->lane_made.wait(lk);  // every lane allowed is being made
     }
@@ -262,18 +267,18 @@ evx_status_t take_lane(const char *fn, Notifier *n, int device, Lane **out) {
 // Queues a watch whose wait is made on its lane, for the pump to launch;
 // the caller holds n->mu. False when the pump cannot be started (the watch
 // is then launched by the call itself, which may then wait for GPU work).
-bool defer(Notifier *n, DeviceLanes &d, Lane *lane, Watch *w) {
+bool queue_for_pump(Notifier *n, DeviceLanes &d, Lane *lane, Watch *w) {
     if (!n->pump_started) {
         if (pthread_create(&n->pump, nullptr, pump_main, n) != 0) return false;
         n->pump_started = true;
     }
-    if (!lane->deferred) {
-        lane->deferred = w;
-        ++d.deferred;
+    if (!lane->queued) {
+        lane->queued = w;
+        ++d.lanes_queued;
     } else {
-        lane->deferred_tail->next = w;
+        lane->queued_tail->next = w;
     }
-    lane->deferred_tail = w;
+    lane->queued_tail = w;
     // Wake the pump only if it can launch now. At the cap it could not:
     // deliver() wakes it when a host function ends, and waking it per
     // watch would cost a futex wake and a pump turn each.
@@ -282,41 +287,39 @@ bool defer(Notifier *n, DeviceLanes &d, Lane *lane, Watch *w) {
 }
 
 // The watch of both public calls, the notifier and event held by hazards.
+// It takes the notifier's mutex twice when a lane is free: to count the
+// watch (and take its lane), and to queue it for the pump.
 evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, Event *e,
                    uint64_t token, evx_notify_fn_t cb, void *user_data) {
+    // Complete already (never recorded in this life, or the driver says so):
+    // nothing to wait for.
+    bool complete = !e->recorded.load(std::memory_order_acquire);
+    CUresult q = CUDA_ERROR_NOT_READY;
+    if (!complete) {
+        q = internal_event_query(e->cu.load(std::memory_order_acquire));
+        complete = q == CUDA_SUCCESS;
+    }
+    Lane *lane = nullptr;
     {
         std::lock_guard<std::mutex> lk(n->mu);
         if (n->closed)
             return fail(EVX_ERROR_INVALID_HANDLE,
                         "%s: notifier 0x%" PRIx64 " is being destroyed", fn, handle_value(nh));
+        if (!complete && q != CUDA_ERROR_NOT_READY)
+            return driver_failed(q, fn, "cuEventQuery", "event 0x%" PRIx64, handle_value(eh));
         if (!cb && !reserve_token(n))
             return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory for the token queue", fn);
+        if (complete && !cb) {  // a token is delivered by the call itself
+            push_token(n, token);
+            return 0;
+        }
         ++n->pending;
+        lane = pick_lane(n, n->devices[e->device]);
     }
     evx_status_t st = 0;
-    Watch *w = nullptr;
-    Lane *lane = nullptr;
-    // Complete already (never recorded in this life, or the driver says so):
-    // nothing to wait for.
-    bool complete = !e->recorded.load(std::memory_order_acquire);
-    if (!complete) {
-        const CUresult q = internal_event_query(e->cu.load(std::memory_order_acquire));
-        if (q == CUDA_SUCCESS)
-            complete = true;
-        else if (q != CUDA_ERROR_NOT_READY)
-            st = driver_failed(q, fn, "cuEventQuery", "event 0x%" PRIx64, handle_value(eh));
-    }
-    if (!st && complete && !cb) {  // a token is delivered by the call itself
-        std::lock_guard<std::mutex> lk(n->mu);
-        push_token(n, token);
-        end_pending(n);
-        return 0;
-    }
-    if (!st) {
-        w = new (std::nothrow) Watch{n, nullptr, token, cb, user_data};
-        if (!w) st = fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
-    }
-    if (!st) st = take_lane(fn, n, e->device, &lane);
+    Watch *w = new (std::nothrow) Watch{n, nullptr, token, cb, user_data};
+    if (!w) st = fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    if (!st && !lane) st = take_lane(fn, n, e->device, &lane);
     if (!st && !complete) {
         const CUresult res =
             cu().cuStreamWaitEvent(lane->cu, e->cu.load(std::memory_order_acquire), 0);
@@ -334,7 +337,7 @@ evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, 
             // must not. At once here only if the pump cannot be made.
             std::lock_guard<std::mutex> lk(n->mu);
             DeviceLanes &d = n->devices[e->device];
-            launch = !defer(n, d, lane, w);
+            launch = !queue_for_pump(n, d, lane, w);
             if (launch) ++d.inflight;
         }
         if (!launch) return 0;
@@ -343,7 +346,7 @@ evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, 
         std::lock_guard<std::mutex> lk(n->mu);
         DeviceLanes &d = n->devices[e->device];
         --d.inflight;
-        if (d.deferred) n->pump_cv.notify_one();
+        if (d.lanes_queued) n->pump_cv.notify_one();
         st = driver_failed(res, fn, "cuLaunchHostFunc", "an internal stream of device %d",
                            e->device);
     }
