@@ -13,18 +13,10 @@ emulation (it does not model stream capture: docs/conformance.md).
 
 import threading
 
-import pytest
+from gpu_only import torch_and_evx_on_gpu
 
-torch = pytest.importorskip("torch", reason="PyTorch is not installed")
-if not torch.cuda.is_available():
-    pytest.skip("torch.cuda.is_available() is False: no GPU to capture on",
-                allow_module_level=True)
-
-import evx  # noqa: E402
-
-if evx.is_emulation():
-    pytest.skip("evx opened the host emulation, which does not model stream capture; "
-                "unset EVX_DRIVER", allow_module_level=True)
+torch, evx = torch_and_evx_on_gpu(
+    "to capture on", "which does not model stream capture; unset EVX_DRIVER")
 
 REPLAYS = 4
 

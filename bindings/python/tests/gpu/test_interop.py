@@ -16,16 +16,10 @@ import weakref
 
 import pytest
 
-torch = pytest.importorskip("torch", reason="PyTorch is not installed")
-if not torch.cuda.is_available():
-    pytest.skip("torch.cuda.is_available() is False: no GPU to test interop on",
-                allow_module_level=True)
+from gpu_only import torch_and_evx_on_gpu
 
-import evx  # noqa: E402
-
-if evx.is_emulation():
-    pytest.skip("evx opened the host emulation (EVX_DRIVER=host); unset EVX_DRIVER "
-                "to test interop on the GPU", allow_module_level=True)
+torch, evx = torch_and_evx_on_gpu(
+    "to test interop on", "not a GPU driver; unset EVX_DRIVER to test interop on the GPU")
 
 
 def _cupy():
