@@ -36,7 +36,14 @@ the loop) against the two usual workarounds, in one process:
    waiting; the medians of those over --latency-trials trials, the methods
    interleaved. A thread per wait is the usual workaround; this shows what
    it costs once there are more waits than one.
-4. Concurrency: --concurrent awaits of as many pending events on one loop
+4. Short work (--work-us W...): GPU work of W us (the hold kernel, never
+   released, ending by its time limit) launched with nothing held and
+   awaited at once, so that what each waiter does at its start counts (the
+   notifier's pump waking to launch the host function; a thread method's
+   hand-off to a warm one-thread pool, loop.run_in_executor). The time from
+   just before the launch to the coroutine resuming, and that less W:
+   medians over --trials trials, the methods interleaved.
+5. Concurrency: --concurrent awaits of as many pending events on one loop
    with the notifier (the thread method would need a thread each; poll is
    run with the same count for the CPU comparison): the time the calls
    that start the waits take (before the release: a call that blocks shows
@@ -59,6 +66,7 @@ import statistics
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # build/bindings/python (the package with its compiled core, as meson builds
@@ -127,8 +135,9 @@ class KernelHold:
     def current(self):
         self.check(self.cu.cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent")
 
-    def __call__(self, stream):
+    def __call__(self, stream, limit_ns=None):
         self.flag[0] = 0
+        self.limit.value = int(self.LIMIT_S * 1e9) if limit_ns is None else limit_ns
         self.current()
         vp = self.ct.c_void_p
         self.check(self.cu.cuLaunchKernel(self.fn, 1, 1, 1, 1, 1, 1, 0, vp(stream.native),
@@ -155,6 +164,44 @@ def hold(stream):
     stream.launch_host_func(fn)
     entered.wait(10)
     return gate
+
+
+def work(stream, us):
+    """Queues GPU work of about ``us`` microseconds on the stream: the hold
+    kernel, never released, ending by its time limit (on the host emulation
+    a host function that spins as long)."""
+    if HOLD is not None:
+        HOLD(stream, int(us * 1e3))
+        return
+
+    def fn():
+        end = time.perf_counter() + us / 1e6
+        while time.perf_counter() < end:
+            pass
+    stream.launch_host_func(fn)
+
+
+async def short_trial(method, aio, dev, stream, us, pool):
+    """One wait for work of ``us`` microseconds started with no hold: the
+    time from just before the launch to the coroutine resuming, in us. The
+    thread methods use a warm one-thread pool (loop.run_in_executor), the
+    usual form of the workaround, so no thread is started in the trial."""
+    loop = asyncio.get_running_loop()
+    ev = dev.create_event(timing=False, blocking_sync=method == "thread_blocking")
+    await asyncio.sleep(0.001)           # whatever the last trial woke settles
+    t0 = time.perf_counter_ns()
+    work(stream, us)
+    ev.record(stream)
+    if method == "notifier":
+        await aio.wait(ev)
+    elif method in ("thread", "thread_blocking"):
+        await loop.run_in_executor(pool, ev.sync)
+    else:
+        while not ev.is_done:
+            await asyncio.sleep(0)
+    total_us = (time.perf_counter_ns() - t0) / 1e3
+    ev.close()
+    return total_us
 
 
 def start_wait(method, loop, aio, ev):
@@ -262,14 +309,18 @@ def main():
                     help="counts of awaits completing together, for the latency at "
                          "concurrency (none: skipped)")
     ap.add_argument("--latency-trials", type=int, default=30)
+    ap.add_argument("--work-us", type=float, nargs="*", default=[20.0, 100.0, 1000.0],
+                    help="lengths of GPU work (us) for the short-work latency (none: "
+                         "skipped)")
     ap.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio")
     ap.add_argument("--hold", choices=("kernel", "hostfn"), default=None,
                     help="kernel on a GPU, hostfn on the host emulation (default)")
     args = ap.parse_args()
     if (args.trials < 1 or min(args.concurrent) < 1 or args.hold_ms <= 0
-            or args.latency_trials < 1 or min(args.latency_at, default=1) < 1):
+            or args.latency_trials < 1 or min(args.latency_at, default=1) < 1
+            or min(args.work_us, default=1) <= 0):
         ap.error("--trials, --latency-trials, --latency-at and --concurrent must be 1 "
-                 "or more, --hold-ms above 0")
+                 "or more, --hold-ms and --work-us above 0")
 
     import evx
     import evx.aio as aio
@@ -339,6 +390,29 @@ def main():
                 big = statistics.median(r[1] for r in rows[m])
                 c = statistics.median(r[2] for r in rows[m])
                 print("| %d | %s | %.1f | %.1f | %.3f |" % (n, m, med, big, c), flush=True)
+
+    if args.work_us:
+        pool = ThreadPoolExecutor(max_workers=1)
+        pool.submit(lambda: None).result()       # its thread exists
+        print()
+        print("Short work: GPU work of W us started with nothing held, awaited at once; "
+              "medians over %d trials, the methods interleaved, from just before the "
+              "launch to the coroutine resuming (threads: a warm one-thread pool)"
+              % args.trials)
+        print()
+        print("| W (us) | method | launch to resume (us) | over W (us) | p90 (us) |")
+        print("|---|---|---|---|---|")
+        for us in args.work_us:
+            rows = {m: [] for m in METHODS}
+            for _ in range(args.trials):
+                for m in METHODS:
+                    rows[m].append(loop.run_until_complete(
+                        short_trial(m, aio, dev, stream, us, pool)))
+            for m in METHODS:
+                med = statistics.median(rows[m])
+                print("| %g | %s | %.1f | %.1f | %.1f |"
+                      % (us, m, med, med - us, pct(rows[m], 90)), flush=True)
+        pool.shutdown()
 
     print()
     print("| concurrent | method | starting the waits (ms) | wall from release (ms) "

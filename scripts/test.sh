@@ -291,8 +291,8 @@ pybench() {
   fi
   log=build/py_async_bench-smoke.txt
   if on_build python3 bench/py_async_bench.py --trials 3 \
-        --concurrent 300 --hold-ms 5 --latency-at 1 4 --latency-trials 2 >"$log" 2>&1 &&
-     grep -q "^| notifier |" "$log"; then
+        --concurrent 300 --hold-ms 5 --latency-at 1 4 --latency-trials 2 --work-us 50 >"$log" 2>&1 &&
+     grep -q "^| notifier |" "$log" && grep -q "^| 50 | notifier |" "$log"; then
     echo "ok ($log)"
   else
     tail -20 "$log"
