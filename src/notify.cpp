@@ -22,9 +22,11 @@
 // function and asleep on a condition variable otherwise, launches one host
 // function per lane for the watches queued there, keeping at most
 // kInflightPerDevice of a device's in flight; that host function runs
-// after their waits, in lane order. So a
-// watch call never waits for GPU work; if the process has used up the
-// driver's budget, the pump waits instead, and delivery with it.
+// after their waits, in lane order. A batch of tokens whose lane is idle
+// already (short work ends before the pump wakes) the pump queues itself,
+// with no host function. So a watch call never waits for GPU work; if the
+// process has used up the driver's budget, the pump waits instead, and
+// delivery with it.
 //
 // Everything below a notifier is guarded by its mutex, which is never held
 // across a driver call. `pending` counts watch calls in progress and watches
@@ -204,11 +206,23 @@ void *pump_main(void *arg) {
         DeviceLanes &d = n->devices[lane->device];
         --d.lanes_queued;
         ++d.inflight;
+        bool tokens_only = true;
+        for (Watch *w = batch; w && tokens_only; w = w->next) tokens_only = !w->fn;
         lk.unlock();
-        const CUresult res = cu().cuLaunchHostFunc(lane->cu, deliver, batch);
-        // Refused (the context is broken): delivered at once, so that no
-        // waiter hangs; the event's own query then reports the failure.
-        if (res != CUDA_SUCCESS) deliver(batch);
+        // A batch of tokens whose lane is idle (its waits are done, and so
+        // is every host function launched on the lane before: the order
+        // holds) is delivered here, with no host function: the driver's
+        // thread would have to be woken for it, which costs as much again
+        // (short work completes before the pump gets to its watch).
+        // Callbacks always run in a host function, on the driver's thread.
+        if (tokens_only && cu().cuStreamQuery(lane->cu) == CUDA_SUCCESS) {
+            deliver(batch);
+        } else {
+            const CUresult res = cu().cuLaunchHostFunc(lane->cu, deliver, batch);
+            // Refused (the context is broken): delivered at once, so that no
+            // waiter hangs; the event's own query then reports the failure.
+            if (res != CUDA_SUCCESS) deliver(batch);
+        }
         lk.lock();
     }
 }

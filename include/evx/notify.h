@@ -48,9 +48,11 @@ EVX_BEGIN_DECLS
  * are never held back) and queues the watch; one pump thread per notifier, made at
  * the first watch that needs a host function, launches one host function
  * per internal stream for the watches queued there, with at most 32 of a
- * device's in flight. If the process has used up the driver's budget, the
- * pump waits, and delivery with it, but no watch call does. Watches are
- * delivered in order and exactly once.
+ * device's in flight; tokens whose internal stream is idle by then (their
+ * waits done: short work) it queues itself, with no host function.
+ * Callbacks always run in a host function. If the process has used up the
+ * driver's budget, the pump waits, and delivery with it, but no watch call
+ * does. Watches are delivered in order and exactly once.
  *
  * **Internal streams and head-of-line blocking.** Host functions of one
  * stream run in order, so a watch on a late event would hold back every

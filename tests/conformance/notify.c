@@ -629,6 +629,89 @@ out:
     drop_stream(&y);
 }
 
+/* The pump delivers a batch of tokens whose internal stream is idle (its
+ * waits done, every earlier host function of the stream run) without a host
+ * function: short work completes before the pump gets to its watch, and a
+ * host function would cost a wake of the driver's thread. Shown on the
+ * emulation: 32 watches held (the pump's cap of host functions in flight on
+ * a device) keep the pump from a 33rd watch until its event has completed
+ * and its stream has had time to go idle; then the next cuLaunchHostFunc is
+ * refused and must not be reached. Emulation-only (fault injection), two
+ * devices (the hold: no host function of device 0 holds the others). */
+static void t_idle_lane_tokens_without_host_function(void)
+{
+    enum { HELD = 32 };
+    const host_debug *hd = host_debug_get();
+    hold h;
+    evx_notifier_options_t o;
+    evx_notifier_t n = NULL;
+    evx_stream_t y = NULL;
+    evx_event_t held[HELD], x = NULL;
+    evx_host_live live0, live;
+    uint64_t tok[HELD + 1];
+    uint32_t got, i;
+    int seen_x = 0, held_ok = 0;
+    long long fired0;
+    double until;
+    memset(held, 0, sizeof held);
+    memset(&h, 0, sizeof h);
+    if (hd == NULL) {
+        conf_skip("the driver is not the host emulation: only it can be made to fail");
+        return;
+    }
+    NEED_DEVICES(2);
+    held_ok = hold_make(&h);
+    REQUIRE(held_ok);
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.max_streams_per_device = EVX_NOTIFIER_MAX_STREAMS;
+    REQUIRE_OK(evx_notifier_create(&o, &n));
+    hd->get_live(&live0);
+    for (i = 0; i < HELD; ++i) {
+        REQUIRE((held[i] = make_event(0, EVX_EVENT_DISABLE_TIMING)) != NULL);
+        REQUIRE_OK(evx_event_record(held[i], h.near));
+        REQUIRE_OK(evx_notifier_watch(n, held[i], i + 1));
+    }
+    until = now_ms() + 5000; /* the pump launches the 32 host functions */
+    for (;;) {
+        hd->get_live(&live);
+        if (live.host_funcs >= live0.host_funcs + HELD || now_ms() > until)
+            break;
+        sleep_ms(1);
+    }
+    if (!EXPECTF(live.host_funcs == live0.host_funcs + HELD,
+                 "%lld host functions in flight, %d expected",
+                 live.host_funcs - live0.host_funcs, HELD))
+        goto out;
+    REQUIRE((y = make_stream(0)) != NULL);
+    REQUIRE((x = make_event(0, EVX_EVENT_DISABLE_TIMING)) != NULL);
+    REQUIRE_OK(evx_stream_launch_host_func(y, host_sleep_ms, (void *)(intptr_t)20));
+    REQUIRE_OK(evx_event_record(x, y));
+    REQUIRE_OK(evx_notifier_watch(n, x, 99)); /* pending: on a stream of its own */
+    EXPECT_OK(evx_event_synchronize(x));
+    sleep_ms(200); /* its internal stream passes the wait */
+    EXPECTF(queued_count(n) == 0, "a token came before the held watches were released");
+    fired0 = hd->faults_fired();
+    REQUIRE(hd->set_fault("cuLaunchHostFunc", 1, CUDA_ERROR_LAUNCH_FAILED) == 0);
+    hold_release(&h);
+    got = read_tokens(n, tok, HELD + 1, 5000);
+    EXPECTF(got == HELD + 1, "%u of %d tokens delivered", got, HELD + 1);
+    for (i = 0; i < got; ++i)
+        seen_x += tok[i] == 99;
+    EXPECTF(seen_x == 1, "the idle stream's token came %d times", seen_x);
+    EXPECTF(hd->faults_fired() == fired0,
+            "the pump called cuLaunchHostFunc for a batch of tokens whose stream was idle");
+out:
+    if (hd != NULL)
+        hd->set_fault(NULL, 0, 0);
+    hold_release(&h);
+    drop_notifier(&n);
+    for (i = 0; i < HELD; ++i)
+        drop_event(&held[i]);
+    drop_event(&x);
+    drop_stream(&y);
+}
+
 /* Destroy with watches pending waits for them: every callback has run
  * exactly once when it returns; unread tokens go with the notifier. */
 typedef struct destroy_arg {
@@ -1024,6 +1107,7 @@ const conf_case conf_notify_cases[] = {
     {"notify.destroy_event_after_watch", t_destroy_event_after_watch},
     {"notify.no_head_of_line", t_no_head_of_line},
     {"notify.cap", t_cap},
+    {"notify.idle_lane_tokens_without_host_function", t_idle_lane_tokens_without_host_function},
     {"notify.destroy_waits", t_destroy_waits},
     {"notify.destroy_from_callback", t_destroy_from_callback},
     {"notify.bad_input", t_bad_input},
