@@ -22,9 +22,9 @@
 // function and asleep on a condition variable otherwise, launches one host
 // function per lane for the watches queued there, keeping at most
 // kInflightPerDevice of a device's in flight; that host function runs
-// after their waits, in lane order. A batch of tokens whose lane is idle
-// already (short work ends before the pump wakes) the pump queues itself,
-// with no host function. So a watch call never waits for GPU work; if the
+// after their waits, in lane order. A batch whose lane is idle already
+// (short work ends before the pump wakes) the pump delivers itself, with no
+// host function (callbacks only while none of the device is in flight). So a watch call never waits for GPU work; if the
 // process has used up the driver's budget, the pump waits instead, and
 // delivery with it.
 //
@@ -205,17 +205,19 @@ void *pump_main(void *arg) {
         lane->queued = lane->queued_tail = nullptr;
         DeviceLanes &d = n->devices[lane->device];
         --d.lanes_queued;
+        bool callbacks = false;
+        for (Watch *w = batch; w && !callbacks; w = w->next) callbacks = w->fn != nullptr;
+        // Callbacks only while none of the device's runs on the driver's
+        // thread (none in flight): a device's callbacks run one at a time.
+        const bool may_deliver_here = !callbacks || d.inflight == 0;
         ++d.inflight;
-        bool tokens_only = true;
-        for (Watch *w = batch; w && tokens_only; w = w->next) tokens_only = !w->fn;
         lk.unlock();
-        // A batch of tokens whose lane is idle (its waits are done, and so
-        // is every host function launched on the lane before: the order
-        // holds) is delivered here, with no host function: the driver's
-        // thread would have to be woken for it, which costs as much again
-        // (short work completes before the pump gets to its watch).
-        // Callbacks always run in a host function, on the driver's thread.
-        if (tokens_only && cu().cuStreamQuery(lane->cu) == CUDA_SUCCESS) {
+        // A batch whose lane is idle (its waits are done, and so is every
+        // host function launched on the lane before: the order holds) is
+        // delivered here, with no host function: the driver's thread would
+        // have to be woken for it, which costs as much again (short work
+        // completes before the pump gets to its watch).
+        if (may_deliver_here && cu().cuStreamQuery(lane->cu) == CUDA_SUCCESS) {
             deliver(batch);
         } else {
             const CUresult res = cu().cuLaunchHostFunc(lane->cu, deliver, batch);

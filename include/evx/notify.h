@@ -48,11 +48,11 @@ EVX_BEGIN_DECLS
  * are never held back) and queues the watch; one pump thread per notifier, made at
  * the first watch that needs a host function, launches one host function
  * per internal stream for the watches queued there, with at most 32 of a
- * device's in flight; tokens whose internal stream is idle by then (their
- * waits done: short work) it queues itself, with no host function.
- * Callbacks always run in a host function. If the process has used up the
- * driver's budget, the pump waits, and delivery with it, but no watch call
- * does. Watches are delivered in order and exactly once.
+ * device's in flight. Watches whose internal stream is idle by then (their
+ * waits done: short work) it delivers itself, with no host function
+ * (callbacks only while none of the device's is in flight). If the process
+ * has used up the driver's budget, the pump waits, and delivery with it,
+ * but no watch call does. Watches are delivered in order and exactly once.
  *
  * **Internal streams and head-of-line blocking.** Host functions of one
  * stream run in order, so a watch on a late event would hold back every
@@ -203,10 +203,12 @@ EVX_API evx_status_t evx_notifier_watch(evx_notifier_t notifier,
  * @brief Watches an event and runs a function when it completes.
  *
  * What is waited for is as for evx_notifier_watch(). @p fn runs exactly
- * once, on a driver thread (never inside this call, also when the event is
- * already complete), in a host function: it must be short, and must not
- * call evx or CUDA, as for evx_stream_launch_host_func(). The callbacks of
- * one device run one at a time.
+ * once, never inside this call (also when the event is already complete):
+ * in a host function on the driver's thread, or on the notifier's pump
+ * thread when the watch's work had completed before the pump came to it.
+ * Either way it must be short, and must not call evx or CUDA, as for
+ * evx_stream_launch_host_func(). The callbacks of one device (and
+ * notifier) run one at a time.
  *
  * @param notifier the notifier.
  * @param event the event (of any device).

@@ -712,6 +712,120 @@ out:
     drop_stream(&y);
 }
 
+/* Callbacks too, while none of the device's is in flight: a callback of a
+ * never-recorded event (an internal stream with nothing to wait for) runs
+ * on the pump, and holds it for 300 ms; a second callback watch, of work
+ * that completes 100 ms later, then finds its stream idle and none of the
+ * device in flight, and runs on the pump after the first. With every
+ * cuLaunchHostFunc refused from the start, no refusal fires, and the two
+ * callbacks run once each, one after the other. Emulation-only (fault
+ * injection). */
+typedef struct pump_cb {
+    int running, ran, overlapped;
+} pump_cb;
+
+static void pump_cb_slow(void *p)
+{
+    pump_cb *c = (pump_cb *)p;
+    if (flag_get(&c->running))
+        flag_set(&c->overlapped, 1);
+    flag_set(&c->running, 1);
+    sleep_ms(300);
+    flag_set(&c->running, 0);
+    flag_set(&c->ran, flag_get(&c->ran) + 1);
+}
+
+static void pump_cb_fast(void *p)
+{
+    pump_cb *c = (pump_cb *)p;
+    if (flag_get(&c->running))
+        flag_set(&c->overlapped, 1);
+    flag_set(&c->ran, flag_get(&c->ran) + 1);
+}
+
+static void t_idle_lane_callbacks_without_host_function(void)
+{
+    const host_debug *hd = host_debug_get();
+    evx_notifier_t n = NULL;
+    evx_stream_t y = NULL;
+    evx_event_t never = NULL, x = NULL;
+    pump_cb c;
+    long long fired0 = 0;
+    double until;
+    memset(&c, 0, sizeof c);
+    if (hd == NULL) {
+        conf_skip("the driver is not the host emulation: only it can be made to fail");
+        return;
+    }
+    REQUIRE_OK(evx_notifier_create(NULL, &n));
+    REQUIRE((y = make_stream(0)) != NULL);
+    REQUIRE((never = make_event(0, EVX_EVENT_DISABLE_TIMING)) != NULL);
+    REQUIRE((x = make_event(0, EVX_EVENT_DISABLE_TIMING)) != NULL);
+    /* x completes in 100 ms, while the first callback holds the pump */
+    REQUIRE_OK(evx_stream_launch_host_func(y, host_sleep_ms, (void *)(intptr_t)100));
+    REQUIRE_OK(evx_event_record(x, y));
+    fired0 = hd->faults_fired();
+    REQUIRE(hd->set_fault("cuLaunchHostFunc", 1, CUDA_ERROR_LAUNCH_FAILED) == 0);
+    REQUIRE_OK(evx_notifier_watch_callback(n, never, pump_cb_slow, &c));
+    REQUIRE(poll_flag(&c.running, 5000)); /* on the pump, which it holds */
+    REQUIRE(evx_event_query(x) == EVX_ERROR_NOT_READY);
+    REQUIRE_OK(evx_notifier_watch_callback(n, x, pump_cb_fast, &c));
+    EXPECT_OK(evx_event_synchronize(x));
+    until = now_ms() + 5000;
+    while (flag_get(&c.ran) < 2 && now_ms() < until)
+        sleep_ms(1);
+    EXPECTF(flag_get(&c.ran) == 2, "%d of 2 callbacks ran", flag_get(&c.ran));
+    EXPECTF(!flag_get(&c.overlapped), "two callbacks of one device ran at once");
+    EXPECTF(hd->faults_fired() == fired0,
+            "the pump called cuLaunchHostFunc for callbacks whose stream was idle");
+out:
+    if (hd != NULL)
+        hd->set_fault(NULL, 0, 0);
+    if (x != NULL)
+        EXPECT_OK(evx_event_synchronize(x));
+    drop_notifier(&n); /* waits for both callbacks */
+    drop_event(&never);
+    drop_event(&x);
+    drop_stream(&y);
+}
+
+/* The callbacks of one device run one at a time, also now that the pump
+ * runs some: a callback running in a host function (held 300 ms) keeps the
+ * pump from running the next callback of the device itself, even one of a
+ * never-recorded event whose stream is idle; that one runs after it. */
+static void t_callbacks_one_at_a_time(void)
+{
+    evx_notifier_t n = NULL;
+    evx_stream_t g = NULL;
+    evx_event_t a = NULL, never = NULL;
+    conf_gate *gate = gate_new();
+    pump_cb c;
+    double until;
+    memset(&c, 0, sizeof c);
+    REQUIRE_OK(evx_notifier_create(NULL, &n));
+    REQUIRE((g = make_stream(0)) != NULL);
+    REQUIRE((a = make_event(0, EVX_EVENT_DISABLE_TIMING)) != NULL);
+    REQUIRE((never = make_event(0, EVX_EVENT_DISABLE_TIMING)) != NULL);
+    REQUIRE_OK(gate_launch(g, gate));
+    REQUIRE_OK(evx_event_record(a, g));
+    REQUIRE_OK(evx_notifier_watch_callback(n, a, pump_cb_slow, &c));
+    sleep_ms(50); /* the pump launches a's host function behind the gate */
+    gate_open(gate);
+    REQUIRE(poll_flag(&c.running, 5000)); /* a's callback runs, for 300 ms */
+    REQUIRE_OK(evx_notifier_watch_callback(n, never, pump_cb_fast, &c));
+    until = now_ms() + 5000;
+    while (flag_get(&c.ran) < 2 && now_ms() < until)
+        sleep_ms(1);
+    EXPECTF(flag_get(&c.ran) == 2, "%d of 2 callbacks ran", flag_get(&c.ran));
+    EXPECTF(!flag_get(&c.overlapped), "two callbacks of one device ran at once");
+out:
+    gate_open(gate);
+    drop_notifier(&n); /* waits for both callbacks */
+    drop_event(&a);
+    drop_event(&never);
+    drop_stream(&g);
+}
+
 /* Destroy with watches pending waits for them: every callback has run
  * exactly once when it returns; unread tokens go with the notifier. */
 typedef struct destroy_arg {
@@ -1108,6 +1222,9 @@ const conf_case conf_notify_cases[] = {
     {"notify.no_head_of_line", t_no_head_of_line},
     {"notify.cap", t_cap},
     {"notify.idle_lane_tokens_without_host_function", t_idle_lane_tokens_without_host_function},
+    {"notify.idle_lane_callbacks_without_host_function",
+     t_idle_lane_callbacks_without_host_function},
+    {"notify.callbacks_one_at_a_time", t_callbacks_one_at_a_time},
     {"notify.destroy_waits", t_destroy_waits},
     {"notify.destroy_from_callback", t_destroy_from_callback},
     {"notify.bad_input", t_bad_input},

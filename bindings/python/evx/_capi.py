@@ -1397,9 +1397,11 @@ evx_notifier_watch_callback = Prototype(
     Watches an event and runs a function when it completes.
 
     What is waited for is as for evx_notifier_watch(). fn runs exactly once,
-    on a driver thread (never inside this call, also when the event is already
-    complete), in a host function: it must be short, and must not call evx or
-    CUDA, as for evx_stream_launch_host_func(). The callbacks of one device
+    never inside this call (also when the event is already complete): in a
+    host function on the driver's thread, or on the notifier's pump thread
+    when the watch's work had completed before the pump came to it. Either way
+    it must be short, and must not call evx or CUDA, as for
+    evx_stream_launch_host_func(). The callbacks of one device (and notifier)
     run one at a time.
 
     notifier: the notifier.

@@ -210,8 +210,9 @@ def future(event):
     work the event's last record marks now has completed; for threaded code
     (``fut.result(timeout)``) or ``asyncio.wrap_future``.
 
-    Its completion runs on the driver's thread, and so do callbacks added
-    with ``add_done_callback``: they must be short and must not call evx or
+    Its completion runs on the driver's thread (in a host function) or on
+    the notifier's pump thread, and so do callbacks added with
+    ``add_done_callback``: they must be short and must not call evx or
     CUDA. Cancelling the future before it completes is allowed."""
     global _cf_notifier
     handle = _event_handle("future", event)

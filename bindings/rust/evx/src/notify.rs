@@ -19,14 +19,15 @@
 //! ```
 //!
 //! No thread blocks and none polls: the future's waker is woken from the
-//! notifier's callback, which a driver thread runs when the event's work
-//! completes. The watch is made when [`wait`] (or [`Notifier::wait`]) is
+//! notifier's callback, which the driver's host-function thread (or the
+//! notifier's pump thread, for work that had completed when the pump came
+//! to it) runs when the event's work completes. The watch is made when [`wait`] (or [`Notifier::wait`]) is
 //! called and captures the event's last record at that moment, as
 //! `cuStreamWaitEvent` does; re-recording or dropping the event afterwards
 //! does not change it. Dropping the future before it completes is allowed.
 //!
-//! Wakers are woken on the driver's thread inside a host function: a waker
-//! must not call evx or CUDA (the usual wakers only schedule a task or
+//! Wakers are woken on one of those threads: a waker must not call evx or
+//! CUDA (the usual wakers only schedule a task or
 //! unpark a thread).
 
 use std::future::Future;
