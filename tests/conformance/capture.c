@@ -347,6 +347,8 @@ out:
 typedef struct capture_worker {
     pthread_t tid;
     evx_stream_t s;
+    evx_notifier_t n; /* made and destroyed by the main thread, outside the capture */
+    int callbacks;    /* run by n's callback watches */
     const conf_cu *cu;
     CUstream captured; /* the stream the main thread captures */
     char failed[256];
@@ -373,6 +375,11 @@ typedef struct capture_worker {
         } \
     } while (0)
 
+static void worker_callback(void *user_data)
+{
+    __atomic_fetch_add((int *)user_data, 1, __ATOMIC_SEQ_CST);
+}
+
 static void *capture_worker_main(void *arg)
 {
     capture_worker *w = (capture_worker *)arg;
@@ -381,6 +388,8 @@ static void *capture_worker_main(void *arg)
     evx_timer_t t = NULL;
     evx_event_t e = NULL;
     evx_status_t st;
+    uint64_t tokens[100], pending = 1;
+    uint32_t got = 0, c;
     int i, tries;
 
     memset(&o, 0, sizeof o);
@@ -391,6 +400,9 @@ static void *capture_worker_main(void *arg)
     for (i = 0; i < 100; i++) {
         WORKER_OK(w, evx_device_create_event(0, EVX_EVENT_DEFAULT, &e));
         WORKER_OK(w, evx_event_record(e, w->s));
+        /* the notifier's pump delivers these, mostly from idle streams */
+        WORKER_OK(w, evx_notifier_watch(w->n, e, (uint64_t)i));
+        WORKER_OK(w, evx_notifier_watch_callback(w->n, e, worker_callback, &w->callbacks));
         WORKER_OK(w, evx_event_destroy(e));
         /* A pool hands out only events whose work has completed, and says
          * "exhausted" rather than wait: its released events' records may
@@ -410,14 +422,28 @@ static void *capture_worker_main(void *arg)
     }
     WORKER_OK(w, evx_timer_destroy(t));
     WORKER_OK(w, evx_event_pool_destroy(pool));
+    /* every watch delivered (the counts and reads make no driver call) */
+    for (tries = 0; tries < 5000 && (pending != 0 || got < 100); tries++) {
+        WORKER_OK(w, evx_notifier_read(w->n, tokens + got, 100 - got, &c));
+        got += c;
+        WORKER_OK(w, evx_notifier_get_counts(w->n, &pending, NULL));
+        sleep_ms(1);
+    }
+    if (got != 100 || pending != 0 || __atomic_load_n(&w->callbacks, __ATOMIC_SEQ_CST) != 100)
+        snprintf(w->failed, sizeof w->failed,
+                 "%u of 100 tokens read, %d of 100 callbacks ran, %llu watches pending",
+                 got, __atomic_load_n(&w->callbacks, __ATOMIC_SEQ_CST),
+                 (unsigned long long)pending);
     return NULL;
 }
 
 /* GPU only: evx calls on other threads (create, record and destroy events,
  * pools, timers, on streams of their own; no synchronize or query, which the
- * driver forbids from every thread during a global-mode capture) while this thread
- * holds a global-mode capture leave the capture valid: cuStreamIsCapturing
- * never says INVALIDATED, cuStreamEndCapture succeeds, and the graph runs. */
+ * driver forbids from every thread during a global-mode capture; watches of
+ * a notifier, whose pump thread works meanwhile) while this thread holds a
+ * global-mode capture leave the capture valid: cuStreamIsCapturing never
+ * says INVALIDATED, cuStreamEndCapture succeeds, the graph runs, and every
+ * watch is delivered once. */
 static void t_global_mode(void)
 {
     enum { NW = 4 };
@@ -438,6 +464,7 @@ static void t_global_mode(void)
     REQUIRE_OK(evx_stream_get_native(s, &native));
     for (i = 0; i < NW; i++) {
         REQUIRE((w[i].s = make_stream(0)) != NULL);
+        REQUIRE_OK(evx_notifier_create(NULL, &w[i].n));
         w[i].cu = cu;
         w[i].captured = (CUstream)native;
     }
@@ -490,8 +517,11 @@ out:
         cu->graph_destroy(graph);
     if (pushed)
         primary_pop(cu);
-    for (i = 0; i < NW; i++)
+    for (i = 0; i < NW; i++) {
+        if (w[i].n != NULL)
+            EXPECT_OK(evx_notifier_destroy(w[i].n));
         drop_stream(&w[i].s);
+    }
     drop_stream(&s);
 }
 
