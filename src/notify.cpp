@@ -187,6 +187,14 @@ void deliver(void *data) {
 // destroy, once nothing is pending).
 void *pump_main(void *arg) {
     Notifier *n = static_cast<Notifier *>(arg);
+    // The pump's calls are evx's own and never captured: in relaxed capture
+    // mode, so that its cuStreamQuery is allowed while another thread holds
+    // a global-mode capture (which that call would otherwise invalidate;
+    // see internal_event_query()).
+    if (cu().cuThreadExchangeStreamCaptureMode) {
+        CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+        cu().cuThreadExchangeStreamCaptureMode(&mode);
+    }
     std::unique_lock<std::mutex> lk(n->mu);
     for (;;) {
         Lane *lane = nullptr;
