@@ -402,7 +402,11 @@ static void interference(ctx *c, int rounds, int kernels, uint64_t kernel_ns)
     double *gpu = calloc((size_t)rounds * I_COUNT, sizeof *gpu);
     double *host = calloc((size_t)rounds * I_COUNT, sizeof *host);
     double *inside = calloc((size_t)rounds * I_COUNT, sizeof *inside);
-    if (!gpu || !host || !inside) exit(1);
+    /* per kernel: the launch, the record, and the slowest launch of a round */
+    double *launch = calloc((size_t)rounds * I_COUNT, sizeof *launch);
+    double *record = calloc((size_t)rounds * I_COUNT, sizeof *record);
+    double *slowest = calloc((size_t)rounds * I_COUNT, sizeof *slowest);
+    if (!gpu || !host || !inside || !launch || !record || !slowest) exit(1);
     printf("\n# does watching cost other GPU work anything? %d rounds; a chain of %d "
            "one-thread kernels of %.0f us each on a worker stream\n",
            rounds, kernels, kernel_ns / 1e3);
@@ -417,15 +421,21 @@ static void interference(ctx *c, int rounds, int kernels, uint64_t kernel_ns)
             if (k == I_PENDING)
                 for (; watches < PENDING; ++watches)
                     CHECK_EVX(evx_notifier_watch(c->notifier, c->ev, (uint64_t)watches));
-            double h = bench_now_ns(), in = 0;
+            double h = bench_now_ns(), in = 0, la = 0, re = 0, slow = 0;
             CHECK_RAW(raw, raw->EventRecord(t0, c->worker));
             for (int i = 0; i < kernels; ++i) {
                 void *params[] = {&never, &kernel_ns};
+                double t = bench_now_ns();
                 CHECK_RAW(raw, raw->LaunchKernel(c->fn, 1, 1, 1, 1, 1, 1, 0, c->worker, params,
                                                  NULL));
+                double dt = bench_now_ns() - t;
+                la += dt;
+                if (dt > slow) slow = dt;
                 if (k == I_PLAIN || k == I_PENDING) continue;
+                t = bench_now_ns();
                 CHECK_EVX(evx_event_record(mark, worker_evx));
-                double t = bench_now_ns();
+                re += bench_now_ns() - t;
+                t = bench_now_ns();
                 if (k == I_WATCHED)
                     CHECK_EVX(evx_notifier_watch(c->notifier, mark, (uint64_t)watches++));
                 if (k == I_LANE) {
@@ -447,6 +457,9 @@ static void interference(ctx *c, int rounds, int kernels, uint64_t kernel_ns)
                 gpu[k * rounds + r] = ms * 1e3 / kernels;
                 host[k * rounds + r] = h / 1e3 / kernels;
                 inside[k * rounds + r] = in / 1e3 / kernels;
+                launch[k * rounds + r] = la / 1e3 / kernels;
+                record[k * rounds + r] = re / 1e3 / kernels;
+                slowest[k * rounds + r] = slow / 1e3;
             }
         }
     }
@@ -460,10 +473,26 @@ static void interference(ctx *c, int rounds, int kernels, uint64_t kernel_ns)
                g[rounds - 1], bench_median(host + k * rounds, rounds),
                bench_median(inside + k * rounds, rounds));
     }
+    printf("\nWhere the submitting thread's time goes (us per kernel, medians over the "
+           "rounds; the slowest single launch of a round, median and largest over the "
+           "rounds)\n\n"
+           "| condition | launch | record | calls after the record | slowest launch, "
+           "median | largest |\n|---|---|---|---|---|---|\n");
+    for (int k = 0; k < I_COUNT; ++k) {
+        double *sl = slowest + k * rounds;
+        double sl_med = bench_median(sl, rounds); /* sorts */
+        printf("| %s | %.3f | %.3f | %.3f | %.1f | %.1f |\n", names[k],
+               bench_median(launch + k * rounds, rounds),
+               bench_median(record + k * rounds, rounds),
+               bench_median(inside + k * rounds, rounds), sl_med, sl[rounds - 1]);
+    }
     fflush(stdout);
     free(gpu);
     free(host);
     free(inside);
+    free(launch);
+    free(record);
+    free(slowest);
     CHECK_EVX(evx_event_destroy(mark));
     CHECK_EVX(evx_stream_destroy(worker_evx));
     raw->EventDestroy(t0);
