@@ -21,7 +21,7 @@
 // A pump thread of the notifier, made on the first watch that needs a host
 // function and asleep on a condition variable otherwise, launches one host
 // function per lane for the watches queued there, keeping at most
-// kInflightPerDevice of a device's in flight; that host function runs
+// max_inflight of a device's in flight; that host function runs
 // after their waits, in lane order. A batch whose lane is idle already
 // (short work ends before the pump wakes) the pump delivers itself, with no
 // host function (callbacks only while none of the device is in flight). So a watch call never waits for GPU work; if the
@@ -61,10 +61,16 @@ namespace {
 struct Notifier;
 struct Lane;
 
-// Most watch host functions of one device in flight (below the driver's 56
+// Most watch host functions of one device in flight: one per internal
+// stream the notifier may make for it, from 8 to 32. Below the driver's 56
 // a context, leaving room for the process's other host functions and
-// blocking_sync records; a host function delivers a whole lane's batch).
-constexpr uint32_t kInflightPerDevice = 32;
+// blocking_sync records; a host function delivers a whole lane's batch.
+// Fewer is cheaper for the program: while host functions are in flight the
+// driver slows the program's own launches and records (an H200, 20 us
+// kernels each watched: a record took 6.5 us with 32 in flight and 1.7 to
+// 2.9 with 8, and single launches waited up to 1.3 ms against 0.19;
+// docs/async.md).
+constexpr uint32_t kInflightMin = 8, kInflightMax = 32;
 
 struct Watch {
     Notifier *n;
@@ -96,6 +102,7 @@ struct Notifier {
     std::condition_variable lane_made;  // a lane was made (or failed to be)
     int fd = -1;
     uint32_t max_lanes = EVX_NOTIFIER_DEFAULT_STREAMS;
+    uint32_t max_inflight = kInflightMin;  // per device: max_lanes, 8 to 32
     bool closed = false;
     uint64_t pending = 0;
     // Queued tokens: a ring of `cap` entries, `count` from `head`; room for
@@ -183,7 +190,7 @@ void deliver(void *data) {
 }
 
 // The pump: launches the host function of each lane's queued watches
-// while their device is below kInflightPerDevice, until told to stop (by
+// while their device is below max_inflight, until told to stop (by
 // destroy, once nothing is pending).
 void *pump_main(void *arg) {
     Notifier *n = static_cast<Notifier *>(arg);
@@ -200,7 +207,7 @@ void *pump_main(void *arg) {
         Lane *lane = nullptr;
         for (int dev = 0; dev < n->ndevices && !lane; ++dev) {
             DeviceLanes &d = n->devices[dev];
-            if (!d.lanes_queued || d.inflight >= kInflightPerDevice) continue;
+            if (!d.lanes_queued || d.inflight >= n->max_inflight) continue;
             for (uint32_t i = 0; i < d.count && !lane; ++i)
                 if (d.lane[i]->queued) lane = d.lane[i];
         }
@@ -306,7 +313,7 @@ bool queue_for_pump(Notifier *n, DeviceLanes &d, Lane *lane, Watch *w) {
     // Wake the pump only if it can launch now. At the cap it could not:
     // deliver() wakes it when a host function ends, and waking it per
     // watch would cost a futex wake and a pump turn each.
-    if (d.inflight < kInflightPerDevice) n->pump_cv.notify_one();
+    if (d.inflight < n->max_inflight) n->pump_cv.notify_one();
     return true;
 }
 
@@ -463,6 +470,9 @@ EVX_API evx_status_t evx_notifier_create(const evx_notifier_options_t *options,
     }
     n->fd = fd;
     n->max_lanes = max_lanes;
+    n->max_inflight = max_lanes < kInflightMin   ? kInflightMin
+                      : max_lanes > kInflightMax ? kInflightMax
+                                                 : max_lanes;
     n->devices = devices;
     n->ndevices = g_driver.device_count;
     *notifier = reinterpret_cast<evx_notifier_t>(
