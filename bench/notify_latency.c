@@ -98,6 +98,7 @@ typedef struct ctx {
     evx_stream_t held_evx;
     evx_event_t ev, ev_blocking;
     CUevent cu_ev, cu_ev_blocking;
+    CUevent sync_ev;          /* what sync_thread waits for: one of the two */
     evx_notifier_t notifier;
     int fd;
     sem_t done;               /* posted by a waiter when it has stamped */
@@ -121,20 +122,12 @@ static void CUDA_CB host_hold(void *p)
 static void CUDA_CB host_stamp(void *p) { stamp_now(p); }
 static void notify_stamp(void *p) { stamp_now(p); }
 
-static void *spin_thread(void *p)
+/* The spin and blocking waiters: cuEventSynchronize of c->sync_ev. */
+static void *sync_thread(void *p)
 {
     ctx *c = p;
     CHECK_RAW(&c->raw, c->raw.CtxSetCurrent(c->raw.ctx));
-    CHECK_RAW(&c->raw, c->raw.EventSynchronize(c->cu_ev));
-    stamp_now(c);
-    return NULL;
-}
-
-static void *blocking_thread(void *p)
-{
-    ctx *c = p;
-    CHECK_RAW(&c->raw, c->raw.CtxSetCurrent(c->raw.ctx));
-    CHECK_RAW(&c->raw, c->raw.EventSynchronize(c->cu_ev_blocking));
+    CHECK_RAW(&c->raw, c->raw.EventSynchronize(c->sync_ev));
     stamp_now(c);
     return NULL;
 }
@@ -189,10 +182,9 @@ static double trial(ctx *c, int w, long settle_us, double *cpu)
     CHECK_EVX(evx_event_record(ev, c->held_evx));
     switch (w) {
     case W_SPIN:
-        thread = !pthread_create(&th, NULL, spin_thread, c);
-        break;
     case W_BLOCKING:
-        thread = !pthread_create(&th, NULL, blocking_thread, c);
+        c->sync_ev = w == W_SPIN ? c->cu_ev : c->cu_ev_blocking;
+        thread = !pthread_create(&th, NULL, sync_thread, c);
         break;
     case W_HOSTFN:
         CHECK_RAW(raw, raw->LaunchHostFunc(c->held, host_stamp, c));
