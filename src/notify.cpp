@@ -21,12 +21,12 @@
 // A pump thread of the notifier, made on the first watch that needs a host
 // function and asleep on a condition variable otherwise, launches one host
 // function per lane for the watches queued there, keeping at most
-// max_inflight of a device's in flight; that host function runs
-// after their waits, in lane order. A batch whose lane is idle already
-// (short work ends before the pump wakes) the pump delivers itself, with no
-// host function (callbacks only while none of the device is in flight). So a watch call never waits for GPU work; if the
-// process has used up the driver's budget, the pump waits instead, and
-// delivery with it.
+// max_inflight of a device's in flight; that host function runs after
+// their waits, in lane order. A batch whose lane is idle already (short
+// work ends before the pump wakes) the pump delivers itself, with no host
+// function (callbacks only while none of the device's is in flight). So a
+// watch call never waits for GPU work; if the process has used up the
+// driver's budget, the pump waits instead, and delivery with it.
 //
 // Everything below a notifier is guarded by its mutex, which is never held
 // across a driver call. `pending` counts watch calls in progress and watches

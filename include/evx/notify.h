@@ -45,16 +45,17 @@ EVX_BEGIN_DECLS
  * waits on running work, and records of blocking_sync events alike), a
  * budget of each context that the whole process shares. So a watch call
  * makes its `cuStreamWaitEvent` (capturing the event's state then; waits
- * are never held back) and queues the watch; one pump thread per notifier, made at
- * the first watch that needs a host function, launches one host function
- * per internal stream for the watches queued there, with at most as many
- * of a device's in flight as `max_streams_per_device`, from 8 to 32 (8 by
- * default: while host functions are in flight the driver slows the
- * program's own launches and records). Watches whose internal stream is idle by then (their
- * waits done: short work) it delivers itself, with no host function
- * (callbacks only while none of the device's is in flight). If the process
- * has used up the driver's budget, the pump waits, and delivery with it,
- * but no watch call does. Watches are delivered in order and exactly once.
+ * are never held back) and queues the watch; one pump thread per notifier,
+ * made at the first watch that needs a host function, launches one host
+ * function per internal stream for the watches queued there, with at most
+ * as many of a device's in flight as `max_streams_per_device`, from 8 to 32
+ * (8 by default: while host functions are in flight the driver slows the
+ * program's own launches and records). Watches whose internal stream is
+ * idle by then (their waits done: short work) it delivers itself, with no
+ * host function (callbacks only while none of the device's is in flight).
+ * If the process has used up the driver's budget, the pump waits, and
+ * delivery with it, but no watch call does. Watches are delivered in order
+ * and exactly once.
  *
  * **Internal streams and head-of-line blocking.** Host functions of one
  * stream run in order, so a watch on a late event would hold back every
