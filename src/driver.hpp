@@ -91,7 +91,7 @@ inline const DriverApi &cu() { return g_driver.api; }
 // caller asked about. It is made in relaxed capture mode for this thread:
 // while another thread holds a global-mode capture, the driver forbids
 // cuEventQuery on every thread and invalidates that capture, although the
-// event queried is not captured (seen on an H200: evx_event_pool_release
+// event queried is not captured (seen on a GPU: evx_event_pool_release
 // invalidated another thread's torch.cuda.graph capture). Relaxed mode is
 // the driver's own way for such a call; the thread's mode is restored.
 inline CUresult internal_event_query(CUevent ev) {

@@ -8,16 +8,16 @@
 // up to the notifier's cap; a watch goes to a lane with nothing pending, so
 // a late event holds back no other watch until the cap is reached.
 //
-// The driver makes cuLaunchHostFunc wait for GPU work once a context has 56
-// items pending that will notify the host: host functions queued behind
-// cross-stream waits on GPU work still running (which a watch's host
-// function is) and records of blocking_sync events behind such work count
-// alike (`evx-notify-latency --diag` on an H200, driver 580: after 40
-// blocking_sync records, the 17th host function waited until the kernel
-// ended; the host emulation runs no kernels and does not model it). Others
-// in the process use the same budget. So no watch call launches a host
-// function: it makes its cuStreamWaitEvent at once (capturing the event's
-// state; waits alone are never held back) and queues the watch on its lane.
+// The driver makes cuLaunchHostFunc wait for GPU work once a context has a
+// fixed number of items pending that will notify the host: host functions
+// queued behind cross-stream waits on GPU work still running (which a
+// watch's host function is) and records of blocking_sync events behind such
+// work count alike (`evx-notify-latency --diag` shows it; docs/async.md
+// gives the figures; the host emulation runs no kernels and does not model
+// it). Others in the process use the same budget. So no watch call launches
+// a host function: it makes its cuStreamWaitEvent at once (capturing the
+// event's state; waits alone are never held back) and queues the watch on
+// its lane.
 // A pump thread of the notifier, made on the first watch that needs a host
 // function and asleep on a condition variable otherwise, launches one host
 // function per lane for the watches queued there, keeping at most
@@ -62,14 +62,12 @@ struct Notifier;
 struct Lane;
 
 // Most watch host functions of one device in flight: one per internal
-// stream the notifier may make for it, from 8 to 32. Below the driver's 56
-// a context, leaving room for the process's other host functions and
-// blocking_sync records; a host function delivers a whole lane's batch.
-// Fewer is cheaper for the program: while host functions are in flight the
-// driver slows the program's own launches and records (an H200, 20 us
-// kernels each watched: a record took 6.5 us with 32 in flight and 1.7 to
-// 2.9 with 8, and single launches waited up to 1.3 ms against 0.19;
-// docs/async.md).
+// stream the notifier may make for it, from 8 to 32. Well below the
+// driver's budget of a context, leaving room for the process's other host
+// functions and blocking_sync records; a host function delivers a whole
+// lane's batch. Fewer is cheaper for the program: while host functions are
+// in flight the driver slows the program's own launches and records
+// (docs/async.md, "Fewer host functions in flight", has the figures).
 constexpr uint32_t kInflightMin = 8, kInflightMax = 32;
 
 struct Watch {

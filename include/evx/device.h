@@ -116,7 +116,7 @@ EVX_API evx_status_t evx_device_count(int *count);
  * @brief The range of stream priorities the device accepts.
  *
  * Lower numbers mean higher priority, so @p greatest is numerically less
- * than or equal to @p least (on an H200: least 0, greatest -5).
+ * than or equal to @p least.
  *
  * @param device a device ordinal, 0 to evx_device_count() - 1.
  * @param[out] least receives the lowest priority (the default). May be NULL

@@ -109,9 +109,9 @@ EVX_API evx_status_t evx_event_destroy(evx_event_t event);
  *
  * Usually returns at once, but the driver can make it wait for GPU work:
  * when the stream's queue is full, and, for an ::EVX_EVENT_BLOCKING_SYNC
- * event, once the context has 56 items pending that will notify the host
- * (such records, and host functions queued behind waits on running work;
- * measured on an H200 with driver 580, `evx-notify-latency --diag`). So
+ * event, once the context has a fixed number of items pending that will
+ * notify the host (such records, and host functions queued behind waits on
+ * running work; docs/async.md gives the figure). So
  * the Python binding releases the GIL around it.
  *
  * @param event the event.
@@ -170,7 +170,7 @@ EVX_API evx_status_t evx_event_synchronize(evx_event_t event);
  *
  * The end may have been recorded before the start: the result is then
  * negative. The same event twice gives 0. The resolution is the driver's
- * (about half a microsecond on the GPU).
+ * (docs/performance.md gives the smallest interval measured).
  *
  * The out-pointer comes first, against evx's rule of trailing outputs:
  * the order is that of `cuEventElapsedTime(float *pMilliseconds, CUevent

@@ -40,10 +40,11 @@ EVX_BEGIN_DECLS
  * function with nothing to wait for (callbacks).
  *
  * **A watch call never waits for GPU work.** The driver makes
- * `cuLaunchHostFunc` wait for GPU work once a context has 56 items pending
- * that will notify the host (host functions queued behind cross-stream
- * waits on running work, and records of blocking_sync events alike), a
- * budget of each context that the whole process shares. So a watch call
+ * `cuLaunchHostFunc` wait for GPU work once a context has a fixed number of
+ * items pending that will notify the host (host functions queued behind
+ * cross-stream waits on running work, and records of blocking_sync events
+ * alike; docs/async.md gives the figure), a budget of each context that the
+ * whole process shares. So a watch call
  * makes its `cuStreamWaitEvent` (capturing the event's state then; waits
  * are never held back) and queues the watch; one pump thread per notifier,
  * made at the first watch that needs a host function, launches one host

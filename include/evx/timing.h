@@ -18,8 +18,8 @@ EVX_BEGIN_DECLS
  *  @brief Time GPU work without managing events.
  *
  * Both are built on evx's reused driver events, so making and dropping them
- * is cheap. The resolution is the driver's: about half a microsecond on a
- * GPU (docs/performance.md gives the smallest interval measured).
+ * is cheap. The resolution is the driver's (docs/performance.md gives the
+ * smallest interval measured).
  *
  * A timer or timeline may be used from several threads, but its marks are
  * ordered by the calls that make them: mark from one thread, or order the

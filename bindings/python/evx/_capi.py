@@ -769,7 +769,7 @@ evx_device_stream_priority_range = Prototype(
     The range of stream priorities the device accepts.
 
     Lower numbers mean higher priority, so greatest is numerically less than
-    or equal to least (on an H200: least 0, greatest -5).
+    or equal to least.
 
     device: a device ordinal, 0 to evx_device_count() - 1.
 
@@ -949,7 +949,7 @@ evx_event_elapsed_time = Prototype(
 
     The end may have been recorded before the start: the result is then
     negative. The same event twice gives 0. The resolution is the driver's
-    (about half a microsecond on the GPU).
+    (docs/performance.md gives the smallest interval measured).
 
     The out-pointer comes first, against evx's rule of trailing outputs: the
     order is that of `cuEventElapsedTime(float *pMilliseconds, CUevent hStart,
@@ -1065,10 +1065,10 @@ evx_event_record = Prototype(
 
     Usually returns at once, but the driver can make it wait for GPU work:
     when the stream's queue is full, and, for an EVX_EVENT_BLOCKING_SYNC
-    event, once the context has 56 items pending that will notify the host
-    (such records, and host functions queued behind waits on running work;
-    measured on an H200 with driver 580, `evx-notify-latency --diag`). So the
-    Python binding releases the GIL around it.
+    event, once the context has a fixed number of items pending that will
+    notify the host (such records, and host functions queued behind waits on
+    running work; docs/async.md gives the figure). So the Python binding
+    releases the GIL around it.
 
     event: the event.
 
