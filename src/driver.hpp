@@ -201,14 +201,6 @@ evx_status_t driver_failed(CUresult r, const char *fn, const char *call,
                            const char *fmt, ...)
     __attribute__((format(printf, 4, 5), cold, noinline));
 
-// capture.cpp: for a status that says a stream capture is in progress,
-// what it means ("; a graph capture is in progress: ..."); "" for others.
-const char *capture_hint(CUresult r);
-inline bool is_capture_status(CUresult r) {
-    return r >= CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED &&
-           r <= CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
-}
-
 }  // namespace evx
 
 #endif  // EVX_SRC_DRIVER_HPP
