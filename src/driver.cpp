@@ -32,6 +32,8 @@ namespace {
 
 std::once_flag g_load_once;
 const char kHostLibrary[] = "libevx-host.so";
+// Files tried for one EVX_DRIVER choice: for "host", three folders.
+constexpr int kMaxCandidates = 3;
 
 // Turns a data pointer from dlsym or cuGetProcAddress into a function pointer.
 template <class F>
@@ -128,7 +130,7 @@ void load() {
 
     const char *env = std::getenv("EVX_DRIVER");
     std::string choice = env ? env : "";
-    std::string candidates[3];
+    std::string candidates[kMaxCandidates];
     int ncand = 0;
     const char *what;
     if (choice.empty()) {
@@ -136,7 +138,7 @@ void load() {
         what = "the CUDA driver";
     } else if (choice == "host") {
         const std::string dir = own_directory();
-        const std::string tries[3] = {
+        const std::string tries[kMaxCandidates] = {
             dir.empty() ? std::string() : dir + "/" + kHostLibrary,
             dir.empty() ? std::string() : dir + "/host/" + kHostLibrary,
             std::string(EVX_INSTALL_LIBDIR) + "/" + kHostLibrary,

@@ -61,11 +61,11 @@ namespace evx {
        that changed their signatures: 12.5 added a green-context argument to \
        cuStreamGetCtx, 13.0 a context argument to cuCtxGetDevice). */ \
     X(cuStreamGetDevice, cuStreamGetDevice, kOptionalEntry, 0, 0, CUresult(CUstream, CUdevice *)) \
-    X(cuStreamGetCtx, cuStreamGetCtx, kOptionalEntry, 12040, 0, CUresult(CUstream, CUcontext *)) \
-    X(cuCtxGetDevice, cuCtxGetDevice, kOptionalEntry, 12090, 0, CUresult(CUdevice *)) \
+    X(cuStreamGetCtx, cuStreamGetCtx, kOptionalEntry, cuda_version(12, 4), 0, CUresult(CUstream, CUcontext *)) \
+    X(cuCtxGetDevice, cuCtxGetDevice, kOptionalEntry, cuda_version(12, 9), 0, CUresult(CUdevice *)) \
     /* "cuStreamGetCtx" of CUDA 12.5 and later, which tells a green \
        context's stream apart (its regular context is the primary one). */ \
-    X(cuStreamGetCtx_v2, cuStreamGetCtx, kOptionalEntry, 0, 12050, CUresult(CUstream, CUcontext *, CUgreenCtx *)) \
+    X(cuStreamGetCtx_v2, cuStreamGetCtx, kOptionalEntry, 0, cuda_version(12, 5), CUresult(CUstream, CUcontext *, CUgreenCtx *)) \
     /* IPC events (ipc.cpp) and the capture status (capture.cpp): a driver \
        without them gets NOT_SUPPORTED from those calls only. */ \
     X(cuIpcGetEventHandle, cuIpcGetEventHandle, kOptionalEntry, 0, 0, CUresult(CUipcEventHandle *, CUevent)) \
@@ -78,6 +78,9 @@ namespace evx {
 
 constexpr bool kRequiredEntry = true;
 constexpr bool kOptionalEntry = false;
+
+// A CUDA version as CUDA_VERSION and cuGetProcAddress write it (12.4: 12040).
+constexpr int cuda_version(int major, int minor) { return major * 1000 + minor * 10; }
 
 // A pointer to a function of type F (a function type, as the list gives it).
 template <class F>
