@@ -52,11 +52,13 @@
  *    ::EVX_ERROR_INVALID_VALUE.
  *
  *  Within 1.x these never change: the name, parameters and return type of
- *  a function; the value of an enumerator or macro constant (statuses mirror
- *  `CUresult` value for value); the layout of a public struct up to its
- *  last published field; the soname `libevx.so.0`; the meaning of a
- *  handle, a status or a flag. A patch version changes no header but to
- *  fix its documentation.
+ *  a function; the value of an enumerator (statuses mirror `CUresult`
+ *  value for value) and of the macros that stand for values passed through
+ *  the ABI (`EVX_STREAM_LEGACY`, `EVX_STREAM_PER_THREAD`,
+ *  `EVX_IPC_HANDLE_SIZE`); the layout of a public struct up to its last
+ *  published field; the soname `libevx.so.0`; the meaning of a handle, a
+ *  status or a flag. A patch version changes no header but to fix its
+ *  documentation.
  *  @{ */
 
 /** Major version: changes when the ABI breaks. */
