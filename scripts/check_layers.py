@@ -99,14 +99,13 @@ def main():
             where = defined_in[name]
             if all(w in layer and layer[w] > layer[f] for w in where):
                 for w in sorted(where):
-                    arrows.add((f, w, "calls %s()" % name))
+                    arrows.add((f, w, "calls %s() of" % name))
 
     known = {(f, t) for f, t, _ in KNOWN}
     for f, t, what in sorted(arrows):
-        target = t if t.endswith(".hpp") else t
-        if (f, target) in known or (f, target.replace(".cpp", ".hpp")) in known:
+        if (f, t) in known or (f, t.replace(".cpp", ".hpp")) in known:
             continue
-        problems.append("%s (layer %d) %s of %s (layer %d): an arrow upward" % (
+        problems.append("%s (layer %d) %s %s (layer %d): an arrow upward" % (
             f, layer[f], what, t, layer[t]))
     for f, t, why in KNOWN:
         if not any(a[0] == f and a[1] in (t, t.replace(".hpp", ".cpp")) for a in arrows):
