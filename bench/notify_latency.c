@@ -234,28 +234,29 @@ static void CUDA_CB noop_fn(void *p) { (void)p; }
 static void diag(ctx *c)
 {
     bench_raw *raw = &c->raw;
-    const char *names[] = {"cuStreamCreateWithPriority (a new stream)",
-                           "cuStreamWaitEvent on a new stream",
-                           "cuLaunchHostFunc on a new stream",
-                           "cuStreamWaitEvent + cuLaunchHostFunc on an existing stream",
-                           "evx_notifier_watch, a new notifier (makes its lanes)",
-                           "evx_notifier_watch, lanes made",
-                           "cuStreamWaitEvent + cuLaunchHostFunc on one stream, many",
-                           "evx_notifier_watch, many",
-                           "cuStreamWaitEvent on one stream, many",
-                           "cuLaunchHostFunc on one stream, many (no waits)",
-                           "evx_event_record, a blocking_sync event each, many",
-                           "evx_event_record, a default event each, many",
-                           "evx_notifier_watch, many, after 40 blocking_sync records",
-                           "cuStreamWaitEvent + cuLaunchHostFunc, many, after 40 blocking_sync "
-                           "records"};
+    const char *names[] = {
+        "cuStreamCreateWithPriority (a new stream)",
+        "cuStreamWaitEvent on a new stream",
+        "cuLaunchHostFunc on a new stream",
+        "cuStreamWaitEvent + cuLaunchHostFunc on an existing stream",
+        "evx_notifier_watch, a new notifier (makes its lanes)",
+        "evx_notifier_watch, lanes made",
+        "cuStreamWaitEvent + cuLaunchHostFunc on one stream, many",
+        "evx_notifier_watch, many",
+        "cuStreamWaitEvent on one stream, many",
+        "cuLaunchHostFunc on one stream, many (no waits)",
+        "evx_event_record, a blocking_sync event each, many",
+        "evx_event_record, a default event each, many",
+        "evx_notifier_watch, many, after 40 blocking_sync records",
+        "cuStreamWaitEvent + cuLaunchHostFunc, many, after 40 blocking_sync records",
+    };
     enum { NREC = 256 };
     static evx_event_t recs[NREC];
     printf("\n# calls made while a kernel holds the stream (it ends by itself after %.0f ms)\n",
            c->limit_ns / 1e6);
     printf("| call | calls | slowest (ms) | first call over 100 ms | total (ms) |\n"
            "|---|---|---|---|---|\n");
-    for (int phase = 0; phase < 14; ++phase) {
+    for (int phase = 0; phase < (int)(sizeof names / sizeof names[0]); ++phase) {
         void *params[] = {&c->dflag, &c->limit_ns};
         __atomic_store_n(c->flag, 0, __ATOMIC_SEQ_CST);
         CHECK_RAW(raw, raw->LaunchKernel(c->fn, 1, 1, 1, 1, 1, 1, 0, c->held, params, NULL));
@@ -371,11 +372,12 @@ enum { I_PLAIN, I_PENDING, I_RECORDS, I_WATCHED, I_LANE, I_COUNT };
 static void interference(ctx *c, int rounds, int kernels, uint64_t kernel_ns)
 {
     static const char *const names[I_COUNT] = {
-        "plain: the chain alone", "pending: 1,000 watches waiting on another stream",
+        "plain: the chain alone",
+        "pending: 1,000 watches waiting on another stream",
         "records: an event recorded after every kernel",
         "watched: the same, each record watched",
-        "lane: the same, each record waited for by a host function on another stream, "
-        "without evx"};
+        "lane: the same, each record waited for by a host function on another stream, without evx",
+    };
     enum { PENDING = 1000 };
     bench_raw *raw = &c->raw;
     CUevent t0, t1;

@@ -8,6 +8,10 @@
 #                   conformance suite (injected driver faults and leak checks
 #                   included), the threads stress, the header tests, the ABI check, the
 #                   emulation's self-test, the benchmark smoke runs
+#   clang_build     the same build with clang (warnings are errors), then its
+#                   conformance suite, header tests and ABI checks
+#   abi_stable      abidiff of the built libevx against the ABI recorded for
+#                   1.0.0 in abi/ (scripts/abi.sh): no incompatible change
 #   install_test    meson install into a temporary folder, a client built
 #                   with pkg-config alone, the installed Python package
 #   docs            the Doxygen reference (zero warnings)
@@ -169,6 +173,25 @@ build_and_test() {
 
 install_test() {
   meson_test build --suite install
+}
+
+# The exported ABI against the one recorded for the release (abi/).
+abi_stable() {
+  scripts/abi.sh check build
+}
+
+# The second compiler: everything built by clang in build-clang (warnings are
+# errors there too), then the conformance suite and the tests of no suite
+# (headers, exports, version) on the host emulation, and its ABI against the
+# record (made from a gcc build: the two compilers must agree).
+clang_build() {
+  if [ ! -f build-clang/build.ninja ]; then
+    CC=clang CXX=clang++ meson setup build-clang -Dtoolkit_include="$cuda_inc" -Ddocs=disabled \
+      || return 1
+  fi
+  configure build-clang \
+    && meson_test build-clang --no-suite install --no-suite stress --no-suite bench-smoke \
+    && scripts/abi.sh check build-clang
 }
 
 docs() {
@@ -361,6 +384,8 @@ fuzz_py() {
 }
 
 step "build (warnings are errors) + meson test on the host emulation" build_and_test
+step "ABI: abidiff against the recorded 1.0.0 ABI (scripts/abi.sh)" abi_stable
+step "clang build (warnings are errors) + conformance, header and ABI tests" clang_build
 step "install test (meson install, pkg-config client, installed Python package)" install_test
 step "docs (Doxygen, zero warnings)" docs
 step "README.md and docs/*.md cite only files in the repository" links

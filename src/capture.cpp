@@ -2,8 +2,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Whether a stream is being captured into a graph (cuStreamIsCapturing),
-// and the words for the calls the driver forbids during a capture. See
-// include/evx/capture.h and docs/engines.md.
+// and the message of a call the driver refused during a capture (the words
+// for its status are error.cpp's capture_hint()). See include/evx/capture.h
+// and docs/engines.md.
 #include <cinttypes>
 
 #include "driver.hpp"
@@ -20,27 +21,6 @@ static_assert(EVX_CAPTURE_STATUS_NONE == static_cast<int>(CU_STREAM_CAPTURE_STAT
               "evx_capture_status_t must mirror CUstreamCaptureStatus");
 
 namespace evx {
-
-const char *capture_hint(CUresult r) {
-    switch (r) {
-    case CUDA_ERROR_CAPTURED_EVENT:
-        return "; the event was last recorded in a stream that is being captured into a "
-               "graph: the driver forbids querying or synchronizing it until the capture "
-               "ends (the captured record happens when the graph is launched)";
-    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED:
-        return "; a graph capture is in progress: the driver forbids this call on a "
-               "capturing stream, and in global capture mode calls that could "
-               "synchronize with one, until cuStreamEndCapture";
-    case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED:
-        return "; a graph capture is in progress and was invalidated by an earlier call "
-               "the driver forbids during capture: end it with cuStreamEndCapture";
-    case CUDA_ERROR_STREAM_CAPTURE_IMPLICIT:
-        return "; a graph capture is in progress on a stream this call would implicitly "
-               "synchronize with (the legacy default stream)";
-    default:
-        return is_capture_status(r) ? "; a graph capture is in progress" : "";
-    }
-}
 
 evx_status_t capture_failed(const char *fn, const char *call, CUresult res, const void *h,
                             const Stream *s) {

@@ -32,6 +32,8 @@ namespace {
 
 std::once_flag g_load_once;
 const char kHostLibrary[] = "libevx-host.so";
+// Files tried for one EVX_DRIVER choice: for "host", three folders.
+constexpr int kMaxCandidates = 3;
 
 // Turns a data pointer from dlsym or cuGetProcAddress into a function pointer.
 template <class F>
@@ -92,19 +94,6 @@ void set_any(void *slot, void *fn) {
     set_fn(static_cast<F *>(slot), fn);
 }
 
-#define EVX_ENTRY(name, required, max_version)                                          \
-    Entry {                                                                             \
-        #name, &g_driver.api.name, &set_any<decltype(g_driver.api.name)>, required,     \
-            max_version, 0                                                              \
-    }
-// A member for one signature of an entry point whose signature changed:
-// looked up by the entry point's name, only from min_version on.
-#define EVX_ENTRY_FROM(member, name, min_version)                                       \
-    Entry {                                                                             \
-        name, &g_driver.api.member, &set_any<decltype(g_driver.api.member)>, false, 0,  \
-            min_version                                                                 \
-    }
-
 using GetProcV2 = CUresult (*)(const char *, void **, int, cuuint64_t,
                                CUdriverProcAddressQueryResult *);
 using GetProcV1 = CUresult (*)(const char *, void **, int, cuuint64_t);
@@ -141,7 +130,7 @@ void load() {
 
     const char *env = std::getenv("EVX_DRIVER");
     std::string choice = env ? env : "";
-    std::string candidates[3];
+    std::string candidates[kMaxCandidates];
     int ncand = 0;
     const char *what;
     if (choice.empty()) {
@@ -149,7 +138,7 @@ void load() {
         what = "the CUDA driver";
     } else if (choice == "host") {
         const std::string dir = own_directory();
-        const std::string tries[3] = {
+        const std::string tries[kMaxCandidates] = {
             dir.empty() ? std::string() : dir + "/" + kHostLibrary,
             dir.empty() ? std::string() : dir + "/host/" + kHostLibrary,
             std::string(EVX_INSTALL_LIBDIR) + "/" + kHostLibrary,
@@ -208,39 +197,13 @@ void load() {
     const int version = std::min(CUDA_VERSION, d.version);
 
     const Entry entries[] = {
-        EVX_ENTRY(cuInit, true, 0),
-        EVX_ENTRY(cuDeviceGetCount, true, 0),
-        EVX_ENTRY(cuDeviceGet, true, 0),
-        EVX_ENTRY(cuDevicePrimaryCtxRetain, true, 0),
-        EVX_ENTRY(cuCtxGetCurrent, true, 0),
-        EVX_ENTRY(cuCtxPushCurrent, true, 0),
-        EVX_ENTRY(cuCtxPopCurrent, true, 0),
-        EVX_ENTRY(cuCtxGetStreamPriorityRange, true, 0),
-        EVX_ENTRY(cuEventCreate, true, 0),
-        EVX_ENTRY(cuEventDestroy, true, 0),
-        EVX_ENTRY(cuEventRecord, true, 0),
-        EVX_ENTRY(cuEventRecordWithFlags, true, 0),
-        EVX_ENTRY(cuEventQuery, true, 0),
-        EVX_ENTRY(cuEventSynchronize, true, 0),
-        EVX_ENTRY(cuEventElapsedTime, true, 0),
-        EVX_ENTRY(cuStreamCreateWithPriority, true, 0),
-        EVX_ENTRY(cuStreamDestroy, true, 0),
-        EVX_ENTRY(cuStreamWaitEvent, true, 0),
-        EVX_ENTRY(cuStreamQuery, true, 0),
-        EVX_ENTRY(cuStreamSynchronize, true, 0),
-        EVX_ENTRY(cuStreamGetPriority, true, 0),
-        EVX_ENTRY(cuStreamGetFlags, true, 0),
-        EVX_ENTRY(cuLaunchHostFunc, true, 0),
-        EVX_ENTRY(cuStreamGetDevice, false, 0),
-        EVX_ENTRY(cuStreamGetCtx, false, 12040),  // 12.5 added a green-context argument
-        EVX_ENTRY(cuCtxGetDevice, false, 12090),  // 13.0 added a context argument
-        EVX_ENTRY_FROM(cuStreamGetCtx_v2, "cuStreamGetCtx", 12050),
-        EVX_ENTRY(cuIpcGetEventHandle, false, 0),
-        EVX_ENTRY(cuIpcOpenEventHandle, false, 0),
-        EVX_ENTRY(cuStreamIsCapturing, false, 0),
-        EVX_ENTRY(cuThreadExchangeStreamCaptureMode, false, 0),
+#define EVX_DRIVER_ENTRY(member, name, required, max_version, min_version, ...) \
+    Entry{#name, &d.api.member, &set_any<decltype(d.api.member)>, required, max_version, min_version},
+        EVX_DRIVER_ENTRY_POINTS(EVX_DRIVER_ENTRY)
+#undef EVX_DRIVER_ENTRY
     };
     for (const Entry &e : entries) {
+        if (e.slot == &d.api.cuDriverGetVersion) continue;  // looked up above
         if (version < e.min_version) continue;  // left NULL: optional
         void *fn = proc.get(e.name, e.max_version ? std::min(version, e.max_version) : version,
                             &why);

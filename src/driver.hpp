@@ -15,49 +15,83 @@
 
 namespace evx {
 
-// Entry points, looked up through cuGetProcAddress with the legacy-stream
-// flavour (a NULL stream is the legacy default stream).
+// The driver's entry points evx uses: one list, from which both DriverApi's
+// members and the loader's lookup table (driver.cpp) are made. Each entry is
+//   X(member, name, required, max_version, min_version, type)
+// member:      the DriverApi member, of type `type *` (a function type);
+// name:        the entry point looked up through cuGetProcAddress, with the
+//              legacy-stream flavour (a NULL stream is the legacy default
+//              stream);
+// required:    kRequiredEntry: a driver without it is refused at load;
+//              kOptionalEntry: left NULL, and the calls that need it say so;
+// max_version: the newest CUDA version whose signature `type` is (looked up
+//              at the older of it and the driver's version); 0: any;
+// min_version: the oldest version with that signature; below it the entry
+//              is not looked up (left NULL); 0: any.
+// cuDriverGetVersion is looked up first, on its own: the others are looked
+// up at the driver's version.
+// clang-format off
+#define EVX_DRIVER_ENTRY_POINTS(X) \
+    X(cuInit, cuInit, kRequiredEntry, 0, 0, CUresult(unsigned)) \
+    X(cuDriverGetVersion, cuDriverGetVersion, kRequiredEntry, 0, 0, CUresult(int *)) \
+    X(cuDeviceGetCount, cuDeviceGetCount, kRequiredEntry, 0, 0, CUresult(int *)) \
+    X(cuDeviceGet, cuDeviceGet, kRequiredEntry, 0, 0, CUresult(CUdevice *, int)) \
+    X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, kRequiredEntry, 0, 0, CUresult(CUcontext *, CUdevice)) \
+    X(cuCtxGetCurrent, cuCtxGetCurrent, kRequiredEntry, 0, 0, CUresult(CUcontext *)) \
+    X(cuCtxPushCurrent, cuCtxPushCurrent, kRequiredEntry, 0, 0, CUresult(CUcontext)) \
+    X(cuCtxPopCurrent, cuCtxPopCurrent, kRequiredEntry, 0, 0, CUresult(CUcontext *)) \
+    X(cuCtxGetStreamPriorityRange, cuCtxGetStreamPriorityRange, kRequiredEntry, 0, 0, CUresult(int *, int *)) \
+    X(cuEventCreate, cuEventCreate, kRequiredEntry, 0, 0, CUresult(CUevent *, unsigned)) \
+    X(cuEventDestroy, cuEventDestroy, kRequiredEntry, 0, 0, CUresult(CUevent)) \
+    X(cuEventRecord, cuEventRecord, kRequiredEntry, 0, 0, CUresult(CUevent, CUstream)) \
+    X(cuEventRecordWithFlags, cuEventRecordWithFlags, kRequiredEntry, 0, 0, CUresult(CUevent, CUstream, unsigned)) \
+    X(cuEventQuery, cuEventQuery, kRequiredEntry, 0, 0, CUresult(CUevent)) \
+    X(cuEventSynchronize, cuEventSynchronize, kRequiredEntry, 0, 0, CUresult(CUevent)) \
+    X(cuEventElapsedTime, cuEventElapsedTime, kRequiredEntry, 0, 0, CUresult(float *, CUevent, CUevent)) \
+    X(cuStreamCreateWithPriority, cuStreamCreateWithPriority, kRequiredEntry, 0, 0, CUresult(CUstream *, unsigned, int)) \
+    X(cuStreamDestroy, cuStreamDestroy, kRequiredEntry, 0, 0, CUresult(CUstream)) \
+    X(cuStreamWaitEvent, cuStreamWaitEvent, kRequiredEntry, 0, 0, CUresult(CUstream, CUevent, unsigned)) \
+    X(cuStreamQuery, cuStreamQuery, kRequiredEntry, 0, 0, CUresult(CUstream)) \
+    X(cuStreamSynchronize, cuStreamSynchronize, kRequiredEntry, 0, 0, CUresult(CUstream)) \
+    X(cuStreamGetPriority, cuStreamGetPriority, kRequiredEntry, 0, 0, CUresult(CUstream, int *)) \
+    X(cuStreamGetFlags, cuStreamGetFlags, kRequiredEntry, 0, 0, CUresult(CUstream, unsigned *)) \
+    X(cuLaunchHostFunc, cuLaunchHostFunc, kRequiredEntry, 0, 0, CUresult(CUstream, CUhostFn, void *)) \
+    /* Drivers before 12.8 lack cuStreamGetDevice; evx then asks the \
+       stream's context instead (the next two, pinned below the versions \
+       that changed their signatures: 12.5 added a green-context argument to \
+       cuStreamGetCtx, 13.0 a context argument to cuCtxGetDevice). */ \
+    X(cuStreamGetDevice, cuStreamGetDevice, kOptionalEntry, 0, 0, CUresult(CUstream, CUdevice *)) \
+    X(cuStreamGetCtx, cuStreamGetCtx, kOptionalEntry, cuda_version(12, 4), 0, CUresult(CUstream, CUcontext *)) \
+    X(cuCtxGetDevice, cuCtxGetDevice, kOptionalEntry, cuda_version(12, 9), 0, CUresult(CUdevice *)) \
+    /* "cuStreamGetCtx" of CUDA 12.5 and later, which tells a green \
+       context's stream apart (its regular context is the primary one). */ \
+    X(cuStreamGetCtx_v2, cuStreamGetCtx, kOptionalEntry, 0, cuda_version(12, 5), CUresult(CUstream, CUcontext *, CUgreenCtx *)) \
+    /* IPC events (ipc.cpp) and the capture status (capture.cpp): a driver \
+       without them gets NOT_SUPPORTED from those calls only. */ \
+    X(cuIpcGetEventHandle, cuIpcGetEventHandle, kOptionalEntry, 0, 0, CUresult(CUipcEventHandle *, CUevent)) \
+    X(cuIpcOpenEventHandle, cuIpcOpenEventHandle, kOptionalEntry, 0, 0, CUresult(CUevent *, CUipcEventHandle)) \
+    X(cuStreamIsCapturing, cuStreamIsCapturing, kOptionalEntry, 0, 0, CUresult(CUstream, CUstreamCaptureStatus *)) \
+    /* The thread's capture interaction mode, for the queries evx makes for \
+       its own bookkeeping (internal_event_query()). */ \
+    X(cuThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, kOptionalEntry, 0, 0, CUresult(CUstreamCaptureMode *))
+// clang-format on
+
+constexpr bool kRequiredEntry = true;
+constexpr bool kOptionalEntry = false;
+
+// A CUDA version as CUDA_VERSION and cuGetProcAddress write it (12.4: 12040).
+constexpr int cuda_version(int major, int minor) { return major * 1000 + minor * 10; }
+
+// A pointer to a function of type F (a function type, as the list gives it).
+template <class F>
+using DriverFn = F *;
+
+// The entry points, as EVX_DRIVER_ENTRY_POINTS lists them.
 struct DriverApi {
-    CUresult (*cuInit)(unsigned);
-    CUresult (*cuDriverGetVersion)(int *);
-    CUresult (*cuDeviceGetCount)(int *);
-    CUresult (*cuDeviceGet)(CUdevice *, int);
-    CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
-    CUresult (*cuCtxGetCurrent)(CUcontext *);
-    CUresult (*cuCtxPushCurrent)(CUcontext);
-    CUresult (*cuCtxPopCurrent)(CUcontext *);
-    CUresult (*cuCtxGetStreamPriorityRange)(int *, int *);
-    CUresult (*cuEventCreate)(CUevent *, unsigned);
-    CUresult (*cuEventDestroy)(CUevent);
-    CUresult (*cuEventRecord)(CUevent, CUstream);
-    CUresult (*cuEventRecordWithFlags)(CUevent, CUstream, unsigned);
-    CUresult (*cuEventQuery)(CUevent);
-    CUresult (*cuEventSynchronize)(CUevent);
-    CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
-    CUresult (*cuStreamCreateWithPriority)(CUstream *, unsigned, int);
-    CUresult (*cuStreamDestroy)(CUstream);
-    CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
-    CUresult (*cuStreamQuery)(CUstream);
-    CUresult (*cuStreamSynchronize)(CUstream);
-    CUresult (*cuStreamGetPriority)(CUstream, int *);
-    CUresult (*cuStreamGetFlags)(CUstream, unsigned *);
-    CUresult (*cuLaunchHostFunc)(CUstream, CUhostFn, void *);
-    // Optional: drivers before 12.8 lack cuStreamGetDevice; evx then asks
-    // the stream's context instead.
-    CUresult (*cuStreamGetDevice)(CUstream, CUdevice *);
-    CUresult (*cuStreamGetCtx)(CUstream, CUcontext *);
-    CUresult (*cuCtxGetDevice)(CUdevice *);
-    // Optional: "cuStreamGetCtx" of CUDA 12.5 and later, which tells a green
-    // context's stream apart (its regular context is the primary one).
-    CUresult (*cuStreamGetCtx_v2)(CUstream, CUcontext *, CUgreenCtx *);
-    // Optional: IPC events (ipc.cpp) and the capture status (capture.cpp);
-    // a driver without them gets NOT_SUPPORTED from those calls only.
-    CUresult (*cuIpcGetEventHandle)(CUipcEventHandle *, CUevent);
-    CUresult (*cuIpcOpenEventHandle)(CUevent *, CUipcEventHandle);
-    CUresult (*cuStreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
-    // Optional: the thread's capture interaction mode, for the queries evx
-    // makes for its own bookkeeping (internal_event_query()).
-    CUresult (*cuThreadExchangeStreamCaptureMode)(CUstreamCaptureMode *);
+#define EVX_DRIVER_API_MEMBER(member, name, required, max_version, min_version, ...) \
+    DriverFn<__VA_ARGS__> member;
+    EVX_DRIVER_ENTRY_POINTS(EVX_DRIVER_API_MEMBER)
+#undef EVX_DRIVER_API_MEMBER
 };
 
 // What evx knows of one device. Filled lazily, kept for the process.
@@ -169,14 +203,6 @@ private:
 evx_status_t driver_failed(CUresult r, const char *fn, const char *call,
                            const char *fmt, ...)
     __attribute__((format(printf, 4, 5), cold, noinline));
-
-// capture.cpp: for a status that says a stream capture is in progress,
-// what it means ("; a graph capture is in progress: ..."); "" for others.
-const char *capture_hint(CUresult r);
-inline bool is_capture_status(CUresult r) {
-    return r >= CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED &&
-           r <= CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
-}
 
 }  // namespace evx
 

@@ -26,6 +26,27 @@ evx_status_t fail(evx_status_t status, const char *fmt, ...) {
     return status;
 }
 
+const char *capture_hint(evx_status_t status) {
+    switch (status) {
+    case EVX_ERROR_CAPTURED_EVENT:
+        return "; the event was last recorded in a stream that is being captured into a "
+               "graph: the driver forbids querying or synchronizing it until the capture "
+               "ends (the captured record happens when the graph is launched)";
+    case EVX_ERROR_STREAM_CAPTURE_UNSUPPORTED:
+        return "; a graph capture is in progress: the driver forbids this call on a "
+               "capturing stream, and in global capture mode calls that could "
+               "synchronize with one, until cuStreamEndCapture";
+    case EVX_ERROR_STREAM_CAPTURE_INVALIDATED:
+        return "; a graph capture is in progress and was invalidated by an earlier call "
+               "the driver forbids during capture: end it with cuStreamEndCapture";
+    case EVX_ERROR_STREAM_CAPTURE_IMPLICIT:
+        return "; a graph capture is in progress on a stream this call would implicitly "
+               "synchronize with (the legacy default stream)";
+    default:
+        return is_capture_status(status) ? "; a graph capture is in progress" : "";
+    }
+}
+
 evx_status_t unknown_flags(const char *fn, const char *what, unsigned flags, unsigned known,
                            const char *names) {
     return fail(EVX_ERROR_INVALID_VALUE, "%s: %s flags 0x%x have unknown bits 0x%x (known: %s)",

@@ -1,7 +1,8 @@
 // Copyright 2026 The evx Authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// The thread-local last error. See docs/design.md, "Errors".
+// The thread-local last error, and the words messages add for some statuses.
+// See docs/design.md, "Errors".
 #ifndef EVX_SRC_ERROR_HPP
 #define EVX_SRC_ERROR_HPP
 
@@ -28,6 +29,18 @@ inline evx_status_t check_known_flags(const char *fn, const char *what, unsigned
     if (__builtin_expect((flags & ~known) == 0, 1)) return 0;
     return unknown_flags(fn, what, flags, known, names);
 }
+
+// Whether a status says that a stream capture is in progress (a driver
+// status, passed through: the codes mirror CUresult's).
+inline bool is_capture_status(evx_status_t status) {
+    return status >= EVX_ERROR_STREAM_CAPTURE_UNSUPPORTED &&
+           status <= EVX_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+}
+
+// For a status that says a stream capture is in progress, what it means,
+// to append to a message ("; a graph capture is in progress: ..."); "" for
+// others.
+const char *capture_hint(evx_status_t status);
 
 // The status of a call that could not get a thread record (out of memory):
 // no message can be kept then.

@@ -41,6 +41,7 @@
 #include <cerrno>
 #include <cinttypes>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -53,6 +54,7 @@
 #include "handle.hpp"
 #include "objects.hpp"
 #include "scope.hpp"
+#include "sized.hpp"
 
 namespace evx {
 
@@ -119,7 +121,11 @@ struct Notifier {
 // The notifier whose callback this thread runs, for destroy's refusal.
 thread_local Notifier *t_delivering = nullptr;
 
-constexpr uint32_t kOptionsSize = 12;  // the fields first published
+// evx_notifier_options_t as first published; see sized.hpp.
+constexpr SizedType kOptionsType{
+    "evx_notifier_options_t", "options",
+    offsetof(evx_notifier_options_t, max_streams_per_device) + sizeof(uint32_t), false};
+static_assert(kOptionsType.first_size == 12, "notify.h publishes 12 bytes of options");
 
 // Makes room for one more token; the caller holds n->mu.
 bool reserve_token(Notifier *n) {
@@ -429,25 +435,24 @@ EVX_API evx_status_t evx_notifier_create(const evx_notifier_options_t *options,
     if (!notifier)
         return fail(EVX_ERROR_INVALID_VALUE, "%s: notifier (the out-pointer) is NULL", fn);
     *notifier = nullptr;
-    uint32_t max_lanes = EVX_NOTIFIER_DEFAULT_STREAMS;
+    // Fields past the caller's struct_size keep these defaults (zero).
+    evx_notifier_options_t o{};
     if (options) {
-        if (options->struct_size < kOptionsSize)
-            return fail(EVX_ERROR_INVALID_VALUE,
-                        "%s: options->struct_size is %u, less than the %u bytes of "
-                        "evx_notifier_options_t as first published",
-                        fn, options->struct_size, kOptionsSize);
-        if (options->flags != EVX_NOTIFIER_DEFAULT)
-            return fail(EVX_ERROR_INVALID_VALUE,
-                        "%s: options->flags 0x%x has unknown bits (known: none; pass "
-                        "EVX_NOTIFIER_DEFAULT 0x0)",
-                        fn, options->flags);
-        if (options->max_streams_per_device > EVX_NOTIFIER_MAX_STREAMS)
-            return fail(EVX_ERROR_INVALID_VALUE,
-                        "%s: options->max_streams_per_device %u exceeds "
-                        "EVX_NOTIFIER_MAX_STREAMS (%d)",
-                        fn, options->max_streams_per_device, EVX_NOTIFIER_MAX_STREAMS);
-        if (options->max_streams_per_device) max_lanes = options->max_streams_per_device;
+        const evx_status_t sized = sized_in(fn, kOptionsType, options, &o);
+        if (sized) return sized;
     }
+    if (o.flags != EVX_NOTIFIER_DEFAULT)
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: options->flags 0x%x has unknown bits (known: none; pass "
+                    "EVX_NOTIFIER_DEFAULT 0x0)",
+                    fn, o.flags);
+    if (o.max_streams_per_device > EVX_NOTIFIER_MAX_STREAMS)
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: options->max_streams_per_device %u exceeds "
+                    "EVX_NOTIFIER_MAX_STREAMS (%d)",
+                    fn, o.max_streams_per_device, EVX_NOTIFIER_MAX_STREAMS);
+    const uint32_t max_lanes =
+        o.max_streams_per_device ? o.max_streams_per_device : EVX_NOTIFIER_DEFAULT_STREAMS;
     evx_status_t st = ensure_driver(fn);
     ThreadRecord *r = nullptr;
     if (!st) st = enter_thread(&r);

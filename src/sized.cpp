@@ -17,8 +17,9 @@ evx_status_t sized_check(const char *fn, const SizedType &type, const void *call
     if (s < type.first_size)
         return fail(EVX_ERROR_INVALID_VALUE,
                     "%s: %s->struct_size is %u, less than the %u bytes %s had when first "
-                    "published (set it to sizeof(%s), or use its _INIT macro)",
-                    fn, type.arg, s, type.first_size, type.name, type.name);
+                    "published (set it to sizeof(%s)%s)",
+                    fn, type.arg, s, type.first_size, type.name, type.name,
+                    type.has_init_macro ? ", or use its _INIT macro" : "");
     *size = s;
     return 0;
 }

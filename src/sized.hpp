@@ -20,11 +20,14 @@
 namespace evx {
 
 // A struct type as the caller sees it: its C name and its first published
-// size. arg names the argument ("options", "stats") for messages.
+// size. arg names the argument ("options", "stats") for messages;
+// has_init_macro: whether the header has an _INIT macro for it, which the
+// message then suggests.
 struct SizedType {
     const char *name;
     const char *arg;
     uint32_t first_size;
+    bool has_init_macro = true;
 };
 
 // The caller's struct_size, or INVALID_VALUE with a message naming both

@@ -33,12 +33,38 @@
 
 /** @defgroup evx_version Version
  *  @brief Compile-time and run-time version of the library.
+ *
+ *  evx follows semantic versioning, and its ABI is what the version speaks
+ *  of. Every 1.x library runs every program built against the headers of
+ *  1.0.0 or of an older 1.x: CI compares each build's exported ABI with
+ *  the one recorded for 1.0.0 (`scripts/abi.sh`, libabigail's abidiff) and
+ *  fails on any incompatible change.
+ *
+ *  A minor version may add, and nothing else:
+ *  - new functions;
+ *  - new values of an enum, below its `_FORCE_32BIT` sentinel (a program
+ *    built against an older header never passes them, and must expect
+ *    statuses it does not know by name);
+ *  - new fields at the end of a struct that carries `struct_size` (the
+ *    option and stats structs); the library reads and writes only the
+ *    bytes a caller's `struct_size` covers;
+ *  - new flag bits, which older libraries refuse with
+ *    ::EVX_ERROR_INVALID_VALUE.
+ *
+ *  Within 1.x these never change: the name, parameters and return type of
+ *  a function; the value of an enumerator (statuses mirror `CUresult`
+ *  value for value) and of the macros that stand for values passed through
+ *  the ABI (`EVX_STREAM_LEGACY`, `EVX_STREAM_PER_THREAD`,
+ *  `EVX_IPC_HANDLE_SIZE`); the layout of a public struct up to its last
+ *  published field; the soname `libevx.so.0`; the meaning of a handle, a
+ *  status or a flag. A patch version changes no header but to fix its
+ *  documentation.
  *  @{ */
 
 /** Major version: changes when the ABI breaks. */
-#define EVX_VERSION_MAJOR 0
+#define EVX_VERSION_MAJOR 1
 /** Minor version: changes when the ABI grows compatibly. */
-#define EVX_VERSION_MINOR 1
+#define EVX_VERSION_MINOR 0
 /** Patch version: changes for fixes that leave the ABI alone. */
 #define EVX_VERSION_PATCH 0
 /** The version as one number: major * 10000 + minor * 100 + patch. */

@@ -17,13 +17,13 @@ import enum as _enum
 # Constants (object-like macros)
 
 #: Major version: changes when the ABI breaks.
-EVX_VERSION_MAJOR = 0
+EVX_VERSION_MAJOR = 1
 
 #: Minor version: changes when the ABI grows compatibly.
-EVX_VERSION_MINOR = 1
+EVX_VERSION_MINOR = 0
 
 #: The version as one number: major * 10000 + minor * 100 + patch.
-EVX_VERSION_NUMBER = 100
+EVX_VERSION_NUMBER = 10000
 
 #: Patch version: changes for fixes that leave the ABI alone.
 EVX_VERSION_PATCH = 0

@@ -1,0 +1,28 @@
+/*
+ * Copyright 2026 The evx Authors
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * The enums of the public headers, made reachable for abidw. No call of
+ * libevx takes or returns one of them (statuses are evx_status_t, an int;
+ * flags are unsigned), so abidw of libevx alone, which records what its
+ * exported calls reach, would not record their values. This module exports
+ * one function that takes each of them, built from the same headers in the
+ * same build as libevx; scripts/abi.sh records and compares it beside
+ * libevx. Every public enum must be a parameter here (scripts/abi.sh checks
+ * that the record names each enum the headers declare).
+ */
+#include "evx/evx.h"
+
+EVX_API void evx_abi_enums(enum evx_status_code status, enum evx_capture_status capture,
+                           enum evx_device_special device, enum evx_event_flags event,
+                           enum evx_event_record_flags record, enum evx_stream_flags stream,
+                           enum evx_event_wait_flags wait, enum evx_notifier_flags notifier);
+
+EVX_API void evx_abi_enums(enum evx_status_code status, enum evx_capture_status capture,
+                           enum evx_device_special device, enum evx_event_flags event,
+                           enum evx_event_record_flags record, enum evx_stream_flags stream,
+                           enum evx_event_wait_flags wait, enum evx_notifier_flags notifier)
+{
+    (void)status; (void)capture; (void)device; (void)event;
+    (void)record; (void)stream; (void)wait; (void)notifier;
+}
