@@ -89,9 +89,9 @@ evx_status_t current_device(const char *fn, const void *native_stream, bool dflt
         if (dflt)
             return fail(EVX_ERROR_INVALID_VALUE,
                         "%s: native stream %p is a default stream (NULL, EVX_STREAM_LEGACY or "
-                        "EVX_STREAM_PER_THREAD) and EVX_DEVICE_CURRENT was given, but no context "
-                        "is current on the calling thread: pass the device ordinal whose "
-                        "default stream is meant",
+                        "EVX_STREAM_PER_THREAD), which names no device, and no context is "
+                        "current on the calling thread to name it (EVX_DEVICE_CURRENT): pass the "
+                        "device ordinal whose default stream is meant",
                         fn, native_stream);
         return fail(EVX_ERROR_INVALID_VALUE,
                     "%s: EVX_DEVICE_CURRENT was given, but no context is current on the calling "

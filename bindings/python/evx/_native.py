@@ -61,8 +61,10 @@ def address(obj, op="Stream.wrap"):
 
 def device_hint(obj):
     """The device a framework's stream object says it is on, or None:
-    PyTorch (.device.index), CuPy (.device_id), cuda.core (.device.device_id).
-    Used only for default streams (0, 1, 2), which do not name a device."""
+    PyTorch (.device.index), CuPy (.device_id; -1 for its null stream,
+    which names no device), cuda.core and other ``__cuda_stream__``
+    producers (.device.device_id). Used only for default streams (0, 1, 2),
+    which do not name a device."""
     for get in (lambda o: o.device.index, lambda o: o.device_id,
                 lambda o: o.device.device_id):
         try:
@@ -80,15 +82,21 @@ def wrap(obj, device, op="Stream.wrap"):
     ``(the evx stream handle as a c_void_p, the device ordinal, the
     address)``. The caller owns the handle."""
     addr = address(obj, op)
-    if device is None and addr in _DEFAULT_STREAMS:
-        device = device_hint(obj)
-    dev = (_capi.EVX_DEVICE_FROM_STREAM if device is None
-           else _args.ordinal(device, op))
+    if device is not None:
+        dev = _args.ordinal(device, op)
+    elif addr not in _DEFAULT_STREAMS:
+        dev = _capi.EVX_DEVICE_FROM_STREAM
+    else:
+        # A default stream names no device: the object's, else the device
+        # of the calling thread's current context, as CUDA's runtime (so
+        # CuPy and PyTorch) takes it; refused when neither names one.
+        hint = device_hint(obj)
+        dev = _capi.EVX_DEVICE_CURRENT if hint is None else hint
     h = ctypes.c_void_p()
     st = capi.evx_stream_wrap_external(dev, addr, ctypes.byref(h))
     if st:
         raise error(st, op)
-    if dev == _capi.EVX_DEVICE_FROM_STREAM:
+    if dev in (_capi.EVX_DEVICE_FROM_STREAM, _capi.EVX_DEVICE_CURRENT):
         d = ctypes.c_int()
         st = capi.evx_stream_get_device(h, ctypes.byref(d))
         if st:

@@ -51,12 +51,15 @@ class Stream(_core.StreamCore):
         ``obj``: an int address, a ``ctypes.c_void_p``, any object with
         ``__cuda_stream__`` (protocol version 0: cuda.core, CuPy, ...), a
         PyTorch stream (``.cuda_stream``) or a CuPy stream (``.ptr``).
-        ``device``: the stream's device, or None to read it from the stream
-        (a default stream, 0/1/2, needs a device). The wrapped object is kept
-        referenced until the evx stream is closed; evx never destroys the
-        driver stream. For a default stream of a framework object (PyTorch's
-        default stream is 0) the device is read from the object when
-        ``device`` is None.
+        ``device``: the stream's device, or None to read it from the stream.
+        A default stream (0, 1 or 2: PyTorch's and CuPy's default streams)
+        names no device: with ``device`` None it is read from the object
+        (PyTorch's ``device``, CuPy's ``device_id``, cuda.core's
+        ``device``), else it is the device of the calling thread's current
+        context (as CUDA's runtime, CuPy and PyTorch take it); with neither,
+        CudaError (EVX_ERROR_INVALID_VALUE) asks for ``device``. The wrapped
+        object is kept referenced until the evx stream is closed; evx never
+        destroys the driver stream.
         """
         h, ordinal, addr = _native.wrap(obj, device, "Stream.wrap")
         return cls._make(h, ordinal, obj, False, addr)
