@@ -91,7 +91,8 @@ def wrap(obj, device, op="Stream.wrap"):
         # of the calling thread's current context, as CUDA's runtime (so
         # CuPy and PyTorch) takes it; refused when neither names one.
         hint = device_hint(obj)
-        dev = _capi.EVX_DEVICE_CURRENT if hint is None else hint
+        dev = (_capi.EVX_DEVICE_CURRENT if hint is None else _args.integer(
+            hint, op, "the device %s names" % type(obj).__name__, _args.ORDINAL))
     h = ctypes.c_void_p()
     st = capi.evx_stream_wrap_external(dev, addr, ctypes.byref(h))
     if st:

@@ -238,3 +238,12 @@ def test_default_stream_with_no_device_known_is_refused(evx):
             assert ei.value.message.startswith("Stream.wrap: ")
             assert "is a default stream" in ei.value.message
             assert "pass the device ordinal" in ei.value.message
+
+
+def test_default_stream_device_named_out_of_range_is_refused(evx):
+    # The object's device reaches C only once checked, as the caller's does.
+    cupy_like = FakeCupyStream(0)
+    cupy_like.device_id = 1 << 63
+    with pytest.raises(ValueError, match="Stream.wrap: the device FakeCupyStream names "
+                                         "9223372036854775808 is outside"):
+        evx.Stream.wrap(cupy_like)
