@@ -74,6 +74,62 @@ evx_status_t native_stream_device(const char *fn, CUstream cs, int *ordinal) {
     return 0;
 }
 
+// EVX_DEVICE_CURRENT: the ordinal of the device of the calling thread's
+// current context, as CUDA's runtime (and so CuPy and PyTorch) takes the
+// device of a default stream. A default stream is of a primary context, as
+// evx makes it current around calls on one, so for a default stream the
+// current context must be its device's primary context; another one
+// (cuCtxCreate's, a green context's) would mean another stream.
+evx_status_t current_device(const char *fn, const void *native_stream, bool dflt, int *device) {
+    CUcontext cur = nullptr;
+    CUresult res = cu().cuCtxGetCurrent(&cur);
+    if (res != CUDA_SUCCESS)
+        return driver_failed(res, fn, "cuCtxGetCurrent", "EVX_DEVICE_CURRENT");
+    if (!cur) {
+        if (dflt)
+            return fail(EVX_ERROR_INVALID_VALUE,
+                        "%s: native stream %p is a default stream (NULL, EVX_STREAM_LEGACY or "
+                        "EVX_STREAM_PER_THREAD), which names no device, and no context is "
+                        "current on the calling thread to name it (EVX_DEVICE_CURRENT): pass the "
+                        "device ordinal whose default stream is meant",
+                        fn, native_stream);
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: EVX_DEVICE_CURRENT was given, but no context is current on the calling "
+                    "thread: pass the device ordinal or EVX_DEVICE_FROM_STREAM",
+                    fn);
+    }
+    if (!cu().cuCtxGetDevice)
+        return fail(EVX_ERROR_NOT_SUPPORTED,
+                    "%s: the driver has no cuCtxGetDevice, so the device of the current context "
+                    "(EVX_DEVICE_CURRENT) cannot be read",
+                    fn);
+    CUdevice dev = 0;
+    res = cu().cuCtxGetDevice(&dev);
+    if (res != CUDA_SUCCESS)
+        return driver_failed(res, fn, "cuCtxGetDevice", "the current context %p (EVX_DEVICE_CURRENT)",
+                             static_cast<void *>(cur));
+    const int ordinal = device_ordinal(dev);
+    if (ordinal < 0)
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: the current context %p is of driver device %d, which is not among the "
+                    "%d devices the driver listed",
+                    fn, static_cast<void *>(cur), static_cast<int>(dev), g_driver.device_count);
+    if (dflt) {
+        CUcontext primary = nullptr;
+        evx_status_t st = primary_context(fn, ordinal, &primary);
+        if (st) return st;
+        if (primary != cur)
+            return fail(EVX_ERROR_INVALID_VALUE,
+                        "%s: native stream %p is a default stream and EVX_DEVICE_CURRENT was "
+                        "given, but the current context %p is not the primary context of its "
+                        "device %d (evx's default streams are those of primary contexts): pass "
+                        "the device ordinal to mean the primary context's default stream",
+                        fn, native_stream, static_cast<void *>(cur), ordinal);
+    }
+    *device = ordinal;
+    return 0;
+}
+
 // Publishes a stream object under a new handle; frees it on failure.
 evx_status_t publish_stream(ThreadRecord *r, const char *fn, Stream *s, evx_stream_t *out) {
     uint32_t index;
@@ -223,9 +279,12 @@ evx_status_t evx::wrap_stream(const char *fn, int device, void *native_stream,
                     "EVX_STREAM_PER_THREAD): pass the device ordinal whose default stream is "
                     "meant, not EVX_DEVICE_FROM_STREAM",
                     fn, native_stream);
-    // enter_device(), but EVX_DEVICE_FROM_STREAM lets the stream name it.
+    // enter_device(), but EVX_DEVICE_FROM_STREAM lets the stream name it,
+    // and EVX_DEVICE_CURRENT the calling thread's current context.
     ThreadRecord *r;
     evx_status_t st = ensure_driver(fn);
+    if (!st && device == EVX_DEVICE_CURRENT)
+        st = current_device(fn, native_stream, dflt, &device);
     if (!st && device != EVX_DEVICE_FROM_STREAM) st = check_device(fn, device);
     if (!st) st = enter_thread(&r);
     if (st) return st;

@@ -105,6 +105,7 @@ int main(void)
     printf("enum EVX_CAPTURE_STATUS_FORCE_32BIT %lld\n", (long long)(EVX_CAPTURE_STATUS_FORCE_32BIT));
     printf("enumsize evx_device_special %llu\n", U(sizeof(enum evx_device_special)));
     printf("enum EVX_DEVICE_FROM_STREAM %lld\n", (long long)(EVX_DEVICE_FROM_STREAM));
+    printf("enum EVX_DEVICE_CURRENT %lld\n", (long long)(EVX_DEVICE_CURRENT));
     printf("enum EVX_DEVICE_SPECIAL_FORCE_32BIT %lld\n", (long long)(EVX_DEVICE_SPECIAL_FORCE_32BIT));
     printf("enumsize evx_event_flags %llu\n", U(sizeof(enum evx_event_flags)));
     printf("enum EVX_EVENT_DEFAULT %lld\n", (long long)(EVX_EVENT_DEFAULT));

@@ -40,10 +40,16 @@ EVX_BEGIN_DECLS
  *  @{ */
 
 /** @brief Passed as the device of evx_stream_wrap_external(): read the
- *  device from the stream itself. */
+ *  device from the stream itself, or from the calling thread's current
+ *  context. */
 enum evx_device_special {
     /** The device is the stream's own. */
     EVX_DEVICE_FROM_STREAM = -1,
+    /** The device of the context current on the calling thread, as CUDA's
+     *  runtime takes it for a default stream (so CuPy's and PyTorch's
+     *  default streams). For a default stream that context must be its
+     *  device's primary context. */
+    EVX_DEVICE_CURRENT = -2,
     /** Not a value: forces the enum to 32 bits. */
     EVX_DEVICE_SPECIAL_FORCE_32BIT = 0x7FFFFFFF
 };

@@ -52,7 +52,7 @@ typedef void (*evx_release_fn_t)(void *user_data);
  * races with an evx_stream_synchronize() of the same handle returns once
  * that synchronize has returned.
  *
- * @param device the stream's device, or ::EVX_DEVICE_FROM_STREAM (as for
+ * @param device the stream's device, ::EVX_DEVICE_FROM_STREAM or ::EVX_DEVICE_CURRENT (as for
  *        evx_stream_wrap_external()).
  * @param native_stream the `CUstream` (a default stream is allowed).
  * @param release the callback; not NULL (use evx_stream_wrap_external()

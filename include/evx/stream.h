@@ -88,16 +88,21 @@ EVX_API evx_status_t evx_device_create_stream(int device, unsigned flags,
  * @p native_stream that is not a live `CUstream` (or `cudaStream_t`) is
  * undefined behaviour, as in CUDA.
  *
- * @param device the stream's device, or ::EVX_DEVICE_FROM_STREAM to read
- *        it from the stream. For a default stream (NULL,
- *        ::EVX_STREAM_LEGACY, ::EVX_STREAM_PER_THREAD) it must be a
- *        device ordinal, which names whose default stream is meant.
+ * @param device the stream's device, ::EVX_DEVICE_FROM_STREAM to read
+ *        it from the stream, or ::EVX_DEVICE_CURRENT for the device of the
+ *        calling thread's current context. For a default stream (NULL,
+ *        ::EVX_STREAM_LEGACY, ::EVX_STREAM_PER_THREAD), which names no
+ *        device, it is a device ordinal or ::EVX_DEVICE_CURRENT (whose
+ *        current context must then be the device's primary context).
  * @param native_stream the `CUstream`.
  * @param[out] stream receives the borrowed stream.
  * @return ::EVX_SUCCESS;
  *         ::EVX_ERROR_INVALID_VALUE if @p stream is NULL, if a default
- *         stream is given with ::EVX_DEVICE_FROM_STREAM, or if @p device
- *         is not the device the stream belongs to (the message names both);
+ *         stream is given with ::EVX_DEVICE_FROM_STREAM, if
+ *         ::EVX_DEVICE_CURRENT is given and no context is current (or, for
+ *         a default stream, the current one is not a primary context), or
+ *         if @p device is not the device the stream belongs to (the message
+ *         names both);
  *         ::EVX_ERROR_INVALID_DEVICE if @p device is out of range;
  *         a driver-loading status; a status from the driver.
  *         On failure `*stream` is set to NULL when @p stream is not NULL.

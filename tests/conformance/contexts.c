@@ -330,11 +330,112 @@ out:
         EXPECT(cu->green_ctx_destroy(green) == CUDA_SUCCESS);
 }
 
+/* EVX_DEVICE_CURRENT: a default stream wraps as the default stream of the
+ * device whose primary context is current on the calling thread (as CUDA's
+ * runtime, so CuPy and PyTorch, take it); with no context current, or a
+ * created one, a default stream is refused, naming what to pass. A stream
+ * of a created context wraps with the context's device. The current
+ * context is left as it was each time. */
+static void t_current_device(void)
+{
+    static void *const natives[] = {NULL, EVX_STREAM_LEGACY,
+                                    EVX_STREAM_PER_THREAD};
+    const conf_cu *cu = conf_cu_get();
+    const int n = conf_device_count() < 2 ? 1 : 2;
+    CUcontext primary[2] = {NULL, NULL}, ctx = NULL, now = NULL;
+    CUstream cs = NULL;
+    evx_stream_t s = NULL;
+    evx_event_t e = NULL;
+    size_t i;
+    int d, got;
+
+    if (cu == NULL)
+        return;
+    REQUIRE(cu->ctx_get_current(&cur0) == CUDA_SUCCESS);
+    for (d = 0; d < n; d++)
+        REQUIRE(cu->primary_retain(&primary[d], conf_cu_device(d)) == CUDA_SUCCESS);
+    REQUIRE(conf_ctx_make(0, &ctx, &cs));
+
+    /* No context current: refused, the message saying what to pass. */
+    REQUIRE(cu->ctx_set_current(NULL) == CUDA_SUCCESS);
+    for (i = 0; i < 3; i++) {
+        s = JUNK(evx_stream_t);
+        EXPECT_FAIL(evx_stream_wrap_external(EVX_DEVICE_CURRENT, natives[i], &s),
+                    EVX_ERROR_INVALID_VALUE);
+        EXPECTF(str_has(evx_last_error_message(), "no context is current") &&
+                    str_has(evx_last_error_message(), "pass the device ordinal"),
+                "\"%s\"", evx_last_error_message());
+        EXPECT(s == NULL);
+        s = NULL;
+    }
+    s = JUNK(evx_stream_t);
+    EXPECT_FAIL(evx_stream_wrap_external(EVX_DEVICE_CURRENT, cs, &s),
+                EVX_ERROR_INVALID_VALUE);
+    EXPECT(s == NULL);
+    s = NULL;
+    EXPECT(cu->ctx_get_current(&now) == CUDA_SUCCESS && now == NULL);
+
+    /* A primary context current: its device's default streams. */
+    for (d = 0; d < n; d++) {
+        REQUIRE(cu->ctx_set_current(primary[d]) == CUDA_SUCCESS);
+        for (i = 0; i < 3; i++) {
+            conf_note("device %d, native stream %p", d, natives[i]);
+            if (!EXPECT_OK(evx_stream_wrap_external(EVX_DEVICE_CURRENT, natives[i], &s)))
+                continue;
+            got = -1;
+            EXPECT_OK(evx_stream_get_device(s, &got));
+            EXPECTF(got == d, "device %d, not %d", got, d);
+            if ((e = make_event(d, EVX_EVENT_DISABLE_TIMING)) != NULL) {
+                EXPECT_OK(evx_event_record(e, s));
+                EXPECT_OK(evx_event_synchronize(e));
+                drop_event(&e);
+            }
+            drop_stream(&s);
+            EXPECT(cu->ctx_get_current(&now) == CUDA_SUCCESS && now == primary[d]);
+        }
+    }
+
+    /* A created context current: not a default stream of evx's (those are
+     * of primary contexts), but its own stream wraps, of its device. */
+    REQUIRE(cu->ctx_set_current(ctx) == CUDA_SUCCESS);
+    s = JUNK(evx_stream_t);
+    EXPECT_FAIL(evx_stream_wrap_external(EVX_DEVICE_CURRENT, EVX_STREAM_LEGACY, &s),
+                EVX_ERROR_INVALID_VALUE);
+    EXPECTF(str_has(evx_last_error_message(), "not the primary context"),
+            "\"%s\"", evx_last_error_message());
+    EXPECT(s == NULL);
+    s = NULL;
+    if (EXPECT_OK(evx_stream_wrap_external(EVX_DEVICE_CURRENT, cs, &s))) {
+        got = -1;
+        EXPECT_OK(evx_stream_get_device(s, &got));
+        EXPECTF(got == 0, "device %d, not 0", got);
+        drop_stream(&s);
+    }
+    EXPECT(cu->ctx_get_current(&now) == CUDA_SUCCESS && now == ctx);
+    /* A device given still wins over the current context. */
+    if (n == 2 && EXPECT_OK(evx_stream_wrap_external(1, EVX_STREAM_LEGACY, &s))) {
+        got = -1;
+        EXPECT_OK(evx_stream_get_device(s, &got));
+        EXPECTF(got == 1, "device %d, not 1", got);
+        drop_stream(&s);
+    }
+out:
+    drop_stream(&s);
+    if (cu != NULL)
+        EXPECT(cu->ctx_set_current(cur0) == CUDA_SUCCESS);
+    if (ctx != NULL)
+        conf_ctx_drop(&ctx, &cs);
+    for (d = 0; d < 2; d++)
+        if (primary[d] != NULL)
+            EXPECT(cu->primary_release(conf_cu_device(d)) == CUDA_SUCCESS);
+}
+
 const conf_case conf_contexts_cases[] = {
     {"contexts.created_stream", t_created_stream},
     {"contexts.wait_across", t_wait_across},
     {"contexts.elapsed_across", t_elapsed_across},
     {"contexts.refused", t_refused},
+    {"contexts.current_device", t_current_device},
     {"contexts.green_gpu_only", t_green},
     {NULL, NULL},
 };

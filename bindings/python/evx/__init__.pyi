@@ -8,7 +8,7 @@
 # (scripts/wheel_test.sh).
 import asyncio
 from types import TracebackType
-from typing import (Any, Callable, Dict, Generator, Iterator, final, NamedTuple, NoReturn, Optional, Tuple, Type, TypeVar,
+from typing import (Any, Callable, Generator, final, NamedTuple, NoReturn, Optional, Tuple, Type, TypeVar,
                     Union)
 
 from . import _capi
@@ -39,11 +39,6 @@ library_path: str
 #: sets them as attributes of the loaded library).
 capi: Any
 
-# Private: the helpers evx.aio shares with the package (not public API).
-def _error(status: int, op: Optional[str] = ..., message: Optional[str] = ...) -> CudaError: ...
-_host_keys: Iterator[int]
-_host_pending: Dict[int, Callable[[], object]]
-_host_trampoline: Any
 #: The core the hot paths run on.
 implementation: str
 #: Why the compiled core is not in use (None when it is).
@@ -79,7 +74,7 @@ class Device:
     def create_event_pool(self, capacity: int, prewarm: int = 0, timing: bool = True,
                           blocking_sync: bool = False) -> EventPool: ...
     def trim(self) -> None: ...
-    def open_ipc_event(device, handle: bytes) -> Event: ...  # evx/ipc.py
+    def open_ipc_event(self, handle: bytes) -> Event: ...
 
 class _Owned:
     @property

@@ -53,3 +53,12 @@ def flag(value, op, what):
     if v not in (0, 1):
         raise ValueError("%s: %s must be a bool (or 0 or 1), not %d" % (op, what, v))
     return bool(v)
+
+
+def ordinal(device, op):
+    """A device ordinal from an evx.Device (through its ``__index__``) or an
+    int (not a bool), for ``op``."""
+    if isinstance(device, bool) or not hasattr(type(device), "__index__"):
+        raise TypeError("%s: a device must be an evx.Device or an int, not %s"
+                        % (op, type(device).__name__))
+    return integer(device, op, "device", ORDINAL)

@@ -56,6 +56,7 @@ EVX_CAPTURE_STATUS_FORCE_32BIT = 2147483647  #: Not a value: forces the enum to 
 
 # enum evx_device_special (include/evx/device.h)
 EVX_DEVICE_FROM_STREAM = -1  #: The device is the stream's own.
+EVX_DEVICE_CURRENT = -2  #: The device of the context current on the calling thread, as CUDA's runtime takes it for a default stream (so CuPy's and PyTorch's default streams). For a default stream that context must be its device's primary context.
 EVX_DEVICE_SPECIAL_FORCE_32BIT = 2147483647  #: Not a value: forces the enum to 32 bits.
 
 # enum evx_event_flags (include/evx/event.h)
@@ -207,7 +208,7 @@ class CaptureStatus(_enum.IntEnum):
 
 class DeviceSpecial(_enum.IntEnum):
     """Passed as the device of evx_stream_wrap_external(): read the device from
-    the stream itself.
+    the stream itself, or from the calling thread's current context.
 
     C: enum evx_device_special (include/evx/device.h).
     Members are the enumerators less the 'EVX_DEVICE_' prefix; the *_FORCE_32BIT
@@ -216,6 +217,11 @@ class DeviceSpecial(_enum.IntEnum):
 
     #: The device is the stream's own.
     FROM_STREAM = EVX_DEVICE_FROM_STREAM
+    #: The device of the context current on the calling thread, as CUDA's
+    #: runtime takes it for a default stream (so CuPy's and PyTorch's default
+    #: streams). For a default stream that context must be its device's primary
+    #: context.
+    CURRENT = EVX_DEVICE_CURRENT
 
 
 class EventFlags(_enum.IntFlag):
@@ -1211,8 +1217,8 @@ evx_stream_wrap_external_with_release = Prototype(
     with an evx_stream_synchronize() of the same handle returns once that
     synchronize has returned.
 
-    device: the stream's device, or EVX_DEVICE_FROM_STREAM (as for
-    evx_stream_wrap_external()).
+    device: the stream's device, EVX_DEVICE_FROM_STREAM or EVX_DEVICE_CURRENT
+    (as for evx_stream_wrap_external()).
 
     native_stream: the `CUstream` (a default stream is allowed).
 
@@ -1881,21 +1887,24 @@ evx_stream_wrap_external = Prototype(
     native_stream that is not a live `CUstream` (or `cudaStream_t`) is
     undefined behaviour, as in CUDA.
 
-    device: the stream's device, or EVX_DEVICE_FROM_STREAM to read it from the
-    stream. For a default stream (NULL, EVX_STREAM_LEGACY,
-    EVX_STREAM_PER_THREAD) it must be a device ordinal, which names whose
-    default stream is meant.
+    device: the stream's device, EVX_DEVICE_FROM_STREAM to read it from the
+    stream, or EVX_DEVICE_CURRENT for the device of the calling thread's
+    current context. For a default stream (NULL, EVX_STREAM_LEGACY,
+    EVX_STREAM_PER_THREAD), which names no device, it is a device ordinal or
+    EVX_DEVICE_CURRENT (whose current context must then be the device's
+    primary context).
 
     native_stream: the `CUstream`.
 
     stream [out]: receives the borrowed stream.
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if stream is NULL, if a
-    default stream is given with EVX_DEVICE_FROM_STREAM, or if device is not
-    the device the stream belongs to (the message names both);
-    EVX_ERROR_INVALID_DEVICE if device is out of range; a driver-loading
-    status; a status from the driver. On failure `*stream` is set to NULL when
-    stream is not NULL.
+    default stream is given with EVX_DEVICE_FROM_STREAM, if EVX_DEVICE_CURRENT
+    is given and no context is current (or, for a default stream, the current
+    one is not a primary context), or if device is not the device the stream
+    belongs to (the message names both); EVX_ERROR_INVALID_DEVICE if device is
+    out of range; a driver-loading status; a status from the driver. On
+    failure `*stream` is set to NULL when stream is not NULL.
 
     Thread-safe.
     """)
@@ -2254,6 +2263,7 @@ ENUMS = {
     )),
     "evx_device_special": (_ct.c_int, DeviceSpecial, (
         "EVX_DEVICE_FROM_STREAM",
+        "EVX_DEVICE_CURRENT",
         "EVX_DEVICE_SPECIAL_FORCE_32BIT",
     )),
     "evx_event_flags": (_ct.c_uint, EventFlags, (

@@ -8,9 +8,16 @@
 
 It links libevx and calls it directly (the declarations are in
 libevx.pxd). It holds what a timing loop calls: the base classes of
-evx.Event and evx.Stream (EventCore, StreamCore) with their hot methods,
-event creation, and ``timed``. The package (evx/__init__.py) defines Event
-and Stream on top of these and hands them over with bind().
+evx.Device, evx.Event and evx.Stream (DeviceCore, EventCore, StreamCore)
+with their hot methods, event creation, ``timed``, and the notifier's watch
+and read that evx.aio makes per await. It knows nothing of the package's
+classes: the package's factories (evx/_device.py, _stream.py, ...) make
+objects with new_device, new_event and new_stream, naming the class to make
+and, for a device or a stream, the class of the events it makes. The
+exceptions it raises are made by evx._errors.error, and ``timed`` borrows a
+stream of another framework through evx._native; both are imported when
+first needed (each sits below the package's classes and imports no class
+of it).
 
 :func:`library_path` is the file of the libevx this module linked (dladdr
 on one of its functions): the package opens that same file with ctypes for
@@ -29,13 +36,15 @@ or calls cuEventCreate, and gives it back or calls cuEventDestroy, none of
 which waits for GPU work or for a host function. The one slow step is a
 device's first use, which retains its primary context (hundreds of
 milliseconds on a GPU); so a device's events are made releasing the GIL
-until one has been made. bind(..., release_all=True)
-(EVX_PYTHON_RELEASE_GIL=1) makes every call release it.
+until one has been made. EVX_PYTHON_RELEASE_GIL=1 in the environment when
+the core is imported makes every call release it.
 """
 
 cimport cython
 from cpython.long cimport PyLong_AsVoidPtr, PyLong_FromVoidPtr
 from cpython.object cimport PyObject, PyTypeObject
+
+from libc.stdint cimport uint32_t, uint64_t
 
 from .libevx cimport *
 
@@ -46,13 +55,12 @@ cdef extern from "<dlfcn.h>" nogil:
 
 
 # --------------------------------------------------------------------------
-# What the package hands over (bind), and the library check
+# Settings, the library check, and the exceptions
 
-cdef object g_error = None         # error(status, op, message=None) -> exception
-cdef type g_event_type = None      # evx.Event
-cdef type g_stream_type = None     # evx.Stream
-cdef object g_wrap_stream = None   # evx.Stream.wrap
-cdef bint g_release_all = False    # EVX_PYTHON_RELEASE_GIL=1
+import os as _os
+
+cdef object g_error = None         # evx._errors.error, once imported
+cdef bint g_release_all = _os.environ.get("EVX_PYTHON_RELEASE_GIL", "") not in ("", "0")
 
 # Devices whose first event has been made: their events are made holding the
 # GIL. Ordinals past the table always release it.
@@ -83,32 +91,24 @@ def check_library_version():
                 library_path(), v // 10000, v // 100 % 100, v % 100))
 
 
-def bind(error, type event_type, type stream_type, wrap_stream, bint release_all):
-    """Called once by the package: ``error(status, op, message=None)`` makes
-    the exception to raise (the library's thread-local message when
-    ``message`` is None); Event and Stream (subclasses of EventCore and
-    StreamCore); Stream.wrap; whether every call releases the GIL."""
-    global g_error, g_event_type, g_stream_type, g_wrap_stream, g_release_all
-    if g_event_type is not None:
-        raise RuntimeError("evx._core is already bound")
-    if not (issubclass(event_type, EventCore) and issubclass(stream_type, StreamCore)):
-        raise TypeError("bind(): the event and stream types must derive from "
-                        "EventCore and StreamCore")
-    g_error = error
-    g_event_type = event_type
-    g_stream_type = stream_type
-    g_wrap_stream = wrap_stream
-    g_release_all = release_all
-
-
 def releases_gil_always():
     """Whether every call releases the GIL (EVX_PYTHON_RELEASE_GIL=1)."""
     return g_release_all
 
 
+cdef object error(evx_status_t st, str op, message=None):
+    """evx._errors.error(st, op, message): the exception for a status (the
+    library's thread-local message when ``message`` is None)."""
+    global g_error
+    if g_error is None:
+        from evx._errors import error as e
+        g_error = e
+    return g_error(st, op, message)
+
+
 cdef inline object failure(evx_status_t st, str op):
     """The exception for a status just returned on this thread."""
-    return g_error(st, op)
+    return error(st, op)
 
 
 cdef object done_or_raise(evx_status_t st, str op):
@@ -122,7 +122,7 @@ cdef object done_or_raise(evx_status_t st, str op):
 
 cdef object gone(obj, str op, str role):
     """The exception for a closed object given to op."""
-    return g_error(EVX_ERROR_INVALID_HANDLE, op, "%s is %s" % (role, obj._gone))
+    return error(EVX_ERROR_INVALID_HANDLE, op, "%s is %s" % (role, obj._gone))
 
 
 cdef bint checked_flag(value, str op, str what) except -1:
@@ -139,7 +139,7 @@ cdef bint checked_flag(value, str op, str what) except -1:
 cdef object misuse(str op, str message):
     """The exception for a call made out of order, with the status the C
     timers give for the same misuse (EVX_ERROR_ILLEGAL_STATE)."""
-    return g_error(EVX_ERROR_ILLEGAL_STATE, op, message)
+    return error(EVX_ERROR_ILLEGAL_STATE, op, message)
 
 
 cdef void *handle_from(v) except? NULL:
@@ -205,6 +205,14 @@ cdef inline object new_core(type base, type cls):
     the library's calls only), and base.__new__(cls) would go through a
     Python-level method call."""
     return (<PyTypeObject *>base).tp_new(cls, <PyObject *>NO_ARGS, NULL)
+
+
+cdef type subclass_of(type base, cls, str what):
+    """cls, checked to derive from base (a factory's argument)."""
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        raise TypeError("%s must be a subclass of evx._core.%s, not %r"
+                        % (what, base.__name__, cls))
+    return <type>cls
 
 
 cdef class EventCore(Handle):
@@ -321,8 +329,9 @@ cdef class EventCore(Handle):
         return self.elapsed(<EventCore>start, "Event.elapsed_since")
 
 
-cdef EventCore make_event(int dev, unsigned flags, str op):
-    """An evx.Event of a new driver event."""
+cdef EventCore make_event(type cls, int dev, unsigned flags, str op):
+    """An event of cls (evx.Event; EventCore for one used inside a call)
+    for a new driver event."""
     cdef evx_event_t h = NULL
     cdef evx_status_t st
     cdef EventCore ev
@@ -340,7 +349,7 @@ cdef EventCore make_event(int dev, unsigned flags, str op):
     if st:
         raise failure(st, op)
     try:
-        ev = new_core(EventCore, g_event_type)
+        ev = new_core(EventCore, cls)
     except BaseException:
         evx_event_destroy(h)
         raise
@@ -354,6 +363,7 @@ cdef class DeviceCore:
     call a loop that makes events per step makes."""
 
     cdef readonly int _id
+    cdef type event_type      # the class of the events it makes (evx.Event)
 
     def create_event(self, timing=True, blocking_sync=False, ipc=False):
         """A new :class:`Event` of this device, not yet recorded.
@@ -372,27 +382,24 @@ cdef class DeviceCore:
             flags |= EVX_EVENT_BLOCKING_SYNC
         if ipc is not False and checked_flag(ipc, "Device.create_event", "ipc"):
             flags |= EVX_EVENT_INTERPROCESS
-        return make_event(self._id, flags, "Device.create_event")
+        return make_event(self.event_type, self._id, flags, "Device.create_event")
 
 
-def new_device(type cls, int ordinal):
-    """A new object of cls (evx.Device) for a device ordinal."""
-    if not issubclass(cls, DeviceCore):
-        raise TypeError("new_device(): %s does not derive from DeviceCore" % cls.__name__)
-    cdef DeviceCore d = new_core(DeviceCore, cls)
+def new_device(cls, int ordinal, event_type):
+    """A new object of cls (evx.Device) for a device ordinal, whose
+    create_event makes objects of event_type (evx.Event)."""
+    cdef type c = subclass_of(DeviceCore, cls, "new_device(): cls")
+    cdef type et = subclass_of(EventCore, event_type, "new_device(): event_type")
+    cdef DeviceCore d = new_core(DeviceCore, c)
     d._id = ordinal
+    d.event_type = et
     return d
 
 
-def create_event(int ordinal, unsigned flags, str op="Device.create_event"):
-    """A new evx.Event of a device."""
-    return make_event(ordinal, flags, op)
-
-
-def new_event(handle, int ordinal, bint pooled=False):
-    """An evx.Event owning an existing handle (``pooled``: acquired from a
-    pool)."""
-    cdef EventCore ev = new_core(EventCore, g_event_type)
+def new_event(cls, handle, int ordinal, bint pooled=False):
+    """A new object of cls (evx.Event) owning an existing evx event handle
+    (``pooled``: acquired from a pool)."""
+    cdef EventCore ev = new_core(EventCore, subclass_of(EventCore, cls, "new_event(): cls"))
     ev.h = <evx_event_t>handle_from(handle)
     ev._dev = ordinal
     ev.pooled = pooled
@@ -405,6 +412,8 @@ def new_event(handle, int ordinal, bint pooled=False):
 
 cdef class StreamCore(Handle):
     """The compiled core of evx.Stream."""
+
+    cdef type event_type      # the class of the events record() makes
 
     @property
     def _gone(self):
@@ -441,7 +450,8 @@ cdef class StreamCore(Handle):
         if event is None:
             if s == NULL:
                 raise gone(self, "Stream.record", "the stream")
-            event = make_event(self._dev, EVX_EVENT_DEFAULT, "Stream.record")
+            event = make_event(self.event_type, self._dev, EVX_EVENT_DEFAULT,
+                               "Stream.record")
         elif not isinstance(event, EventCore):
             raise TypeError("Stream.record() needs an evx.Event or None, not %s"
                             % type(event).__name__)
@@ -490,8 +500,8 @@ cdef class StreamCore(Handle):
             raise gone(event_or_stream, "Stream.wait", "the stream waited for")
         if event_or_stream is self:
             return
-        tmp = make_event((<StreamCore>event_or_stream)._dev, EVX_EVENT_DISABLE_TIMING,
-                         "Stream.wait")
+        tmp = make_event(EventCore, (<StreamCore>event_or_stream)._dev,
+                         EVX_EVENT_DISABLE_TIMING, "Stream.wait")
         with nogil:
             st = evx_event_record(<evx_event_t>tmp.h, other)
             if st == EVX_SUCCESS:
@@ -530,12 +540,67 @@ cdef class StreamCore(Handle):
         return done_or_raise(st, "Stream.is_done")
 
 
-def new_stream(handle, int ordinal):
-    """An evx.Stream owning an existing handle."""
-    cdef StreamCore s = new_core(StreamCore, g_stream_type)
+def new_stream(cls, handle, int ordinal, event_type):
+    """A new object of cls (evx.Stream) owning an existing evx stream
+    handle, whose record() makes objects of event_type (evx.Event)."""
+    cdef type c = subclass_of(StreamCore, cls, "new_stream(): cls")
+    cdef type et = subclass_of(EventCore, event_type, "new_stream(): event_type")
+    cdef StreamCore s = new_core(StreamCore, c)
     s.h = <evx_stream_t>handle_from(handle)
     s._dev = ordinal
+    s.event_type = et
     return s
+
+
+# --------------------------------------------------------------------------
+# The notifier's hot calls (evx.aio): a watch per await, a read per wakeup.
+# Creation, the file descriptor and destruction go through evx.capi.
+
+cdef enum:
+    NOTIFIER_READ_MAX_ = 1024   # tokens one notifier_read call can take
+
+#: The most tokens one notifier_read call takes.
+NOTIFIER_READ_MAX = NOTIFIER_READ_MAX_
+
+
+def notifier_watch(notifier, event, uint64_t token, str op="evx.aio.wait"):
+    """Watches ``event`` (an evx Event) on ``notifier`` (an evx_notifier_t
+    handle as an int or a ctypes.c_void_p) under ``token``
+    (evx_notifier_watch). A closed event is given to the library, which
+    refuses it with EVX_ERROR_INVALID_HANDLE and its message."""
+    if not isinstance(event, EventCore):
+        raise TypeError("%s() needs an evx.Event, not %s" % (op, type(event).__name__))
+    cdef evx_notifier_t n = <evx_notifier_t>handle_from(notifier)
+    cdef evx_event_t e = <evx_event_t>(<EventCore>event).h
+    cdef evx_status_t st
+    if g_release_all:
+        with nogil:
+            st = evx_notifier_watch(n, e, token)
+    else:
+        st = evx_notifier_watch(n, e, token)
+    if st:
+        raise failure(st, op)
+
+
+def notifier_read(notifier, uint32_t capacity):
+    """Up to ``capacity`` (at most NOTIFIER_READ_MAX) tokens of completed
+    watches, as a list (evx_notifier_read; it never waits)."""
+    cdef evx_notifier_t n = <evx_notifier_t>handle_from(notifier)
+    cdef uint64_t buf[NOTIFIER_READ_MAX_]
+    cdef uint32_t count = 0
+    cdef uint32_t i
+    cdef evx_status_t st
+    if capacity > NOTIFIER_READ_MAX_:
+        raise ValueError("notifier_read: capacity %d is over NOTIFIER_READ_MAX (%d)"
+                         % (capacity, NOTIFIER_READ_MAX_))
+    if g_release_all:
+        with nogil:
+            st = evx_notifier_read(n, buf, capacity, &count)
+    else:
+        st = evx_notifier_read(n, buf, capacity, &count)
+    if st:
+        raise failure(st, "evx.aio: evx_notifier_read")
+    return [buf[i] for i in range(count)]
 
 
 # --------------------------------------------------------------------------
@@ -663,6 +728,7 @@ cdef class timed:
     """
 
     cdef StreamCore stream      # kept: the marks are on it
+    cdef object wrapped         # the object a borrowed stream was made from
     cdef Marks m                # from __enter__ on; back to the cache at the end
     cdef float ms
     cdef int dev
@@ -673,12 +739,25 @@ cdef class timed:
         if isinstance(stream, StreamCore):
             self.stream = <StreamCore>stream
         else:
-            s = g_wrap_stream(stream)
-            if not isinstance(s, StreamCore):
-                raise TypeError("Stream.wrap() did not return an evx.Stream")
+            # Borrowed as Stream.wrap(stream) would, for the block only: an
+            # evx stream handle of the core's own class, with the object
+            # kept referenced until the timed object is gone.
+            from evx import _native
+            h, dev, _ = _native.wrap(stream, None, "evx.timed")
+            s = new_core(StreamCore, StreamCore)
+            (<StreamCore>s).h = handle_from(h)
+            (<StreamCore>s)._dev = dev
+            (<StreamCore>s).event_type = EventCore
             self.stream = <StreamCore>s
+            self.wrapped = stream
             self.own = True
         self.dev = self.stream._dev
+
+    cdef int close_borrowed(self) except -1:
+        """Ends the stream wrapped for the block and drops the object."""
+        self.wrapped = None
+        self.stream.close()
+        return 0
 
     def __dealloc__(self):
         if self.m.start != NULL:
@@ -722,16 +801,16 @@ cdef class timed:
         if err is None:
             self.state = T_STOPPED
             if self.own:
-                self.stream.close()
+                self.close_borrowed()
             return False
         self.state = T_STOP_FAILED
         if exc_type is not None:      # the block's own exception wins
             if self.own:
-                self.stream.close()
+                self.close_borrowed()
             return False
         if self.own:
             try:
-                self.stream.close()
+                self.close_borrowed()
             except Exception:
                 pass
         raise err

@@ -16,6 +16,10 @@ The ctypes layer (``evx.capi``) then opens the very file the core reports
 linker hands back the copy already loaded, so both layers share one library
 and one handle table.
 
+Importing this module loads both: :data:`path` is the library's file and
+:data:`capi` its C functions bound through ctypes (argtypes and restype
+set), which the package's modules call for what is not hot.
+
 Errors: :class:`LibraryNotFoundError` names every place tried and why each
 failed; :class:`CoreNotBuiltError` says how to build the core.
 """
@@ -23,8 +27,12 @@ failed; :class:`CoreNotBuiltError` says how to build the core.
 import ctypes
 import importlib.machinery
 import os
+from typing import Any
 
-__all__ = ["CoreNotBuiltError", "LibraryNotFoundError", "load_library", "SONAME"]
+from . import _capi
+
+__all__ = ["CoreNotBuiltError", "LibraryNotFoundError", "load_library", "SONAME",
+           "capi", "path"]
 
 SONAME = "libevx.so.0"
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -109,3 +117,9 @@ def load_library(environ=None):
             % (explicit, core_file, path, SONAME))
     _core.check_library_version()
     return _open(path), path
+
+
+_cdll, path = load_library()
+#: Every C function of the loaded library (argtypes and restype set).
+#: (Any: _capi.Functions sets them as attributes of the loaded library.)
+capi: Any = _capi.Functions(_cdll)

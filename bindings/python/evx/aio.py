@@ -45,20 +45,26 @@ import itertools as _itertools
 import threading as _threading
 import weakref as _weakref
 
-from . import (_error, _host_keys, _host_pending, _host_trampoline, capi,
-               Event, Stream)
+from . import _core, _hostfn
+from ._errors import error as _error
+from ._event import Event
+from ._loader import capi as _capi
+from ._stream import Stream
 
 __all__ = ["wait", "synchronize", "future", "READ_BATCH"]
 
-#: Tokens taken from the C notifier per ``evx_notifier_read`` call.
+#: Tokens taken from the C notifier per ``evx_notifier_read`` call (at most
+#: ``evx._core.NOTIFIER_READ_MAX``).
 READ_BATCH = 256
 
-_create = capi.evx_notifier_create
-_destroy = capi.evx_notifier_destroy
-_get_fd = capi.evx_notifier_get_fd
-_watch = capi.evx_notifier_watch
-_watch_cb = capi.evx_notifier_watch_callback
-_read = capi.evx_notifier_read
+# The hot calls (a watch per await, a read per wakeup) are the compiled
+# core's; the rest goes through ctypes.
+_create = _capi.evx_notifier_create
+_destroy = _capi.evx_notifier_destroy
+_get_fd = _capi.evx_notifier_get_fd
+_watch = _core.notifier_watch
+_watch_cb = _capi.evx_notifier_watch_callback
+_read = _core.notifier_read
 _c_void_p = _ct.c_void_p
 _byref = _ct.byref
 
@@ -74,8 +80,7 @@ def _new_notifier():
 class _LoopNotifier:
     """One C notifier serving one event loop."""
 
-    __slots__ = ("h", "fd", "futures", "tokens", "buf", "count", "loop_ref",
-                 "__weakref__")
+    __slots__ = ("h", "fd", "futures", "tokens", "loop_ref", "__weakref__")
 
     def __init__(self, loop):
         self.h = _new_notifier()
@@ -88,8 +93,6 @@ class _LoopNotifier:
         self.fd = fd.value
         self.futures = {}
         self.tokens = _itertools.count(1)
-        self.buf = (_ct.c_uint64 * READ_BATCH)()
-        self.count = _ct.c_uint32()
         self.loop_ref = _weakref.ref(loop)
         loop.add_reader(self.fd, self._on_readable)
         # Destroys the C notifier when the loop goes away; holds no
@@ -98,28 +101,27 @@ class _LoopNotifier:
         # completes.
         _weakref.finalize(loop, _finish, self.h).atexit = False
 
-    def watch(self, loop, handle):
+    def watch(self, loop, event, fn):
         token = next(self.tokens)
-        st = _watch(self.h, handle, token)
-        if st:
-            raise _error(st)
+        _watch(self.h, event, token, "evx.aio." + fn)
         fut = loop.create_future()
         self.futures[token] = fut
         return fut
 
     def _on_readable(self):
-        buf, count, futures = self.buf, self.count, self.futures
+        futures = self.futures
         while True:
-            st = _read(self.h, buf, READ_BATCH, _byref(count))
-            if st:
+            try:
+                tokens = _read(self.h, READ_BATCH)
+            except Exception as e:
                 loop = self.loop_ref()
                 if loop is not None:
                     loop.call_exception_handler({
                         "message": "evx.aio: evx_notifier_read failed",
-                        "exception": _error(st)})
+                        "exception": e})
                 return
-            n = count.value
-            for token in buf[:n]:
+            n = len(tokens)
+            for token in tokens:
                 fut = futures.pop(token, None)
                 if fut is not None and not fut.done():  # done: cancelled
                     fut.set_result(None)
@@ -156,11 +158,10 @@ def _running_loop(fn):
                            "threads)" % fn) from None
 
 
-def _event_handle(fn, event):
+def _check_event(fn, event):
     if not isinstance(event, Event):
         raise TypeError("evx.aio.%s() needs an evx.Event, not %s"
                         % (fn, type(event).__name__))
-    return event.handle
 
 
 def wait(event):
@@ -169,9 +170,9 @@ def wait(event):
 
     A never-recorded event completes at once. Needs a running loop.
     Raises CudaError for a closed event (EVX_ERROR_INVALID_HANDLE)."""
-    handle = _event_handle("wait", event)
+    _check_event("wait", event)
     loop = _running_loop("wait")
-    return _loop_notifier(loop).watch(loop, handle)
+    return _loop_notifier(loop).watch(loop, event, "wait")
 
 
 def synchronize(stream):
@@ -184,15 +185,15 @@ def synchronize(stream):
     ev = stream.device.create_event(timing=False)
     try:
         ev.record(stream)
-        return _loop_notifier(loop).watch(loop, ev.handle)
+        return _loop_notifier(loop).watch(loop, ev, "synchronize")
     finally:
         ev.close()  # allowed: the watch keeps what it captured
 
 
 # --------------------------------------------------------------------------
 # concurrent.futures, through the callback form. The callback is the
-# package's host-function trampoline (the same C signature): it pops the
-# completion from the package's table of pending host functions, never lets
+# package's host-function trampoline (evx._hostfn, the same C signature): it
+# pops the completion from the table of pending host functions, never lets
 # an exception escape into the driver, and the interpreter waits at exit for
 # what is pending there (evx.HOST_FUNC_EXIT_WAIT_S).
 
@@ -215,15 +216,14 @@ def future(event):
     ``add_done_callback``: they must be short and must not call evx or
     CUDA. Cancelling the future before it completes is allowed."""
     global _cf_notifier
-    handle = _event_handle("future", event)
+    _check_event("future", event)
     with _cf_lock:
         if _cf_notifier is None:
             _cf_notifier = _new_notifier()
     fut = _cf.Future()
-    key = next(_host_keys)
-    _host_pending[key] = lambda: _complete(fut)
-    st = _watch_cb(_cf_notifier, handle, _host_trampoline, key)
+    key = _hostfn.submit(lambda: _complete(fut))
+    st = _watch_cb(_cf_notifier, event.handle, _hostfn.trampoline, key)
     if st:
-        _host_pending.pop(key, None)
-        raise _error(st)
+        _hostfn.withdraw(key)
+        raise _error(st, "evx.aio.future")
     return fut

@@ -1,8 +1,8 @@
 # Copyright 2026 The evx Authors
 # SPDX-License-Identifier: Apache-2.0
-"""Interprocess events (``include/evx/ipc.h``) for the evx package.
+"""Interprocess events (``include/evx/ipc.h``).
 
-Adds to the package's classes, through :func:`install`:
+The package's classes use it:
 
 - ``Event.ipc_handle``: the event's IPC handle, 64 ``bytes``
   (``evx_event_get_ipc_handle``), for an event made with
@@ -24,22 +24,14 @@ use theirs.
 
 import ctypes as _ct
 
-from . import _capi
+from . import _capi, _core
+from ._errors import error as _error
+from ._loader import capi as _capi_fns
+
+__all__ = ["HANDLE_SIZE", "ipc_handle", "open_event", "reduce_event"]
 
 #: Bytes in an IPC event handle (``EVX_IPC_HANDLE_SIZE``).
 HANDLE_SIZE = _capi.EVX_IPC_HANDLE_SIZE
-
-_pkg = None  # the evx package, set by install()
-
-
-def install(pkg):
-    """Adds ``Event.ipc_handle``, ``Device.open_ipc_event`` and the pickling
-    of interprocess events to the classes of the package ``pkg``."""
-    global _pkg
-    _pkg = pkg
-    pkg.Event.ipc_handle = property(ipc_handle, doc=ipc_handle.__doc__)
-    pkg.Device.open_ipc_event = open_ipc_event
-    pkg.Event.__reduce__ = _reduce_event
 
 
 def ipc_handle(event):
@@ -49,9 +41,9 @@ def ipc_handle(event):
     Raises :class:`evx.CudaError` (``EVX_ERROR_INVALID_HANDLE``) for an event
     made without ``ipc=True`` or already closed."""
     h = _capi.evx_ipc_event_handle_t()
-    st = _pkg.capi.evx_event_get_ipc_handle(event._h, _ct.byref(h))
+    st = _capi_fns.evx_event_get_ipc_handle(event._h, _ct.byref(h))
     if st:
-        raise _pkg._error(st)
+        raise _error(st)
     return bytes(h.reserved)
 
 
@@ -74,24 +66,22 @@ def _handle_bytes(handle, call):
     return data
 
 
-def open_ipc_event(device, handle):
-    """A new :class:`evx.Event` of this device for ``handle``, the
-    :attr:`Event.ipc_handle` of an event of another process.
-
-    The event has no timing. Raises TypeError or ValueError for a handle that
-    is not 64 bytes, and :class:`evx.CudaError` when the driver refuses it
-    (``EVX_ERROR_INVALID_CONTEXT`` in the process that exported it)."""
-    data = _handle_bytes(handle, "evx.Device(%d).open_ipc_event" % device.device_id)
+def open_event(ordinal, handle, event_type):
+    """A new event of ``event_type`` (evx.Event) of device ``ordinal`` for
+    ``handle``, the :attr:`Event.ipc_handle` of an event of another process
+    (what :meth:`evx.Device.open_ipc_event` returns)."""
+    data = _handle_bytes(handle, "evx.Device(%d).open_ipc_event" % ordinal)
     h = _capi.evx_ipc_event_handle_t.from_buffer_copy(data)
     out = _ct.c_void_p()
-    st = _pkg.capi.evx_device_open_ipc_event(device.device_id, _ct.byref(h),
-                                             _ct.byref(out))
+    st = _capi_fns.evx_device_open_ipc_event(ordinal, _ct.byref(h), _ct.byref(out))
     if st:
-        raise _pkg._error(st)
-    return _pkg._core.new_event(out, device.device_id)
+        raise _error(st)
+    return _core.new_event(event_type, out, ordinal)
 
 
-def _reduce_event(event):
+def reduce_event(event):
+    """The pickle of an interprocess event (its ``__reduce__``): its device
+    and its IPC handle, opened by the unpickling process."""
     if event.closed:
         raise TypeError("cannot pickle a closed evx.Event")
     if not event.flags & _capi.EVX_EVENT_INTERPROCESS:
@@ -105,5 +95,5 @@ def _reduce_event(event):
 
 def _open_pickled(device_id, handle):
     """Unpickles an interprocess event: opens its handle in this process."""
-    import evx
-    return evx.Device(device_id).open_ipc_event(handle)
+    from ._device import Device
+    return Device(device_id).open_ipc_event(handle)

@@ -7,6 +7,8 @@
 # declaration here that drifts from the header fails the build (warnings are
 # errors).
 
+from libc.stdint cimport uint32_t, uint64_t
+
 cdef extern from "evx/evx.h" nogil:
     ctypedef int evx_status_t
     ctypedef struct evx_event_:
@@ -50,3 +52,11 @@ cdef extern from "evx/evx.h" nogil:
     evx_status_t evx_stream_query(evx_stream_t stream)
     evx_status_t evx_stream_destroy(evx_stream_t stream)
 
+
+    ctypedef struct evx_notifier_:
+        pass
+    ctypedef evx_notifier_ *evx_notifier_t
+    evx_status_t evx_notifier_watch(evx_notifier_t notifier, evx_event_t event,
+                                    uint64_t token)
+    evx_status_t evx_notifier_read(evx_notifier_t notifier, uint64_t *tokens,
+                                   uint32_t capacity, uint32_t *count)

@@ -253,7 +253,7 @@ def test_concurrent_future(evx, aio, dev, stream, gate):
     for f in futs:
         assert f.result(10) is None
     assert os_threads() - before <= evx._capi.EVX_NOTIFIER_DEFAULT_STREAMS
-    assert evx._host_pending == {}
+    assert evx._hostfn.pending == {}
 
 
 def test_wrap_future_into_a_loop(evx, aio, dev, stream):
@@ -296,4 +296,4 @@ def test_bad_input(evx, aio, dev, stream):
     with pytest.raises(evx.CudaError) as e:
         aio.future(ev)
     assert "evx_notifier_watch_callback" in e.value.message
-    assert evx._host_pending == {}
+    assert evx._hostfn.pending == {}

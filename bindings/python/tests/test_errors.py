@@ -143,7 +143,7 @@ def test_evx_library_picks_the_file_for_both_layers(evx, tmp_path):
             "d = evx.Device(0); s = d.create_stream()\n"
             "h = ctypes.c_void_p()\n"
             "assert evx.capi.evx_device_create_event(0, 0, ctypes.byref(h)) == 0\n"
-            "e = evx._core.new_event(h, 0)\n"
+            "e = evx._core.new_event(evx.Event, h, 0)\n"
             "e.record(s); e.sync(); e.close()\n"
             "print('shared')\n")
     r = run_python(code, env={"EVX_LIBRARY": str(lib)})
@@ -173,7 +173,7 @@ def test_capi_and_core_share_one_library(evx, dev):
     assert os.path.samefile(evx.library_path, evx._core.library_path())
     h = ctypes.c_void_p()
     assert evx.capi.evx_device_create_event(dev.device_id, 0, ctypes.byref(h)) == 0
-    e = evx._core.new_event(h, dev.device_id)      # a ctypes-made handle
+    e = evx._core.new_event(evx.Event, h, dev.device_id)      # a ctypes-made handle
     s = dev.create_stream()
     e.record(s)
     e.sync()

@@ -78,7 +78,7 @@ def test_not_callable_and_closed_stream(evx, dev):
     with pytest.raises(evx.CudaError) as ei:
         s.launch_host_func(lambda: fn_ran.append(1))
     assert ei.value.status == evx.Status.ERROR_INVALID_HANDLE
-    assert not evx._host_pending, "a refused launch must not keep the callable"
+    assert not evx._hostfn.pending, "a refused launch must not keep the callable"
 
 
 def test_stream_closed_with_host_functions_queued(evx, dev, gate):

@@ -150,6 +150,52 @@ def test_wrap_cupy_stream():
     es2.close()
 
 
+def test_wrap_cupy_default_streams_with_no_device():
+    # CuPy's current stream is its null stream unless the user made another
+    # (device_id -1: it names no device); evx takes the device as CuPy does,
+    # from the thread's current context. The last GPU, so that it is not
+    # the default ordinal 0 on a machine of several.
+    cp = _cupy()
+    last = cp.cuda.runtime.getDeviceCount() - 1
+    with cp.cuda.Device(last):
+        x = cp.arange(1 << 20, dtype=cp.float32)    # CuPy's context is current
+        for obj in (cp.cuda.get_current_stream(), cp.cuda.Stream.null):
+            es = evx.Stream.wrap(obj)
+            assert es.native == obj.ptr
+            assert es.device is evx.Device(last)
+            with evx.timed(obj) as t:
+                y = (x * 2).sum()
+            assert t.elapsed_ms > 0.0
+            assert float(y) == float(x.sum()) * 2
+            es.record().sync()
+            es.close()
+
+
+def test_wrap_torch_default_stream_and_raw_zero():
+    last = torch.cuda.device_count() - 1
+    with torch.cuda.device(last):
+        torch.zeros(1, device="cuda")            # torch's context is current
+        ts = torch.cuda.default_stream()
+        es = evx.Stream.wrap(ts)                 # torch's object names it
+        assert es.device is evx.Device(last)
+        es.record().sync()
+        es.close()
+        es = evx.Stream.wrap(0)                  # the current context names it
+        assert es.device is evx.Device(last)
+        es.record().sync()
+        es.close()
+
+
+def test_wrap_cuda_core_default_stream():
+    Device, _ = _cuda_core()
+    d = Device(0)
+    d.set_current()
+    es = evx.Stream.wrap(d.default_stream)
+    assert es.device is evx.Device(0)
+    es.record().sync()
+    es.close()
+
+
 def test_wrap_cuda_core_stream():
     Device, _ = _cuda_core()
     d = Device(0)

@@ -24,6 +24,7 @@ pub fn items() -> Vec<(&'static str, Vec<i128>)> {
         ("enum EVX_CAPTURE_STATUS_FORCE_32BIT", vec![evx_sys::EVX_CAPTURE_STATUS_FORCE_32BIT as i128]),
         ("enumsize evx_device_special", vec![size_of::<evx_sys::evx_device_special>() as i128]),
         ("enum EVX_DEVICE_FROM_STREAM", vec![evx_sys::EVX_DEVICE_FROM_STREAM as i128]),
+        ("enum EVX_DEVICE_CURRENT", vec![evx_sys::EVX_DEVICE_CURRENT as i128]),
         ("enum EVX_DEVICE_SPECIAL_FORCE_32BIT", vec![evx_sys::EVX_DEVICE_SPECIAL_FORCE_32BIT as i128]),
         ("enumsize evx_event_flags", vec![size_of::<evx_sys::evx_event_flags>() as i128]),
         ("enum EVX_EVENT_DEFAULT", vec![evx_sys::EVX_EVENT_DEFAULT as i128]),

@@ -1,0 +1,118 @@
+# Copyright 2026 The evx Authors
+# SPDX-License-Identifier: Apache-2.0
+"""Errors: :class:`CudaError`, and how every module of the package (and the
+compiled core, which imports :func:`error`) makes and raises it.
+
+Every failing call raises CudaError, whose ``status`` is a
+:class:`evx.Status` and whose ``message`` is the library's own
+(``evx_last_error_message``), starting with the Python operation the caller
+called (``"Stream.wait: ..."``).
+"""
+
+from ._capi import EVX_ERROR_INVALID_HANDLE, EVX_ERROR_NOT_READY, Status
+from ._loader import capi
+
+__all__ = ["CudaError", "error", "check", "live", "Owned"]
+
+_last_message = capi.evx_last_error_message
+_status_name = capi.evx_status_name
+_status_string = capi.evx_status_string
+
+
+class CudaError(RuntimeError):
+    """A call into evx failed.
+
+    Attributes: ``status`` (:class:`Status`; a code this version does not
+    name becomes a pseudo-member that still compares equal to the number),
+    ``name`` (``"EVX_ERROR_INVALID_HANDLE"``, from ``evx_status_name``),
+    ``message`` (what the library said went wrong; for
+    ``EVX_ERROR_NOT_READY``, which the library treats as an answer and gives
+    no message, the status description).
+    """
+
+    def __init__(self, status, message):
+        status = Status(int(status))
+        self.status = status
+        self.name = _status_name(int(status)).decode("utf-8", "replace")
+        self.message = message
+        super().__init__("%s (%d): %s" % (self.name, int(status), message))
+
+    def __reduce__(self):
+        return (CudaError, (int(self.status), self.message))
+
+
+# Pickles and reprs name the class where users find it.
+CudaError.__module__ = "evx"
+
+
+def error(status, op=None, message=None):
+    """The CudaError for a status just returned on this thread by a call
+    made for the Python operation ``op`` (``"Stream.wait"``), which the
+    message starts with; ``message``: what went wrong, when the layer found
+    it before the library (else the library's own message)."""
+    if message is None:
+        if status == EVX_ERROR_NOT_READY:
+            message = _status_string(status).decode("utf-8", "replace")
+        else:
+            message = _last_message().decode("utf-8", "replace")
+            if not message:
+                message = _status_string(status).decode("utf-8", "replace")
+    if op:
+        message = "%s: %s" % (op, message)
+    return CudaError(status, message)
+
+
+def check(status, op):
+    """Raises the CudaError for a failed status."""
+    if status:
+        raise error(status, op)
+
+
+def live(obj, op, role):
+    """The handle of an evx object, or CudaError(INVALID_HANDLE) naming op
+    and saying the object is closed (or released to its pool)."""
+    h = obj._h
+    if h is None:
+        raise error(EVX_ERROR_INVALID_HANDLE, op, "%s is %s" % (role, obj._gone))
+    return h
+
+
+class Owned:
+    """What Timeline and EventPool share: one evx handle in ``_h``, closed by
+    ``close()`` (a second close does nothing), ``closed``, the context
+    manager, and a ``__del__`` that never raises, also at interpreter exit.
+    ``_destroy`` is the C destroy function."""
+
+    __slots__ = ()
+    _destroy = None
+    _gone = "closed"
+
+    @property
+    def closed(self):
+        return self._h is None
+
+    def close(self):
+        h = self._h
+        if h is not None:
+            self._h = None
+            check(self._destroy(h), type(self).__name__ + ".close")
+
+    def __del__(self):
+        try:
+            h = self._h
+            destroy = self._destroy
+        except AttributeError:     # never initialized, or torn down at exit
+            return
+        if h is not None:
+            self._h = None
+            try:
+                destroy(h)
+            except Exception:
+                pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
