@@ -48,8 +48,9 @@ Depot *depot(int device, unsigned flags) {
 }
 
 // Returns the first failure of cuEventDestroy (the event it refused stays
-// the driver's; the others are destroyed all the same).
-CUresult destroy_all(int device, const CachedEvent *ev, size_t n) {
+// the driver's; the others are destroyed all the same), else a failing pop
+// of the guard | kPopFailed.
+evx_status_t destroy_all(int device, const CachedEvent *ev, size_t n) {
     if (n == 0) return CUDA_SUCCESS;
     ContextGuard guard;
     guard.enter(nullptr, device);  // on failure destroy all the same
@@ -58,6 +59,8 @@ CUresult destroy_all(int device, const CachedEvent *ev, size_t n) {
         const CUresult r = cu().cuEventDestroy(ev[i].ev);
         if (first == CUDA_SUCCESS) first = r;
     }
+    const evx_status_t popped = guard.leave(nullptr, nullptr);
+    if (first == CUDA_SUCCESS && popped) return popped | kPopFailed;
     return first;
 }
 
@@ -124,10 +127,15 @@ evx_status_t create_driver_event(const char *fn, int device, unsigned flags, CUe
     const CUresult res = cu().cuEventCreate(out, flags);
     if (res != CUDA_SUCCESS)
         return driver_failed(res, fn, "cuEventCreate", "device %d, flags 0x%x", device, flags);
-    return 0;
+    st = guard.leave(fn, "the driver event it made is destroyed again");
+    if (st) {
+        cu().cuEventDestroy(*out);  // needs no current context: an event names its own
+        *out = nullptr;
+    }
+    return st;
 }
 
-CUresult destroy_driver_event(int device, CUevent ev) {
+evx_status_t destroy_driver_event(int device, CUevent ev) {
     const CachedEvent one{ev, false};
     return destroy_all(device, &one, 1);
 }
@@ -176,12 +184,12 @@ evx_status_t cache_trim(ThreadRecord *r, const char *fn, int device) {
     ContextGuard guard;
     evx_status_t st = guard.enter(fn, device);
     if (st) return st;
-    CUresult first = CUDA_SUCCESS;
+    evx_status_t first = CUDA_SUCCESS;
     for (unsigned flags = 0; flags < 4; ++flags) {
         // Pending work is allowed: the driver frees such an event once the
         // work completes.
         const uint32_t key = key_of(device, flags);
-        CUresult r1 = CUDA_SUCCESS, r2 = CUDA_SUCCESS;
+        evx_status_t r1 = CUDA_SUCCESS, r2 = CUDA_SUCCESS;
         if (key < r->nbuckets && r->buckets[key]) {
             CacheBucket *b = r->buckets[key];
             r1 = destroy_all(device, b->ev, b->n);
@@ -198,13 +206,15 @@ evx_status_t cache_trim(ThreadRecord *r, const char *fn, int device) {
         if (first == CUDA_SUCCESS) first = r1 != CUDA_SUCCESS ? r1 : r2;
     }
     // Every kept event is gone from the cache; one the driver refused to
-    // destroy stays the driver's.
+    // destroy stays the driver's. (The guard above is current throughout:
+    // destroy_all() pushes nothing of its own.)
+    const evx_status_t popped = guard.leave(fn, "every kept driver event is destroyed");
     if (first != CUDA_SUCCESS)
-        return driver_failed(first, fn, "cuEventDestroy",
+        return driver_failed(static_cast<CUresult>(first), fn, "cuEventDestroy",
                              "device %d: a kept driver event was refused; the others are "
                              "destroyed and none is kept",
                              device);
-    return 0;
+    return popped;
 }
 
 }  // namespace evx

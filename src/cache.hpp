@@ -48,8 +48,9 @@ evx_status_t create_driver_event(const char *fn, int device, unsigned flags,
                                  CUevent *out);
 // cuEventDestroy under the device's context guard. The driver accepts an
 // event with pending work (it frees it once the work completes). Returns
-// the driver's status; callers with no one to tell drop it.
-CUresult destroy_driver_event(int device, CUevent ev);
+// the driver's status, or the guard's failing pop | kPopFailed (driver.hpp),
+// with no message; callers with no one to tell drop it.
+evx_status_t destroy_driver_event(int device, CUevent ev);
 
 // At thread exit: moves the thread's kept events to the depot.
 void cache_flush_thread(ThreadRecord *r);

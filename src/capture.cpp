@@ -65,6 +65,10 @@ EVX_API evx_status_t evx_stream_get_capture_status(evx_stream_t stream,
             const evx_status_t st = stream_context(guard, fn, s);
             if (st) return st;
             res = cu().cuStreamIsCapturing(s->cu, &cs);
+            if (res == CUDA_SUCCESS) {
+                const evx_status_t popped = guard.leave(fn, "nothing was read");
+                if (popped) return popped;
+            }
         }
         if (res != CUDA_SUCCESS)
             return driver_failed(res, fn, "cuStreamIsCapturing", "stream 0x%" PRIx64,

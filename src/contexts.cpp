@@ -133,16 +133,24 @@ evx_status_t record_other_context(const char *fn, Event *e, const Stream *s, con
                                        " in %s, the context of stream 0x%" PRIx64
                                        "; the event stays in %s",
                                        handle_value(event), sctx, handle_value(stream), ectx);
+                // A failing pop: the new driver event is destroyed below, the
+                // event not recorded.
+                if (!st) st = guard.leave(fn, "nothing was recorded");
             }
         }
     }
     CUresult res = CUDA_SUCCESS;
+    evx_status_t pop_st = 0;
     if (!st) {
         ContextGuard guard;
         st = stream_context(guard, fn, s);
         if (!st)
             res = with_flags ? cu().cuEventRecordWithFlags(target, s->cu, flags)
                              : cu().cuEventRecord(target, s->cu);
+        // A failing pop after a failed record: the record's failure is the
+        // one reported (the destructor pops). After a successful one the
+        // record stands (below) and the pop's failure is returned.
+        if (!st && res == CUDA_SUCCESS) pop_st = guard.leave(fn, "the event was recorded");
     }
     if (!st && res == CUDA_SUCCESS) {
         if (target != cur) {
@@ -157,7 +165,7 @@ evx_status_t record_other_context(const char *fn, Event *e, const Stream *s, con
             e->cu.store(target, std::memory_order_release);
         }
         e->former.store(kOwn, std::memory_order_release);
-        return 0;
+        return pop_st ? pop_st | kPopFailed : 0;
     }
     if (fresh) destroy_in_context(s->ctx, target);
     if (new_node) delete node;

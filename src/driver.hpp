@@ -173,18 +173,29 @@ evx_status_t priority_range(const char *fn, int device, int *least,
 // The ordinal of a driver CUdevice, or -1.
 int device_ordinal(CUdevice dev);
 
-// Makes a device's primary context current for its lifetime, if it is not
-// already; leaves the caller's context stack as it found it.
+// Makes a device's primary context current, if it is not already, until
+// leave() (or the end of its scope); leaves the caller's context stack as it
+// found it. A call that made its driver call under the guard ends it with
+// leave(), which reports a failing cuCtxPopCurrent; the destructor pops for
+// the exits that already return a failure (a pop failing there is not
+// reported over the first failure).
 class ContextGuard {
 public:
     ContextGuard() = default;
     ContextGuard(const ContextGuard &) = delete;
     ContextGuard &operator=(const ContextGuard &) = delete;
     ~ContextGuard() {
-        if (pushed_) {
+        if (__builtin_expect(pushed_, 0)) {
             CUcontext popped;
             cu().cuCtxPopCurrent(&popped);
         }
+    }
+    // Pops what enter() pushed. Returns 0, or the pop's failure with the
+    // message "<fn>: cuCtxPopCurrent returned ... (<done>; <the context> stays
+    // current on this thread)": done says what the call did before (its work
+    // stands). Nothing pushed (the usual case): one test of a flag.
+    evx_status_t leave(const char *fn, const char *done) {
+        return __builtin_expect(pushed_, 0) ? pop(fn, done) : 0;
     }
     // fn names the call for the message; nullptr sets no message.
     evx_status_t enter(const char *fn, int device);
@@ -195,8 +206,19 @@ public:
                                const char *what = nullptr);
 
 private:
+    evx_status_t pop(const char *fn, const char *done) __attribute__((cold, noinline));
     bool pushed_ = false;
+    CUcontext ctx_ = nullptr;  // what enter() pushed, for the message
+    int device_ = -1;
 };
+
+// A status passed up without a message (from a free hook, or a destroy
+// helper) whose failing driver call was the guard's cuCtxPopCurrent, after
+// the work: the pop's status | kPopFailed. pop_failed() tells; the public
+// call words the message (see docs/robustness.md).
+constexpr evx_status_t kPopFailed = 1 << 24;
+inline bool pop_failed(evx_status_t st) { return (st & kPopFailed) != 0; }
+inline CUresult pop_status(evx_status_t st) { return static_cast<CUresult>(st & ~kPopFailed); }
 
 // "<fn>: <call> returned <NAME> (<detail>)": a failing driver status, passed
 // through with a message naming the driver call. fn == nullptr: no message.

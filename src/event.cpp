@@ -66,6 +66,43 @@ inline void mark_recorded(Event *e) {
         e->recorded.store(true, std::memory_order_release);
 }
 
+// The driver record of an event on a stream of its context (a claim first
+// if its driver state is a former life's).
+inline CUresult record_here(Event *e, const Stream *s, bool with_flags, unsigned flags) {
+    const bool claimed = __builtin_expect(
+        e->former.load(std::memory_order_acquire) != kOwn, 0) && claim_former(e);
+    const CUevent ev = e->cu.load(std::memory_order_acquire);
+    const CUresult res = with_flags ? cu().cuEventRecordWithFlags(ev, s->cu, flags)
+                                    : cu().cuEventRecord(ev, s->cu);
+    if (claimed)
+        e->former.store(res == CUDA_SUCCESS ? kOwn : kFormer, std::memory_order_release);
+    return res;
+}
+
+evx_status_t record_failed(const char *fn, Event *e, const Stream *s, evx_event_t event,
+                           evx_stream_t stream, bool with_flags, unsigned flags, CUresult res)
+    __attribute__((cold, noinline));
+
+// A record on a borrowed default stream: under the guard that makes its
+// device's primary context current. A failing pop after a successful record
+// is reported; the record stands (it is counted).
+evx_status_t record_default_stream(const char *fn, Event *e, const Stream *s,
+                                   evx_event_t event, evx_stream_t stream, bool with_flags,
+                                   unsigned flags) __attribute__((noinline));
+evx_status_t record_default_stream(const char *fn, Event *e, const Stream *s,
+                                   evx_event_t event, evx_stream_t stream, bool with_flags,
+                                   unsigned flags) {
+    ContextGuard guard;
+    evx_status_t st = guard.enter(fn, s->device);
+    if (st) return st;
+    const CUresult res = record_here(e, s, with_flags, flags);
+    st = guard.leave(fn, "the event was recorded");
+    if (res != CUDA_SUCCESS)
+        return record_failed(fn, e, s, event, stream, with_flags, flags, res);
+    mark_recorded(e);
+    return st;
+}
+
 // noexcept: nothing in a hot call throws, and so the compiler needs no
 // unwinding path for its HandleScope, which keeps the code what the
 // hand-written bracket was (see scope.hpp).
@@ -84,32 +121,27 @@ evx_status_t record(const char *fn, evx_event_t event, evx_stream_t stream,
     // case compares two pointers): see contexts.cpp.
     if (__builtin_expect(e->ctx.load(std::memory_order_acquire) != s->ctx, 0)) {
         st = record_other_context(fn, e, s, event, stream, with_flags, flags);
-        if (!st) mark_recorded(e);
-        return st;
+        if (!st || pop_failed(st)) mark_recorded(e);
+        return pop_status(st);
     }
-    CUresult res;
-    {
-        ContextGuard guard;
-        st = stream_context(guard, fn, s);
-        if (st) return st;
-        const bool claimed = __builtin_expect(
-            e->former.load(std::memory_order_acquire) != kOwn, 0) && claim_former(e);
-        const CUevent ev = e->cu.load(std::memory_order_acquire);
-        res = with_flags ? cu().cuEventRecordWithFlags(ev, s->cu, flags)
-                         : cu().cuEventRecord(ev, s->cu);
-        if (claimed)
-            e->former.store(res == CUDA_SUCCESS ? kOwn : kFormer, std::memory_order_release);
-    }
+    if (__builtin_expect(s->default_stream, 0))
+        return record_default_stream(fn, e, s, event, stream, with_flags, flags);
+    const CUresult res = record_here(e, s, with_flags, flags);
     if (__builtin_expect(res == CUDA_SUCCESS, 1)) {
         mark_recorded(e);
         return EVX_SUCCESS;
     }
+    return record_failed(fn, e, s, event, stream, with_flags, flags, res);
+}
+
+evx_status_t record_failed(const char *fn, Event *e, const Stream *s, evx_event_t event,
+                           evx_stream_t stream, bool with_flags, unsigned flags, CUresult res) {
     if (e->ctx.load(std::memory_order_acquire) != s->ctx) {
         // Another thread moved the event to another context between the
         // check above and the record: record it as a move.
-        st = record_other_context(fn, e, s, event, stream, with_flags, flags);
-        if (!st) mark_recorded(e);
-        return st;
+        const evx_status_t st = record_other_context(fn, e, s, event, stream, with_flags, flags);
+        if (!st || pop_failed(st)) mark_recorded(e);
+        return pop_status(st);
     }
     return driver_failed(res, fn, with_flags ? "cuEventRecordWithFlags" : "cuEventRecord",
                          "event 0x%" PRIx64 ", stream 0x%" PRIx64 ", flags 0x%x",
@@ -178,12 +210,17 @@ evx_status_t event_own_state(const char *fn, Event *e) {
         // Pending work is allowed. A refused destroy is reported; the event
         // has its new driver event all the same, and the old one stays the
         // driver's.
-        const CUresult res = destroy_driver_event(e->device, old);
-        if (res != CUDA_SUCCESS)
-            st = driver_failed(res, fn, "cuEventDestroy",
+        const evx_status_t res = destroy_driver_event(e->device, old);
+        if (res)
+            st = driver_failed(pop_status(res), fn,
+                               pop_failed(res) ? "cuCtxPopCurrent" : "cuEventDestroy",
                                "the former driver event of an event of device %d, replaced by "
-                               "a new one",
-                               e->device);
+                               "a new one%s",
+                               e->device,
+                               pop_failed(res) ? ", was destroyed; the device's primary context, "
+                                                 "which evx made current for it, stays current "
+                                                 "on this thread"
+                                               : "");
     }
     e->former.store(renewed ? kOwn : kFormer, std::memory_order_release);
     return st;

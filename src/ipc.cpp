@@ -59,6 +59,10 @@ EVX_API evx_status_t evx_event_get_ipc_handle(evx_event_t event, evx_ipc_event_h
             const evx_status_t st = guard.enter(fn, e.device);
             if (st) return st;
             res = cu().cuIpcGetEventHandle(&h, e.cu.load(std::memory_order_acquire));
+            if (res == CUDA_SUCCESS) {
+                const evx_status_t popped = guard.leave(fn, "nothing was exported");
+                if (popped) return popped;
+            }
         }
         if (res != CUDA_SUCCESS)
             return driver_failed(res, fn, "cuIpcGetEventHandle", "event 0x%" PRIx64 " of device %d",
@@ -92,6 +96,10 @@ EVX_API evx_status_t evx_device_open_ipc_event(int device, const evx_ipc_event_h
         ContextGuard guard;
         st = guard.enter(fn, device);
         res = st ? CUDA_SUCCESS : cu().cuIpcOpenEventHandle(&ev, h);
+        if (!st && res == CUDA_SUCCESS) {
+            st = guard.leave(fn, "the driver event it opened is destroyed again");
+            if (st) cu().cuEventDestroy(ev);
+        }
     }
     if (st || res != CUDA_SUCCESS) {
         slot_free(r, index);

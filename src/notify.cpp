@@ -285,6 +285,10 @@ evx_status_t take_lane(const char *fn, Notifier *n, int device, Lane **out) {
             if (res != CUDA_SUCCESS)
                 st = driver_failed(res, fn, "cuStreamCreateWithPriority",
                                    "an internal stream of the notifier, device %d", device);
+            if (!st) {
+                st = guard.leave(fn, "the internal stream it made is destroyed again");
+                if (st) cu().cuStreamDestroy(lane->cu);
+            }
         }
         if (st) delete lane;
     }

@@ -58,7 +58,9 @@ evx_status_t native_stream_context(const char *fn, CUstream cs, int device, CUco
 // A record of an event on a stream of another context than its driver
 // event's: records a driver event of the stream's context (made on first
 // use, as PyTorch makes its events on first record) and makes it the
-// event's, under a claim. The caller holds both hazards.
+// event's, under a claim. The caller holds both hazards. A failing pop of
+// the guard after the record (its message set) returns its status |
+// kPopFailed: the record stands.
 evx_status_t record_other_context(const char *fn, Event *e, const Stream *s, const void *event,
                                   const void *stream, bool with_flags, unsigned flags)
     __attribute__((cold, noinline));

@@ -97,12 +97,13 @@ evx_status_t fill(Pool *p, const char *fn, uint32_t want) {
 inline CUevent driver_event(CUevent ev) { return ev; }
 inline CUevent driver_event(const CachedEvent &c) { return c.ev; }
 
-// Returns the first refusal of the driver (that event stays the driver's).
+// Returns the first refusal of the driver (that event stays the driver's),
+// or a failing pop | kPopFailed (destroy_driver_event()).
 template <class Entry>
-CUresult destroy_list(Pool *p, std::vector<Entry> &list) {
-    CUresult first = CUDA_SUCCESS;
+evx_status_t destroy_list(Pool *p, std::vector<Entry> &list) {
+    evx_status_t first = CUDA_SUCCESS;
     for (const Entry &e : list) {
-        const CUresult r = destroy_driver_event(p->device, driver_event(e));
+        const evx_status_t r = destroy_driver_event(p->device, driver_event(e));
         if (first == CUDA_SUCCESS) first = r;
     }
     list.clear();
@@ -113,12 +114,12 @@ CUresult destroy_list(Pool *p, std::vector<Entry> &list) {
 // (evx_event_pool_destroy reports it).
 evx_status_t pool_free(ThreadRecord *, void *obj) {
     Pool *p = static_cast<Pool *>(obj);
-    CUresult first;
+    evx_status_t first;
     {
         std::lock_guard<std::mutex> lock(p->mu);
         p->closed = true;
         first = destroy_list(p, p->idle);
-        const CUresult second = destroy_list(p, p->pending);
+        const evx_status_t second = destroy_list(p, p->pending);
         if (first == CUDA_SUCCESS) first = second;
     }
     unref(p);
@@ -218,6 +219,12 @@ EVX_API evx_status_t evx_event_pool_destroy(evx_event_pool_t pool) {
     if (st) return st;
     st = retire(r, pool);
     if (st == EVX_SUCCESS) return st;
+    if (pop_failed(st))
+        return driver_failed(pop_status(st), fn, "cuCtxPopCurrent",
+                             "pool 0x%" PRIx64 " and its events are destroyed; the primary "
+                             "context evx made current for a destroy stays current on this "
+                             "thread",
+                             handle_value(pool));
     // The pool was freed now and the driver refused one of its idle events.
     return driver_failed(static_cast<CUresult>(st), fn, "cuEventDestroy",
                          "an idle event of pool 0x%" PRIx64

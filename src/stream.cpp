@@ -21,11 +21,13 @@ namespace {
 
 evx_status_t stream_free(ThreadRecord *, void *obj) {
     Stream *s = static_cast<Stream *>(obj);
-    CUresult res = CUDA_SUCCESS;
+    evx_status_t res = CUDA_SUCCESS;
     if (s->owned) {
         ContextGuard guard;
         guard.enter(nullptr, s->device);  // destroy all the same on failure
         res = cu().cuStreamDestroy(s->cu);
+        const evx_status_t popped = guard.leave(nullptr, nullptr);
+        if (!res && popped) res = popped | kPopFailed;  // evx_stream_destroy words it
     }
     delete s;
     return res;
@@ -59,6 +61,8 @@ evx_status_t native_stream_device(const char *fn, CUstream cs, int *ordinal) {
         if (res != CUDA_SUCCESS)
             return driver_failed(res, fn, "cuCtxGetDevice", "the context of native stream %p",
                                  static_cast<void *>(cs));
+        st = guard.leave(fn, "nothing was wrapped");
+        if (st) return st;
     } else {
         return fail(EVX_ERROR_NOT_SUPPORTED,
                     "%s: the driver has neither cuStreamGetDevice nor cuStreamGetCtx, so the "
@@ -153,11 +157,18 @@ evx_status_t on_stream(const char *fn, const char *call_name, evx_stream_t strea
     if (st) return st;
     const Stream *s = static_cast<const Stream *>(slot->obj);
     CUresult res;
-    {
+    if (__builtin_expect(!s->default_stream, 1)) {
+        res = call(s->cu);
+    } else {
         ContextGuard guard;
-        st = stream_context(guard, fn, s);
+        st = guard.enter(fn, s->device);
         if (st) return st;
         res = call(s->cu);
+        // After a failed call its failure is reported (the destructor pops).
+        if (res == CUDA_SUCCESS || res == CUDA_ERROR_NOT_READY) {
+            st = guard.leave(fn, "the call on the stream was made");
+            if (st) return st;
+        }
     }
     if (__builtin_expect(res == CUDA_SUCCESS || res == CUDA_ERROR_NOT_READY, 1)) return res;
     if (is_capture_status(res)) return capture_failed(fn, call_name, res, stream, s);
@@ -196,11 +207,14 @@ evx_status_t wait_event(evx_stream_t stream, evx_event_t event, unsigned flags) 
     st = event_own_state(fn, e);
     if (st) return st;
     CUresult res;
-    {
+    if (__builtin_expect(!s->default_stream, 1)) {
+        res = cu().cuStreamWaitEvent(s->cu, e->cu.load(std::memory_order_acquire), flags);
+    } else {
         ContextGuard guard;
-        st = stream_context(guard, fn, s);
+        st = guard.enter(fn, s->device);
         if (st) return st;
         res = cu().cuStreamWaitEvent(s->cu, e->cu.load(std::memory_order_acquire), flags);
+        if (res == CUDA_SUCCESS) return guard.leave(fn, "the wait was queued");
     }
     if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
     char sctx[128], ectx[128];
@@ -252,6 +266,12 @@ EVX_API evx_status_t evx_device_create_stream(int device, unsigned flags, int pr
             delete s;
             return driver_failed(res, fn, "cuStreamCreateWithPriority",
                                  "device %d, flags 0x%x, priority %d", device, flags, priority);
+        }
+        st = guard.leave(fn, "the driver stream it made is destroyed again");
+        if (st) {
+            cu().cuStreamDestroy(s->cu);  // the primary context is still current
+            delete s;
+            return st;
         }
     }
     s->device = device;
@@ -333,6 +353,7 @@ evx_status_t evx::wrap_stream(const char *fn, int device, void *native_stream,
         if (!st && res != CUDA_SUCCESS)
             st = driver_failed(res, fn, call, "native stream %p of device %d", native_stream,
                                device);
+        if (!st) st = guard.leave(fn, "nothing was wrapped");
         if (st) {
             delete s;
             return st;
@@ -360,7 +381,13 @@ EVX_API evx_status_t evx_stream_destroy(evx_stream_t stream) {
     // Ours now: racing calls only read it under their hazards.
     const Stream *obj = static_cast<const Stream *>(s->obj);
     if (obj->release) return end_borrow(r, stream, obj);
-    st = retire(r, stream);  // cuStreamDestroy's status
+    const int device = obj->device;
+    st = retire(r, stream);  // stream_free's status
+    if (pop_failed(st))
+        return driver_failed(pop_status(st), fn, "cuCtxPopCurrent",
+                             "stream 0x%" PRIx64 " is destroyed; device %d's primary context, "
+                             "which evx made current for it, stays current on this thread",
+                             handle_value(stream), device);
     if (st)
         return driver_failed(static_cast<CUresult>(st), fn, "cuStreamDestroy",
                              "stream 0x%" PRIx64 "; the handle is dead all the same",

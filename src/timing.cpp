@@ -49,7 +49,7 @@ evx_status_t record_mark(const char *fn, CUevent ev, const Stream *s, uint64_t o
     const CUresult res = cu().cuEventRecord(ev, s->cu);
     if (res != CUDA_SUCCESS)
         return driver_failed(res, fn, "cuEventRecord", "%s 0x%" PRIx64, owner_kind, owner);
-    return 0;
+    return guard.leave(fn, "the mark was recorded");
 }
 
 // Looks up a timer or timeline and a stream of its device, and returns
