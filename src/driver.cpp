@@ -339,8 +339,6 @@ evx_status_t ContextGuard::enter_context(const char *fn, CUcontext ctx, int devi
         return driver_failed(r, fn, "cuCtxPushCurrent", "making the stream's context current");
     }
     pushed_ = true;
-    ctx_ = ctx;
-    device_ = device;
     return 0;
 }
 
@@ -349,15 +347,10 @@ evx_status_t ContextGuard::pop(const char *fn, const char *done) {
     const CUresult r = cu().cuCtxPopCurrent(&popped);
     pushed_ = false;  // a failed pop is not tried again by the destructor
     if (r == CUDA_SUCCESS) return 0;
-    if (device_ >= 0)
-        return driver_failed(r, fn, "cuCtxPopCurrent",
-                             "%s; device %d's primary context %p, which evx made current for "
-                             "the call, stays current on this thread",
-                             done, device_, static_cast<void *>(ctx_));
     return driver_failed(r, fn, "cuCtxPopCurrent",
-                         "%s; context %p, which evx made current for the call, stays "
-                         "current on this thread",
-                         done, static_cast<void *>(ctx_));
+                         "%s; the context evx made current for the call stays current on "
+                         "this thread",
+                         done);
 }
 
 evx_status_t driver_failed(CUresult r, const char *fn, const char *call,

@@ -191,9 +191,10 @@ public:
         }
     }
     // Pops what enter() pushed. Returns 0, or the pop's failure with the
-    // message "<fn>: cuCtxPopCurrent returned ... (<done>; <the context> stays
-    // current on this thread)": done says what the call did before (its work
-    // stands). Nothing pushed (the usual case): one test of a flag.
+    // message "<fn>: cuCtxPopCurrent returned ... (<done>; the context evx
+    // made current for the call stays current on this thread)": done says
+    // what the call did before. Nothing pushed (the usual case): one test of
+    // a flag.
     evx_status_t leave(const char *fn, const char *done) {
         return __builtin_expect(pushed_, 0) ? pop(fn, done) : 0;
     }
@@ -208,8 +209,6 @@ public:
 private:
     evx_status_t pop(const char *fn, const char *done) __attribute__((cold, noinline));
     bool pushed_ = false;
-    CUcontext ctx_ = nullptr;  // what enter() pushed, for the message
-    int device_ = -1;
 };
 
 // A status passed up without a message (from a free hook, or a destroy

@@ -3,8 +3,10 @@
 //
 // Timers (a start and a stop mark) and timelines (many marks read back in one
 // call). Their driver events come from the reuse cache and go back to it.
-// Each object has its own mutex: marks are ordered by the calls that make
-// them, and no lock is shared between objects.
+// A timer's events are fixed at creation and its state is one atomic word,
+// so its calls take no lock (its marks are ordered by the calls that make
+// them, which the caller orders: timing.h). A timeline has its own mutex:
+// its marks grow its list of events.
 #include <cinttypes>
 #include <mutex>
 #include <new>
@@ -23,14 +25,16 @@ namespace evx {
 
 namespace {
 
+// Timer::state: started (since the last start), and stopped after it.
+enum : uint8_t { kNew = 0, kStarted = 1, kStopped = 3 };
+
 struct Timer {
-    std::mutex mu;
     int device = 0;
-    CUevent start = nullptr;
+    CUevent start = nullptr;  // both fixed from creation to free
     CUevent stop = nullptr;
-    bool started = false;  // since the last start, no stop yet or a stop
-    bool stopped = false;
+    std::atomic<uint8_t> state{kNew};
 };
+
 
 struct Timeline {
     std::mutex mu;
@@ -40,24 +44,51 @@ struct Timeline {
     uint32_t count = 0;           // marks since creation or the last reset
 };
 
-// Records a driver event on a stream, under the guard a default stream needs.
-evx_status_t record_mark(const char *fn, CUevent ev, const Stream *s, uint64_t owner,
-                         const char *owner_kind) {
+// A timeline's marks are made under its mutex; a timer's need no lock.
+struct NoLock {};
+inline std::unique_lock<std::mutex> hold(Timeline &t) {
+    return std::unique_lock<std::mutex>(t.mu);
+}
+inline NoLock hold(Timer &) { return {}; }
+
+evx_status_t mark_failed(const char *fn, CUresult res, uint64_t owner, const char *owner_kind)
+    __attribute__((cold, noinline));
+evx_status_t mark_failed(const char *fn, CUresult res, uint64_t owner, const char *owner_kind) {
+    return driver_failed(res, fn, "cuEventRecord", "%s 0x%" PRIx64, owner_kind, owner);
+}
+
+// A mark on a borrowed default stream, under the guard it needs. A failing
+// pop fails the mark (its driver event is recorded again by the next one).
+evx_status_t record_mark_default(const char *fn, CUevent ev, const Stream *s, uint64_t owner,
+                                 const char *owner_kind) __attribute__((noinline));
+evx_status_t record_mark_default(const char *fn, CUevent ev, const Stream *s, uint64_t owner,
+                                 const char *owner_kind) {
     ContextGuard guard;
-    evx_status_t st = stream_context(guard, fn, s);
+    evx_status_t st = guard.enter(fn, s->device);
     if (st) return st;
     const CUresult res = cu().cuEventRecord(ev, s->cu);
-    if (res != CUDA_SUCCESS)
-        return driver_failed(res, fn, "cuEventRecord", "%s 0x%" PRIx64, owner_kind, owner);
-    return guard.leave(fn, "the mark was recorded");
+    if (res != CUDA_SUCCESS) return mark_failed(fn, res, owner, owner_kind);
+    return guard.leave(fn, "the mark was recorded, but the call fails");
+}
+
+// Records a driver event on a stream (under the guard a default stream
+// needs).
+inline evx_status_t record_mark(const char *fn, CUevent ev, const Stream *s, uint64_t owner,
+                                const char *owner_kind) {
+    if (__builtin_expect(s->default_stream, 0))
+        return record_mark_default(fn, ev, s, owner, owner_kind);
+    const CUresult res = cu().cuEventRecord(ev, s->cu);
+    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return 0;
+    return mark_failed(fn, res, owner, owner_kind);
 }
 
 // Looks up a timer or timeline and a stream of its device, and returns
-// mark(object, stream, thread record) under the object's lock and both
-// hazards; INVALID_HANDLE naming both devices if they differ.
+// mark(object, stream, thread record) under both hazards (and a timeline's
+// lock); INVALID_HANDLE naming both devices if they differ. noexcept: no
+// unwinding path for the scope (scope.hpp).
 template <class T, class Mark>
 evx_status_t mark_on_stream(const char *fn, const void *h, uint32_t kind, evx_stream_t stream,
-                            Mark mark) {
+                            Mark mark) noexcept {
     HandleScope scope;
     Slot *so = nullptr, *ss = nullptr;
     const evx_status_t st =
@@ -65,7 +96,7 @@ evx_status_t mark_on_stream(const char *fn, const void *h, uint32_t kind, evx_st
     if (st) return st;
     T *obj = static_cast<T *>(so->obj);
     const Stream *s = static_cast<const Stream *>(ss->obj);
-    if (obj->device != s->device)
+    if (__builtin_expect(obj->device != s->device, 0))
         return fail(EVX_ERROR_INVALID_HANDLE,
                     "%s: %s 0x%" PRIx64 " belongs to device %d but stream 0x%" PRIx64
                     " to device %d",
@@ -73,31 +104,42 @@ evx_status_t mark_on_stream(const char *fn, const void *h, uint32_t kind, evx_st
                     s->device);
     if (__builtin_expect(s->ctx != known_primary(s->device), 0))
         return other_context_refused(fn, kind_name(kind), h, stream, s);
-    std::lock_guard<std::mutex> lock(obj->mu);
+    [[maybe_unused]] const auto lock = hold(*obj);
     return mark(*obj, *s, scope.record());
 }
 
-evx_status_t timer_state(const char *fn, const Timer *t, evx_timer_t timer) {
-    if (!t->started)
+evx_status_t timer_state_failed(const char *fn, uint8_t state, evx_timer_t timer)
+    __attribute__((cold, noinline));
+evx_status_t timer_state_failed(const char *fn, uint8_t state, evx_timer_t timer) {
+    if (state == kNew)
         return fail(EVX_ERROR_ILLEGAL_STATE, "%s: timer 0x%" PRIx64 " was not started", fn,
                     handle_value(timer));
-    if (!t->stopped)
-        return fail(EVX_ERROR_ILLEGAL_STATE,
-                    "%s: timer 0x%" PRIx64 " was started but not stopped", fn,
-                    handle_value(timer));
-    return 0;
+    return fail(EVX_ERROR_ILLEGAL_STATE, "%s: timer 0x%" PRIx64 " was started but not stopped",
+                fn, handle_value(timer));
 }
 
-evx_status_t timer_ms(const char *fn, evx_timer_t timer, CUevent start, CUevent stop,
-                      float *ms) {
+// ILLEGAL_STATE unless the timer was started and then stopped.
+inline evx_status_t timer_state(const char *fn, const Timer *t, evx_timer_t timer) {
+    const uint8_t state = t->state.load(std::memory_order_acquire);
+    return __builtin_expect(state == kStopped, 1) ? 0 : timer_state_failed(fn, state, timer);
+}
+
+evx_status_t timer_ms_failed(const char *fn, evx_timer_t timer, CUresult res)
+    __attribute__((cold, noinline));
+evx_status_t timer_ms_failed(const char *fn, evx_timer_t timer, CUresult res) {
+    return driver_failed(res, fn, "cuEventElapsedTime", "timer 0x%" PRIx64, handle_value(timer));
+}
+
+inline evx_status_t timer_ms(const char *fn, evx_timer_t timer, CUevent start, CUevent stop,
+                             float *ms) {
     float out = 0.0f;
     const CUresult res = cu().cuEventElapsedTime(&out, start, stop);
-    if (res == CUDA_SUCCESS) {
+    if (__builtin_expect(res == CUDA_SUCCESS, 1)) {
         *ms = out;
         return 0;
     }
     if (res == CUDA_ERROR_NOT_READY) return res;
-    return driver_failed(res, fn, "cuEventElapsedTime", "timer 0x%" PRIx64, handle_value(timer));
+    return timer_ms_failed(fn, timer, res);
 }
 
 evx_status_t timer_free(ThreadRecord *r, void *obj) {
@@ -114,6 +156,40 @@ evx_status_t timeline_free(ThreadRecord *r, void *obj) {
     for (CUevent ev : t->events) cache_give(r, t->device, EVX_EVENT_DEFAULT, ev, true);
     delete t;
     return 0;
+}
+
+// The body of evx_timer_synchronize(); noexcept as the hot calls (scope.hpp).
+evx_status_t timer_synchronize(evx_timer_t timer, float *ms) noexcept {
+    static const char fn[] = "evx_timer_synchronize";
+    if (!ms) return fail(EVX_ERROR_INVALID_VALUE, "%s: ms (the out-pointer) is NULL", fn);
+    HandleScope scope;
+    Slot *slot = nullptr;
+    evx_status_t st = scope.lookup(fn, timer, kTimer, "timer", &slot);
+    if (st) return st;
+    const Timer *t = static_cast<const Timer *>(slot->obj);
+    const CUevent start = t->start, stop = t->stop;
+    st = timer_state(fn, t, timer);
+    if (__builtin_expect(!st, 1)) {
+        // The hazard keeps the timer's events alive.
+        // The stop mark first. The start may be on another stream and still
+        // pending; cuEventElapsedTime then answers NOT_READY (probe section
+        // 3: "elapsed(pending, recorded)"), and only then is the start waited
+        // for. So the usual case, both marks on one stream, costs one wait.
+        CUevent waited = stop;
+        CUresult res = cu().cuEventSynchronize(stop);
+        if (res == CUDA_SUCCESS) {
+            st = timer_ms(fn, timer, start, stop, ms);
+            if (st == EVX_ERROR_NOT_READY) {
+                waited = start;
+                res = cu().cuEventSynchronize(start);
+                if (res == CUDA_SUCCESS) st = timer_ms(fn, timer, start, stop, ms);
+            }
+        }
+        if (res != CUDA_SUCCESS)
+            st = driver_failed(res, fn, "cuEventSynchronize", "timer 0x%" PRIx64 " (its %s mark)",
+                               handle_value(timer), waited == stop ? "stop" : "start");
+    }
+    return st;
 }
 
 const FreeHookEntry kTimerFree(kTimer, timer_free);
@@ -159,10 +235,7 @@ EVX_API evx_status_t evx_timer_start(evx_timer_t timer, evx_stream_t stream) {
     return mark_on_stream<Timer>(fn, timer, kTimer, stream,
                                  [timer](Timer &t, const Stream &s, ThreadRecord *) {
         const evx_status_t st = record_mark(fn, t.start, &s, handle_value(timer), "timer");
-        if (!st) {
-            t.started = true;
-            t.stopped = false;
-        }
+        if (!st) t.state.store(kStarted, std::memory_order_release);
         return st;
     });
 }
@@ -171,11 +244,10 @@ EVX_API evx_status_t evx_timer_stop(evx_timer_t timer, evx_stream_t stream) {
     static const char fn[] = "evx_timer_stop";
     return mark_on_stream<Timer>(fn, timer, kTimer, stream,
                                  [timer](Timer &t, const Stream &s, ThreadRecord *) {
-        if (!t.started)
-            return fail(EVX_ERROR_ILLEGAL_STATE, "%s: timer 0x%" PRIx64 " was not started", fn,
-                        handle_value(timer));
+        if (__builtin_expect(t.state.load(std::memory_order_acquire) == kNew, 0))
+            return timer_state_failed(fn, kNew, timer);
         const evx_status_t st = record_mark(fn, t.stop, &s, handle_value(timer), "timer");
-        if (!st) t.stopped = true;
+        if (!st) t.state.store(kStopped, std::memory_order_release);
         return st;
     });
 }
@@ -184,8 +256,7 @@ EVX_API evx_status_t evx_timer_elapsed(evx_timer_t timer, float *ms) {
     static const char fn[] = "evx_timer_elapsed";
     if (!ms) return fail(EVX_ERROR_INVALID_VALUE, "%s: ms (the out-pointer) is NULL", fn);
     return with_live(fn, timer, kTimer, "timer", [&](Slot &slot) {
-        Timer *t = static_cast<Timer *>(slot.obj);
-        std::lock_guard<std::mutex> lock(t->mu);
+        const Timer *t = static_cast<const Timer *>(slot.obj);
         evx_status_t st = timer_state(fn, t, timer);
         if (!st) st = timer_ms(fn, timer, t->start, t->stop, ms);
         return st;
@@ -193,41 +264,7 @@ EVX_API evx_status_t evx_timer_elapsed(evx_timer_t timer, float *ms) {
 }
 
 EVX_API evx_status_t evx_timer_synchronize(evx_timer_t timer, float *ms) {
-    static const char fn[] = "evx_timer_synchronize";
-    if (!ms) return fail(EVX_ERROR_INVALID_VALUE, "%s: ms (the out-pointer) is NULL", fn);
-    HandleScope scope;
-    Slot *slot = nullptr;
-    evx_status_t st = scope.lookup(fn, timer, kTimer, "timer", &slot);
-    if (st) return st;
-    Timer *t = static_cast<Timer *>(slot->obj);
-    CUevent start, stop;
-    {
-        std::lock_guard<std::mutex> lock(t->mu);
-        st = timer_state(fn, t, timer);
-        start = t->start;
-        stop = t->stop;
-    }
-    if (!st) {
-        // Wait without the timer's lock; the hazard keeps its events alive.
-        // The stop mark first. The start may be on another stream and still
-        // pending; cuEventElapsedTime then answers NOT_READY (probe section
-        // 3: "elapsed(pending, recorded)"), and only then is the start waited
-        // for. So the usual case, both marks on one stream, costs one wait.
-        CUevent waited = stop;
-        CUresult res = cu().cuEventSynchronize(stop);
-        if (res == CUDA_SUCCESS) {
-            st = timer_ms(fn, timer, start, stop, ms);
-            if (st == EVX_ERROR_NOT_READY) {
-                waited = start;
-                res = cu().cuEventSynchronize(start);
-                if (res == CUDA_SUCCESS) st = timer_ms(fn, timer, start, stop, ms);
-            }
-        }
-        if (res != CUDA_SUCCESS)
-            st = driver_failed(res, fn, "cuEventSynchronize", "timer 0x%" PRIx64 " (its %s mark)",
-                               handle_value(timer), waited == stop ? "stop" : "start");
-    }
-    return st;
+    return timer_synchronize(timer, ms);
 }
 
 EVX_API evx_status_t evx_device_create_timeline(int device, uint32_t capacity,
