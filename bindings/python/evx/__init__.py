@@ -83,10 +83,9 @@ implementation = "cython"
 HOST_FUNC_EXIT_WAIT_S = _hostfn.EXIT_WAIT_S
 
 
-def _at_exit(_wait=_hostfn.wait_at_exit, _clear=_core.clear_timers):
+def _at_exit(_wait=_hostfn.wait_at_exit):
     try:
         _wait(HOST_FUNC_EXIT_WAIT_S)
-        _clear()
     except Exception:
         pass
 

@@ -6,7 +6,7 @@
 # this file against the built core with mypy's stubtest
 # (scripts/wheel_test.sh).
 from types import TracebackType
-from typing import Any, Dict, List, Optional, Tuple, Type, TypeVar, final
+from typing import Any, Dict, List, Optional, Type, TypeVar, final
 
 # The compiled classes are disjoint bases (a class cannot derive from two).
 from typing_extensions import disjoint_base
@@ -19,7 +19,6 @@ _S = TypeVar("_S", bound=StreamCore)
 # Cython's table of doctests (empty).
 __test__: Dict[str, str]
 
-TIMER_CACHE_MAX: int
 NOTIFIER_READ_MAX: int
 
 def library_path() -> str: ...
@@ -80,9 +79,6 @@ def new_stream(cls: Type[_S], handle: Any, ordinal: int,
 def notifier_watch(notifier: Any, event: Any, token: int, op: str = ...) -> None: ...
 def notifier_read(notifier: Any, capacity: int) -> List[int]: ...
 
-def clear_timers() -> None: ...
-def timer_cache_info() -> Tuple[int, Dict[int, int]]: ...
-
 @final
 class timed:
     def __new__(cls, stream: Any) -> timed: ...
@@ -92,3 +88,5 @@ class timed:
                  tb: Optional[TracebackType]) -> bool: ...
     @property
     def elapsed_ms(self) -> float: ...
+    @property
+    def _timer(self) -> Optional[int]: ...

@@ -604,108 +604,15 @@ def notifier_read(notifier, uint32_t capacity):
 
 
 # --------------------------------------------------------------------------
-# timed and its cache of event pairs
+# timed: one C timer (evx_timer_*) per block
 #
-# A timed block is two evx events of the device (the start and stop marks),
-# recorded by __enter__ and __exit__ and read by elapsed_ms: the four calls
-# of a hand-written timed region, with no lock of a C timer (evx_timer_*
-# serializes its three calls with a mutex per timer, which a timed object,
-# used by one block, does not need). The pairs are kept per device for
-# reuse, so a loop of blocks makes no driver object after the first.
-
-cdef enum:
-    TIMER_CACHE_MAX_ = 16       # idle pairs kept per device
-    TIMER_CACHE_DEVICES = 16    # devices with a cache; others make and destroy
-
-#: Idle event pairs ("timers") kept per device.
-TIMER_CACHE_MAX = TIMER_CACHE_MAX_
-
-cdef struct Marks:
-    evx_event_t start
-    evx_event_t stop
-
-cdef struct TimerCache:
-    int dev                     # -1: unused
-    int n
-    Marks t[TIMER_CACHE_MAX_]
-
-cdef TimerCache g_timers[TIMER_CACHE_DEVICES]
-cdef unsigned long long g_timers_made = 0
-for _i in range(TIMER_CACHE_DEVICES):
-    g_timers[_i].dev = -1
-    g_timers[_i].n = 0
-
-
-cdef int timer_cache(int dev, bint claim) noexcept:
-    cdef int i
-    for i in range(TIMER_CACHE_DEVICES):
-        if g_timers[i].dev == dev:
-            return i
-    if claim:
-        for i in range(TIMER_CACHE_DEVICES):
-            if g_timers[i].dev < 0:
-                g_timers[i].dev = dev
-                g_timers[i].n = 0
-                return i
-    return -1
-
-
-cdef int timer_take(int dev, Marks *out) except -1:
-    """A pair of timing events of the device: from the cache, or made."""
-    global g_timers_made
-    cdef evx_status_t st
-    cdef int i = timer_cache(dev, False)
-    if i >= 0 and g_timers[i].n > 0:
-        g_timers[i].n -= 1
-        out[0] = g_timers[i].t[g_timers[i].n]
-        return 0
-    out.start = NULL
-    out.stop = NULL
-    with nogil:                 # a device's first event makes its context
-        st = evx_device_create_event(dev, EVX_EVENT_DEFAULT, &out.start)
-        if st == EVX_SUCCESS:
-            st = evx_device_create_event(dev, EVX_EVENT_DEFAULT, &out.stop)
-            if st != EVX_SUCCESS:
-                evx_event_destroy(out.start)
-                out.start = NULL
-    if st:
-        raise failure(st, "evx.timed")
-    g_timers_made += 1
-    return 0
-
-
-cdef void timer_destroy(Marks *m) noexcept:
-    evx_event_destroy(m.start)
-    evx_event_destroy(m.stop)
-
-
-cdef void timer_put(int dev, Marks *m) noexcept:
-    cdef int i = timer_cache(dev, True)
-    if i >= 0 and g_timers[i].n < TIMER_CACHE_MAX_:
-        g_timers[i].t[g_timers[i].n] = m[0]
-        g_timers[i].n += 1
-        return
-    timer_destroy(m)
-
-
-def clear_timers():
-    """Destroys the idle event pairs (at interpreter exit)."""
-    cdef int i
-    for i in range(TIMER_CACHE_DEVICES):
-        while g_timers[i].dev >= 0 and g_timers[i].n > 0:
-            g_timers[i].n -= 1
-            timer_destroy(&g_timers[i].t[g_timers[i].n])
-
-
-def timer_cache_info():
-    """``(event pairs made so far, {device: pairs idle in the cache})``."""
-    idle = {}
-    cdef int i
-    for i in range(TIMER_CACHE_DEVICES):
-        if g_timers[i].dev >= 0:
-            idle[g_timers[i].dev] = g_timers[i].n
-    return g_timers_made, idle
-
+# The C timer owns the timing: its start and stop marks, the wait for the
+# stop, the milliseconds, and ILLEGAL_STATE with its message for a misuse
+# of its order. A timed object adds only what a with-block needs (one block
+# per object, the stream kept alive, the first reading kept). A freed timer
+# is kept by its thread (in C) for the next block, with its driver events,
+# so a loop of blocks makes no driver object after the first; nothing here
+# is global.
 
 cdef enum:
     T_NEW, T_RUNNING, T_STOPPED, T_STOP_FAILED, T_READ
@@ -716,20 +623,21 @@ cdef enum:
 cdef class timed:
     """timed(stream)
 
-    ``with evx.timed(stream) as t: ...`` records a start and a stop event
-    on the stream around the block; the first read of ``t.elapsed_ms``
-    waits for the stop mark and gives the milliseconds between them (later
-    reads give the same number without a call).
+    ``with evx.timed(stream) as t: ...`` starts a timer (evx_timer_*) on
+    the stream when the block starts and stops it when the block ends; the
+    first read of ``t.elapsed_ms`` waits for the stop mark and gives the
+    milliseconds between them (later reads give the same number without a
+    call).
 
     ``stream`` is an evx Stream or anything Stream.wrap accepts (borrowed
-    for the block). A timed object times one block. Its two events are
-    reused: a pair is taken when the block starts and given back when the
-    timed object is garbage, so a block makes no driver object.
+    for the block). A timed object times one block. Its timer is destroyed
+    when the timed object is garbage and kept by the thread for its next
+    block, so a block makes no driver object.
     """
 
     cdef StreamCore stream      # kept: the marks are on it
     cdef object wrapped         # the object a borrowed stream was made from
-    cdef Marks m                # from __enter__ on; back to the cache at the end
+    cdef evx_timer_t t          # from __enter__ on; destroyed at the end
     cdef float ms
     cdef int dev
     cdef bint own               # the stream was wrapped here: closed at the end
@@ -760,12 +668,17 @@ cdef class timed:
         return 0
 
     def __dealloc__(self):
-        if self.m.start != NULL:
-            timer_put(self.dev, &self.m)
-            self.m.start = NULL
+        if self.t != NULL:
+            evx_timer_destroy(self.t)
+            self.t = NULL
+
+    @property
+    def _timer(self):
+        """The C timer's handle (an int), or None before the block."""
+        return PyLong_FromVoidPtr(<void *>self.t) if self.t != NULL else None
 
     def __enter__(self):
-        cdef Marks m
+        cdef evx_timer_t t = NULL
         cdef evx_status_t st
         cdef evx_stream_t s = <evx_stream_t>self.stream.h
         if self.state != T_NEW:
@@ -775,14 +688,16 @@ cdef class timed:
                          "make a new one")
         if s == NULL:
             raise gone(self.stream, "evx.timed", "the stream")
-        timer_take(self.dev, &m)
         with nogil:
-            st = evx_event_record(m.start, s)
+            st = evx_device_create_timer(self.dev, &t)
+            if st == EVX_SUCCESS:
+                st = evx_timer_start(t, s)
+                if st != EVX_SUCCESS:
+                    evx_timer_destroy(t)        # leaves the start's message
+                    t = NULL
         if st:
-            err = failure(st, "evx.timed")
-            timer_put(self.dev, &m)
-            raise err
-        self.m = m
+            raise failure(st, "evx.timed")
+        self.t = t
         self.state = T_RUNNING
         return self
 
@@ -796,7 +711,7 @@ cdef class timed:
             err = gone(self.stream, "evx.timed", "the stream")
         else:
             with nogil:
-                st = evx_event_record(self.m.stop, s)
+                st = evx_timer_stop(self.t, s)
             err = failure(st, "evx.timed") if st else None
         if err is None:
             self.state = T_STOPPED
@@ -821,22 +736,20 @@ cdef class timed:
         timeline); synchronizes with the stop mark on first read."""
         cdef float ms = 0.0
         cdef evx_status_t st
-        cdef Marks m = self.m
+        cdef evx_timer_t t = self.t
         if self.state == T_READ:
-            return self.ms
-        if self.state == T_STOPPED:
-            with nogil:
-                st = evx_event_synchronize(m.stop)
-                if st == EVX_SUCCESS:
-                    st = evx_event_elapsed_time(&ms, m.start, m.stop)
-            if st:
-                raise failure(st, "evx.timed.elapsed_ms")
-            if self.state == T_STOPPED:      # another thread may have read it
-                self.ms = ms
-                self.state = T_READ
             return self.ms
         if self.state == T_STOP_FAILED:
             raise misuse("evx.timed.elapsed_ms", "the stop mark failed, so there is no "
                          "time (as evx_timer_elapsed on a timer started but not stopped)")
-        raise misuse("evx.timed.elapsed_ms", "known once the with-block has ended (as "
-                     "evx_timer_elapsed on a timer not started and stopped)")
+        if self.state != T_STOPPED:
+            raise misuse("evx.timed.elapsed_ms", "known once the with-block has ended (as "
+                         "evx_timer_elapsed on a timer not started and stopped)")
+        with nogil:
+            st = evx_timer_synchronize(t, &ms)
+        if st:
+            raise failure(st, "evx.timed.elapsed_ms")
+        if self.state == T_STOPPED:      # another thread may have read it
+            self.ms = ms
+            self.state = T_READ
+        return self.ms

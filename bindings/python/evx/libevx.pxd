@@ -17,6 +17,9 @@ cdef extern from "evx/evx.h" nogil:
         pass
     ctypedef evx_event_ *evx_event_t
     ctypedef evx_stream_ *evx_stream_t
+    ctypedef struct evx_timer_:
+        pass
+    ctypedef evx_timer_ *evx_timer_t
 
     int EVX_VERSION_MAJOR
     int EVX_VERSION_MINOR
@@ -40,6 +43,11 @@ cdef extern from "evx/evx.h" nogil:
     evx_status_t evx_device_create_event(int device, unsigned flags, evx_event_t *event)
     evx_status_t evx_event_destroy(evx_event_t event)
     evx_status_t evx_event_record(evx_event_t event, evx_stream_t stream)
+    evx_status_t evx_device_create_timer(int device, evx_timer_t *timer)
+    evx_status_t evx_timer_destroy(evx_timer_t timer)
+    evx_status_t evx_timer_start(evx_timer_t timer, evx_stream_t stream)
+    evx_status_t evx_timer_stop(evx_timer_t timer, evx_stream_t stream)
+    evx_status_t evx_timer_synchronize(evx_timer_t timer, float *ms)
     evx_status_t evx_event_record_with_flags(evx_event_t event, evx_stream_t stream,
                                              unsigned flags)
     evx_status_t evx_event_query(evx_event_t event)

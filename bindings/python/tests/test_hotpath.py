@@ -41,26 +41,29 @@ def test_a_package_without_its_core_says_how_to_build_it():
 
 
 # --------------------------------------------------------------------------
-# evx.timed and its timer cache
+# evx.timed: one C timer per block
 
 
-def idle_timers(evx, dev):
-    return evx._core.timer_cache_info()[1].get(dev.device_id, 0)
+def timer_alive(evx, handle):
+    """Whether a C timer handle is live (evx_timer_elapsed answers other
+    than INVALID_HANDLE)."""
+    ms = ctypes.c_float()
+    st = evx.capi.evx_timer_elapsed(ctypes.c_void_p(handle), ctypes.byref(ms))
+    return st != evx.Status.ERROR_INVALID_HANDLE
 
 
-def test_timed_steady_state_makes_no_timers(evx, stream):
-    for _ in range(3):                       # warm the device's cache
-        with evx.timed(stream) as t:
-            pass
-        t.elapsed_ms
-    del t
-    made, _ = evx._core.timer_cache_info()
-    for _ in range(20):
-        with evx.timed(stream) as t:
-            pass
-        assert t.elapsed_ms >= 0.0
-        assert t.elapsed_ms >= 0.0
-    assert evx._core.timer_cache_info()[0] == made
+def test_timed_is_a_c_timer(evx, stream):
+    t = evx.timed(stream)
+    assert t._timer is None                  # none before the block
+    with t:
+        h = t._timer
+        assert h is not None and timer_alive(evx, h)
+    first = t.elapsed_ms
+    ms = ctypes.c_float()                    # the C timer answers the same
+    assert evx.capi.evx_timer_elapsed(ctypes.c_void_p(h), ctypes.byref(ms)) == 0
+    assert ms.value == first
+    for _ in range(3):
+        assert t.elapsed_ms == first
 
 
 def test_timed_object_after_its_block(evx, dev, stream):
@@ -74,11 +77,11 @@ def test_timed_object_after_its_block(evx, dev, stream):
         with t:
             pass
     assert t.elapsed_ms == first             # a refused re-entry changes nothing
-    # the timer goes back to the device's cache when the object dies
-    n = idle_timers(evx, dev)
+    # the timer is destroyed when the object dies
+    h = t._timer
     del t
     gc.collect()
-    assert idle_timers(evx, dev) == min(n + 1, evx._core.TIMER_CACHE_MAX)
+    assert not timer_alive(evx, h)
 
 
 def test_elapsed_before_the_block_ends(evx, stream):
@@ -156,11 +159,11 @@ def test_timed_bound_methods_keep_their_object(evx, dev, stream):
     for _ in range(100):                  # binding again takes nothing away
         assert t.__exit__.__self__ is t
     assert sys.getrefcount(t) == before
-    # once all names are gone, the object dies and its timer goes back
-    n = idle_timers(evx, dev)
+    # once all names are gone, the object dies and its timer with it
+    h = t._timer
     del enter, exit_, t
     gc.collect()
-    assert idle_timers(evx, dev) == min(n + 1, evx._core.TIMER_CACHE_MAX)
+    assert not timer_alive(evx, h)
 
 
 def test_timed_blocks_leak_nothing(evx, stream):
@@ -196,20 +199,16 @@ def test_timed_read_from_many_threads_at_once(evx, dev, stream, gate):
     for th in threads:
         th.join(10)
     assert not errors and len(got) == 4 and len(set(got)) == 1
-    # the timer goes back to the cache once, not once per reader
-    n = idle_timers(evx, dev)
+    # the timer is destroyed once, not once per reader
+    h = t._timer
     del t
     gc.collect()
-    assert idle_timers(evx, dev) == min(n + 1, evx._core.TIMER_CACHE_MAX)
+    assert not timer_alive(evx, h)
 
 
 def test_timed_on_a_closed_stream_raises(evx, dev):
     s = dev.create_stream()
     s.close()
-    with evx.timed(dev.create_stream()) as warm:     # the cache holds one
-        pass
-    del warm
-    n = idle_timers(evx, dev)
     t = evx.timed(s)
     with pytest.raises(evx.CudaError) as ei:
         with t:
@@ -217,7 +216,7 @@ def test_timed_on_a_closed_stream_raises(evx, dev):
     assert ei.value.status == evx.Status.ERROR_INVALID_HANDLE
     with pytest.raises(RuntimeError):
         t.elapsed_ms
-    assert idle_timers(evx, dev) == n        # the timer was given back
+    assert t._timer is None                  # no timer kept
 
 
 def test_stream_closed_inside_the_block(evx, dev):
@@ -254,19 +253,6 @@ def test_timed_releases_a_borrowed_stream_at_the_end(evx, stream):
     del obj
     gc.collect()
     assert ref() is None                     # t still alive, the object is not
-    assert t.elapsed_ms >= 0.0
-
-
-def test_clear_timers_empties_the_cache(evx, dev, stream):
-    with evx.timed(stream) as t:
-        pass
-    t.elapsed_ms
-    del t
-    assert idle_timers(evx, dev) >= 1
-    evx._core.clear_timers()
-    assert idle_timers(evx, dev) == 0
-    with evx.timed(stream) as t:             # and timing still works
-        pass
     assert t.elapsed_ms >= 0.0
 
 

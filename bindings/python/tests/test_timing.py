@@ -62,15 +62,13 @@ def test_timed_block_raising_still_stops(evx, stream):
     assert t.elapsed_ms >= 0.0
 
 
-def test_timed_reuses_timers(evx, stream):
-    made_before, _ = evx._core.timer_cache_info()
+def test_timed_blocks_each_time_their_own_block(evx, stream):
+    got = []
     for _ in range(50):
         with evx.timed(stream) as t:     # the previous t dies on rebinding
             pass
-        t.elapsed_ms
-    made, idle = evx._core.timer_cache_info()
-    assert made - made_before <= 2       # at most two timed objects alive
-    assert 1 <= idle[stream.device.device_id] <= evx._core.TIMER_CACHE_MAX
+        got.append(t.elapsed_ms)
+    assert all(ms >= 0.0 for ms in got)
 
 
 def test_timeline(evx, dev, stream):
