@@ -3,12 +3,16 @@
 # the conformance suite against the real driver and against the host
 # emulation with the same number of devices, then the stages asked for.
 #
-#   scripts/gpu-check.sh [conformance] [sanitizer] [stress] [interop] [bench] [pybench] [asyncbench] [benchab]
+#   scripts/gpu-check.sh [conformance] [sanitizer] [stress] [interop] [bench] [pybench] [rustbench] [asyncbench] [benchab]
 #
 # sanitizer: the conformance suite under compute-sanitizer (memcheck with
 # leak checking, then synccheck); the stage fails unless each run exits 0
 # and its ERROR SUMMARY says 0 errors. stress: tests/stress on the GPU
-# (EVX_STRESS_SECONDS, default 30). See docs/robustness.md.
+# (EVX_STRESS_SECONDS, default 30). See docs/robustness.md. rustbench: the
+# Rust crate's hot calls against the raw driver, and the notifier Future's
+# latency against a thread blocked in cuEventSynchronize
+# (bindings/rust/evx/examples/rustbench.rs; needs cargo, else it says so and
+# is skipped).
 #
 # No stage named: all of them but benchab. benchab compares this tree's
 # evx-bench with that of git revision $EVX_BENCH_BASE (or the source tree
@@ -19,7 +23,7 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/evx-out}
 mkdir -p "$out"
 build=${EVX_GPU_BUILD:-/tmp/evx-gpu-build}
-stages=${*:-conformance sanitizer stress interop bench pybench asyncbench}
+stages=${*:-conformance sanitizer stress interop bench pybench rustbench asyncbench}
 status=0
 
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader || true
@@ -94,6 +98,21 @@ for stage in $stages; do
     PYTHONPATH="$build/bindings/python" PYTHONUNBUFFERED=1 python3 bench/py_bench.py \
       >"$out/pybench.txt" 2>&1 || status=1
     tail -22 "$out/pybench.txt"
+    ;;
+  rustbench)
+    if ! command -v cargo >/dev/null; then
+      echo "=== rustbench: cargo is not installed on this machine: the Rust benchmark is not run"
+      continue
+    fi
+    echo "=== Rust benchmark, real driver (bindings/rust/evx/examples/rustbench.rs)"
+    if (cd bindings/rust && EVX_LIB_DIR="$build/src" CARGO_TARGET_DIR="$build/rust-target" \
+          cargo build --offline --release --example rustbench) >"$out/rustbench-build.txt" 2>&1; then
+      env -u EVX_DRIVER "$build/rust-target/release/examples/rustbench" >"$out/rustbench.txt" 2>&1 \
+        || status=1
+      grep -v '^BENCH' "$out/rustbench.txt"
+    else
+      tail -30 "$out/rustbench-build.txt"; status=1
+    fi
     ;;
   asyncbench)
     echo "=== where the notifier's latency goes (C, real driver): evx-notify-latency, then --diag, then --interference"
