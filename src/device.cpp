@@ -7,6 +7,7 @@
 #include "error.hpp"
 #include "evx/device.h"
 #include "handle.hpp"
+#include "objects.hpp"
 #include "scope.hpp"
 
 using namespace evx;
@@ -73,8 +74,10 @@ EVX_API evx_status_t evx_device_trim(int device) {
     ThreadRecord *r;
     const evx_status_t st = enter_device(fn, device, &r);
     if (st) return st;
-    // Events this thread retired while others held them may be free by now.
+    // Events this thread retired while others held them may be free by now,
+    // and the timers it keeps give their events back to its cache.
     retire_rescan(r);
+    timers_trim(r, device);
     return cache_trim(r, fn, device);
 }
 

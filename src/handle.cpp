@@ -216,17 +216,13 @@ evx_status_t retire(ThreadRecord *r, const void *h) {
     const uint32_t index = handle_index(handle_value(h));
     Slot *s = &slot_ref(index);
     evx_status_t status = 0;
-    const uint32_t kind = s->kind.load(std::memory_order_relaxed);
-    if (((kind == kEvent && s->event.pool == nullptr &&
-          !(s->event.flags & EVX_EVENT_INTERPROCESS) &&
-          s->event.away.load(std::memory_order_acquire) == nullptr) ||
-         kind == kTimer) &&
-        push_retired(r, index)) {
+    if (s->kind.load(std::memory_order_relaxed) == kEvent && s->event.pool == nullptr &&
+        !(s->event.flags & EVX_EVENT_INTERPROCESS) &&
+        s->event.away.load(std::memory_order_acquire) == nullptr && push_retired(r, index)) {
         // Plain events are freed in batches: one scan of every thread's
         // hazard slots per kRetireBatch destroys, instead of one per destroy,
         // keeps destroy cheap and leaves the other threads' hazard lines in
-        // their own caches. Timers too (evx.timed makes one per block):
-        // their free gives their two driver events back to the cache. Interprocess events are not batched: their
+        // their own caches. Interprocess events are not batched: their
         // destroy closes the driver event now (ipc.h), unless a racing call
         // holds it. Nor are events recorded in other contexts: their driver
         // events there are destroyed now, so that the caller may destroy

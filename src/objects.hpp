@@ -89,6 +89,10 @@ evx_status_t wrap_stream(const char *fn, int device, void *native_stream,
 // The handle is already unpublished.
 evx_status_t end_borrow(ThreadRecord *r, const void *h, const Stream *s);
 
+// timing.cpp, for evx_device_trim(): the timers the calling thread keeps
+// for reuse give their driver events of `device` back to its cache.
+void timers_trim(ThreadRecord *r, int device);
+
 // INVALID_VALUE with a message for flags no event may have: unknown bits,
 // or EVX_EVENT_INTERPROCESS without EVX_EVENT_DISABLE_TIMING.
 evx_status_t check_event_flags(const char *fn, unsigned flags);

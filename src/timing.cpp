@@ -7,6 +7,8 @@
 // so its calls take no lock (its marks are ordered by the calls that make
 // them, which the caller orders: timing.h). A timeline has its own mutex:
 // its marks grow its list of events.
+#include <pthread.h>
+
 #include <cinttypes>
 #include <mutex>
 #include <new>
@@ -142,12 +144,69 @@ inline evx_status_t timer_ms(const char *fn, evx_timer_t timer, CUevent start, C
     return timer_ms_failed(fn, timer, res);
 }
 
-evx_status_t timer_free(ThreadRecord *r, void *obj) {
-    Timer *t = static_cast<Timer *>(obj);
+// Timers a thread keeps after their free, events and all, for its next
+// create of a timer of the same device: evx.timed makes and destroys one per
+// block, and a kept timer spares an allocation and four cache moves. The
+// thread's exit destroys their events; evx_device_trim() gives a device's
+// back to the cache, which it then empties.
+constexpr uint32_t kKeptTimers = 4;
+struct KeptTimers {
+    Timer *t[kKeptTimers];
+    uint32_t n;
+    bool at_exit;  // the exit key is set for this thread
+};
+__thread KeptTimers t_kept __attribute__((tls_model("initial-exec")));
+pthread_key_t g_kept_key;
+std::once_flag g_kept_once;
+bool g_kept_key_ok = false;
+
+void drop_timer(ThreadRecord *r, Timer *t) {
     // Given back as former (cache.hpp): recorded now, or in a life before.
     if (t->start) cache_give(r, t->device, EVX_EVENT_DEFAULT, t->start, true);
     if (t->stop) cache_give(r, t->device, EVX_EVENT_DEFAULT, t->stop, true);
     delete t;
+}
+
+// At thread exit (the record may be gone): their driver events go.
+void kept_at_exit(void *) {
+    t_kept.at_exit = false;  // a free during other keys' destructors sets it again
+    while (t_kept.n > 0) {
+        Timer *t = t_kept.t[--t_kept.n];
+        destroy_driver_event(t->device, t->start);
+        destroy_driver_event(t->device, t->stop);
+        delete t;
+    }
+}
+
+// A kept timer of the device, or nullptr.
+inline Timer *take_kept(int device) {
+    for (uint32_t i = t_kept.n; i > 0; --i) {
+        Timer *t = t_kept.t[i - 1];
+        if (t->device == device) {
+            t_kept.t[i - 1] = t_kept.t[--t_kept.n];
+            t->state.store(kNew, std::memory_order_relaxed);
+            return t;
+        }
+    }
+    return nullptr;
+}
+
+evx_status_t timer_free(ThreadRecord *r, void *obj) {
+    Timer *t = static_cast<Timer *>(obj);
+    if (t->start && t->stop && t_kept.n < kKeptTimers) {
+        if (__builtin_expect(!t_kept.at_exit, 0)) {
+            std::call_once(g_kept_once, [] {
+                g_kept_key_ok = pthread_key_create(&g_kept_key, kept_at_exit) == 0;
+            });
+            // The key's value only makes its destructor run at thread exit.
+            t_kept.at_exit = g_kept_key_ok && pthread_setspecific(g_kept_key, &t_kept) == 0;
+        }
+        if (t_kept.at_exit) {
+            t_kept.t[t_kept.n++] = t;
+            return 0;
+        }
+    }
+    drop_timer(r, t);
     return 0;
 }
 
@@ -193,6 +252,15 @@ evx_status_t timer_synchronize(evx_timer_t timer, float *ms) noexcept {
 }
 
 const FreeHookEntry kTimerFree(kTimer, timer_free);
+
+}  // namespace
+
+void timers_trim(ThreadRecord *r, int device) {
+    for (Timer *t = take_kept(device); t; t = take_kept(device)) drop_timer(r, t);
+}
+
+namespace {
+
 const FreeHookEntry kTimelineFree(kTimeline, timeline_free);
 
 }  // namespace
@@ -208,10 +276,22 @@ EVX_API evx_status_t evx_device_create_timer(int device, evx_timer_t *timer) {
     if (!timer) return fail(EVX_ERROR_INVALID_VALUE, "%s: timer (the out-pointer) is NULL", fn);
     *timer = nullptr;
     ThreadRecord *r;
-    Timer *t;
-    evx_status_t st = enter_device_new(fn, device, &r, &t);
+    evx_status_t st = enter_device(fn, device, &r);
     if (st) return st;
     uint32_t index = 0;
+    Timer *t = take_kept(device);
+    if (t) {
+        st = slot_alloc(r, fn, &index);
+        if (st) {
+            drop_timer(r, t);
+            return st;
+        }
+        *timer = publish_as<evx_timer_t>(index, kTimer, t);
+        return EVX_SUCCESS;
+    }
+    t = new (std::nothrow) Timer;
+    if (!t) return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    t->device = device;
     // A timer's events never leave it and are read only after it recorded
     // them, so a former life's record (cache.hpp) does not matter.
     bool former;
@@ -219,7 +299,7 @@ EVX_API evx_status_t evx_device_create_timer(int device, evx_timer_t *timer) {
     if (!st) st = cache_take(r, fn, device, EVX_EVENT_DEFAULT, &t->stop, &former);
     if (!st) st = slot_alloc(r, fn, &index);
     if (st) {
-        timer_free(r, t);
+        drop_timer(r, t);
         return st;
     }
     *timer = publish_as<evx_timer_t>(index, kTimer, t);
