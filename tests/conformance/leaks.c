@@ -81,7 +81,47 @@ static void t_thread_exit_reaches_trim(void)
     live_expect_back(&start, "threads that destroyed events and exited");
 }
 
+/* A destroyed timer is kept by the thread that freed it, with its two
+ * driver events, for its next create (src/timing.cpp): evx_device_trim must
+ * reach the calling thread's kept timers, and a thread's exit must destroy
+ * its own. */
+static void *timer_and_exit(void *arg)
+{
+    int *bad = (int *)arg;
+    int i;
+    for (i = 0; i < 3; i++) {
+        evx_timer_t t = NULL;
+        if (evx_device_create_timer(0, &t) != EVX_SUCCESS ||
+            evx_timer_destroy(t) != EVX_SUCCESS)
+            (*bad)++;
+    }
+    return NULL;
+}
+
+static void t_kept_timers(void)
+{
+    evx_host_live start;
+    evx_timer_t t = NULL, again = NULL;
+    pthread_t th;
+    int bad = 0;
+    EXPECT_OK(evx_device_trim(0));
+    NEED_COUNTS(&start);
+    /* This thread's kept timer: its events go back with the trim. */
+    EXPECT_OK(evx_device_create_timer(0, &t));
+    EXPECT_OK(evx_timer_destroy(t));
+    EXPECT_OK(evx_device_create_timer(0, &again));
+    EXPECT_STATUS(evx_timer_elapsed(t, &(float){0}), EVX_ERROR_INVALID_HANDLE);
+    EXPECT_OK(evx_timer_destroy(again));
+    live_expect_back(&start, "a timer destroyed, kept by this thread, trimmed");
+    /* Another thread's kept timers: destroyed at its exit. */
+    if (EXPECT(pthread_create(&th, NULL, timer_and_exit, &bad) == 0))
+        pthread_join(th, NULL);
+    EXPECTF(bad == 0, "the thread had %d failed timer create/destroy", bad);
+    live_expect_back(&start, "timers destroyed by a thread that exited");
+}
+
 const conf_case conf_leak_cases[] = {
     {"leaks.thread_exit_reaches_trim", t_thread_exit_reaches_trim},
+    {"leaks.kept_timers_trimmed_and_freed_at_exit", t_kept_timers},
     {NULL, NULL},
 };
