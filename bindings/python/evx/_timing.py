@@ -1,7 +1,7 @@
 # Copyright 2026 The evx Authors
 # SPDX-License-Identifier: Apache-2.0
-"""Timing: :class:`timed` (a block timed by a start and a stop event, from
-the compiled core) and :class:`Timeline` (``evx_timeline_*``)."""
+"""Timing: :class:`timed` (a block timed by a C timer, ``evx_timer_*``,
+from the compiled core) and :class:`Timeline` (``evx_timeline_*``)."""
 
 import ctypes
 
@@ -14,7 +14,8 @@ from ._stream import Stream
 __all__ = ["timed", "Timeline"]
 
 #: ``with evx.timed(stream) as t: ...`` then ``t.elapsed_ms``: see its
-#: docstring. The timers are reused: a block makes no driver object.
+#: docstring. Its C timer is kept by the thread for the next block: a block
+#: makes no driver object.
 timed = _core.timed
 
 
