@@ -7,7 +7,8 @@
  * have returned, with no further call of any thread and no thread exiting:
  * a pooled event is idle or pending again and can be acquired, an owned
  * driver stream is destroyed, an interprocess event's driver event is
- * destroyed, a timer's or timeline's driver events are back in evx's cache.
+ * destroyed, a timer's or timeline's driver events are back in evx's cache,
+ * a notifier's internal streams are destroyed and its descriptor closed.
  *
  * Each case runs three threads: B makes the racing call, A destroys or
  * releases, the case's thread checks. A and B then stay alive and idle
@@ -26,6 +27,8 @@
  *    20th call, over several rounds. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
@@ -33,8 +36,8 @@
 #include "harness.h"
 #include "util.h"
 
-enum obj { O_POOL, O_IPC, O_STREAM, O_TIMER, O_TIMELINE };
-enum op { P_SYNC, P_QUERY, P_RECORD, P_WAIT, P_ELAPSED };
+enum obj { O_POOL, O_IPC, O_STREAM, O_TIMER, O_TIMELINE, O_NOTIFIER };
+enum op { P_SYNC, P_QUERY, P_RECORD, P_WAIT, P_ELAPSED, P_WATCH };
 enum how { H_DESTROY, H_RELEASE };
 
 typedef struct scene {
@@ -47,9 +50,12 @@ typedef struct scene {
     evx_event_t mark;   /* a recorded timing event of `other` */
     evx_timer_t timer;
     evx_timeline_t timeline;
+    evx_notifier_t notifier;
+    int fd; /* the notifier's */
     evx_host_live base; /* the emulation: alive before the object was made */
     /* threads (atomics) */
     evx_status_t a_st, b_st;
+    char b_msg[256]; /* B's last error message, written before b_done */
     int a_go, a_done, b_calls, b_done, leave_a, leave_b;
 } scene;
 
@@ -95,6 +101,8 @@ static evx_status_t racing_call(scene *sc)
         case P_RECORD: return evx_timer_start(sc->timer, sc->s);
         default: return evx_timer_elapsed(sc->timer, ms);
         }
+    case O_NOTIFIER:
+        return evx_notifier_watch(sc->notifier, sc->mark, 1);
     default:
         switch (sc->op) {
         case P_SYNC: return evx_timeline_synchronize(sc->timeline);
@@ -112,6 +120,7 @@ static const char *racing_entry(const scene *sc)
     case P_QUERY: return sc->obj == O_STREAM ? "cuStreamQuery" : "cuEventQuery";
     case P_RECORD: return "cuEventRecord";
     case P_WAIT: return "cuStreamWaitEvent";
+    case P_WATCH: return "cuEventQuery"; /* of the watched event, before the watch counts */
     default: return sc->obj == O_TIMELINE ? "cuEventQuery" : "cuEventElapsedTime";
     }
 }
@@ -124,6 +133,7 @@ static void *b_main(void *arg)
         st = racing_call(sc);
         __atomic_add_fetch(&sc->b_calls, 1, __ATOMIC_SEQ_CST);
     } while (sc->loop && st != EVX_ERROR_INVALID_HANDLE);
+    strncpy(sc->b_msg, evx_last_error_message(), sizeof sc->b_msg - 1);
     __atomic_store_n(&sc->b_st, st, __ATOMIC_SEQ_CST);
     astore(&sc->b_done, 1);
     (void)wait_flag(&sc->leave_b, 1, 60000);
@@ -139,6 +149,7 @@ static evx_status_t end_object(scene *sc)
     case O_IPC: return evx_event_destroy(sc->ev);
     case O_STREAM: return evx_stream_destroy(sc->s);
     case O_TIMER: return evx_timer_destroy(sc->timer);
+    case O_NOTIFIER: return evx_notifier_destroy(sc->notifier);
     default: return evx_timeline_destroy(sc->timeline);
     }
 }
@@ -208,6 +219,30 @@ static int scene_make(scene *sc, conf_gate *gate)
             !EXPECT_OK(evx_timeline_mark(sc->timeline, sc->s, &n)))
             return 0;
         break;
+    case O_NOTIFIER: {
+        /* A watch of held work gives the notifier an internal stream; it is
+         * delivered before the race (nothing pending then). */
+        conf_gate *g = gate_new();
+        evx_event_t first = NULL;
+        uint64_t pending = 1;
+        double until = now_ms() + 5000;
+        if (!EXPECT_OK(evx_notifier_create(NULL, &sc->notifier)) ||
+            !EXPECT_OK(evx_notifier_get_fd(sc->notifier, &sc->fd)) ||
+            (first = make_event(0, EVX_EVENT_DISABLE_TIMING)) == NULL)
+            return 0;
+        if (!EXPECT_OK(gate_launch(sc->s, g)) || !EXPECT_OK(evx_event_record(first, sc->s)) ||
+            !EXPECT_OK(evx_notifier_watch(sc->notifier, first, 7))) {
+            gate_open(g);
+            drop_event(&first);
+            return 0;
+        }
+        gate_open(g);
+        while (EXPECT_OK(evx_notifier_get_counts(sc->notifier, &pending, NULL)) &&
+               pending != 0 && now_ms() < until)
+            sleep_ms(1);
+        drop_event(&first);
+        return EXPECTF(pending == 0, "the first watch was not delivered");
+    }
     default:
         break;
     }
@@ -308,6 +343,14 @@ static int round_once(int obj, int op, int how, int *raced)
         EXPECTF(sc.b_st == EVX_ERROR_INVALID_HANDLE, "the racing call ended with %s",
                 evx_status_name(sc.b_st));
         ++*raced; /* a round: whether A hit B inside a call is up to the scheduler */
+    } else if (obj == O_NOTIFIER) {
+        /* B passed the handle check, then found the notifier closed. */
+        if (!EXPECTF(sc.b_st == EVX_ERROR_INVALID_HANDLE &&
+                         str_has(sc.b_msg, "being destroyed"),
+                     "the racing watch returned %s (\"%s\"): it did not get in before "
+                     "the destroy", evx_status_name(sc.b_st), sc.b_msg))
+            goto out;
+        ++*raced;
     } else {
         /* B was inside the call when A ended the object (its handle was
          * still live when it looked). */
@@ -334,6 +377,17 @@ static int round_once(int obj, int op, int how, int *raced)
         EXPECTF(live_becomes(1, sc.base.streams),
                 "the destroyed stream's driver stream is still alive after both calls "
                 "returned (streams: want %lld)", sc.base.streams);
+    if (obj == O_NOTIFIER) {
+        errno = 0;
+        EXPECTF(fcntl(sc.fd, F_GETFD) == -1 && errno == EBADF,
+                "the destroyed notifier's descriptor %d is still open after both calls "
+                "returned", sc.fd);
+        if (h != NULL)
+            EXPECTF(live_becomes(1, sc.base.streams + 1),
+                    "the destroyed notifier's internal stream is still alive after both "
+                    "calls returned (streams: want %lld, the work stream's included)",
+                    sc.base.streams + 1);
+    }
     if (h != NULL && obj == O_IPC)
         EXPECTF(live_becomes(0, sc.base.events),
                 "the destroyed interprocess event's driver event is still alive after "
@@ -376,6 +430,8 @@ out:
         drop_timer(&sc.timer);
     } else if (obj == O_TIMELINE) {
         drop_timeline(&sc.timeline);
+    } else if (obj == O_NOTIFIER && sc.notifier != NULL) {
+        EXPECT_OK(evx_notifier_destroy(sc.notifier));
     }
     scene_drop(&sc);
     return ok;
@@ -388,6 +444,9 @@ static void run(int obj, int op, int how)
     for (i = 0; i < rounds; i++)
         if (!round_once(obj, op, how, &raced))
             return;
+    if (host_debug_get() == NULL && obj != O_POOL && obj != O_NOTIFIER)
+        conf_note("a real driver cannot count its live objects: only the statuses of "
+                  "the two calls are checked here (the emulation checks the reclaim)");
     if (rounds > 1)
         conf_note("%d rounds of the racing call in a loop (a real driver: these calls "
                   "never wait, so the scheduler decides how often the destroy lands "
@@ -420,6 +479,7 @@ CASE(timer_destroy_elapsed, O_TIMER, P_ELAPSED, H_DESTROY)
 CASE(timeline_destroy_sync, O_TIMELINE, P_SYNC, H_DESTROY)
 CASE(timeline_destroy_record, O_TIMELINE, P_RECORD, H_DESTROY)
 CASE(timeline_destroy_elapsed, O_TIMELINE, P_ELAPSED, H_DESTROY)
+CASE(notifier_destroy_watch, O_NOTIFIER, P_WATCH, H_DESTROY)
 
 const conf_case conf_reclaim_cases[] = {
     {"reclaim.pool_release_during_synchronize", t_pool_release_sync},
@@ -446,5 +506,6 @@ const conf_case conf_reclaim_cases[] = {
     {"reclaim.timeline_destroy_during_synchronize", t_timeline_destroy_sync},
     {"reclaim.timeline_destroy_during_mark", t_timeline_destroy_record},
     {"reclaim.timeline_destroy_during_intervals", t_timeline_destroy_elapsed},
+    {"reclaim.notifier_destroy_during_watch", t_notifier_destroy_watch},
     {NULL, NULL},
 };
