@@ -147,8 +147,9 @@ void heavy_barrier() {
 }
 
 // Frees every entry of g_held that no hazard holds. The lock orders the
-// passes of racing threads: a pass that keeps an entry for a holder happens
-// before the holder's own pass, which then sees the hazard it cleared.
+// passes of racing threads: each pass sees the hazards cleared by threads
+// whose passes came before it, so of two holders that leave together the
+// later pass frees what both held.
 void reclaim_pass(ThreadRecord *r) {
     for (;;) {
         uint32_t take[64];
