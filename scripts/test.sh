@@ -16,7 +16,7 @@
 #                   with pkg-config alone, the installed Python package
 #   docs            the Doxygen reference (zero warnings)
 #   links           README.md and docs/*.md cite only files in the repository
-#   asan            the conformance suite under AddressSanitizer + UBSan
+#   asan            the conformance suite and the threads stress under AddressSanitizer + UBSan
 #   asan_python     the Python tests on the compiled core built with them
 #   tsan            the conformance suite and the threads stress under ThreadSanitizer
 #   generated       the generated bindings equal a fresh bindings/generate
@@ -206,7 +206,7 @@ asan() {
   configure build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug \
     && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
        UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-       meson_test build-asan --suite conformance
+       meson_test build-asan --suite conformance --suite stress
 }
 
 # The Python tests on the compiled core, with the extension and libevx built
@@ -389,9 +389,9 @@ step "clang build (warnings are errors) + conformance, header and ABI tests" cla
 step "install test (meson install, pkg-config client, installed Python package)" install_test
 step "docs (Doxygen, zero warnings)" docs
 step "README.md and docs/*.md cite only files in the repository" links
-step "conformance under ASan + UBSan" asan
+step "conformance and stress under ASan + UBSan" asan
 step "the compiled Python core's tests under ASan + UBSan" asan_python
-step "conformance under TSan" tsan
+step "conformance and stress under TSan" tsan
 step "generated bindings up to date (bindings/generate)" generated
 step "Python tests on the compiled core" python_tests
 step "bench/py_bench.py smoke run (host emulation)" pybench

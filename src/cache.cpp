@@ -180,6 +180,9 @@ void cache_flush_thread(ThreadRecord *r) {
         if (r->buckets[key]) flush_bucket(r->buckets[key], static_cast<int>(key / 4), key % 4);
 }
 
+// Registered as the thread-exit stage after the handles' (thread.hpp).
+const ExitHookEntry kCacheExit(kExitCaches, cache_flush_thread);
+
 evx_status_t cache_trim(ThreadRecord *r, const char *fn, int device) {
     ContextGuard guard;
     evx_status_t st = guard.enter(fn, device);

@@ -52,7 +52,8 @@ evx_status_t create_driver_event(const char *fn, int device, unsigned flags,
 // with no message; callers with no one to tell drop it.
 evx_status_t destroy_driver_event(int device, CUevent ev);
 
-// At thread exit: moves the thread's kept events to the depot.
+// At thread exit (registered as an exit hook): moves the thread's kept
+// events to the depot.
 void cache_flush_thread(ThreadRecord *r);
 
 // evx_device_trim(): destroys the events kept for a device by the calling

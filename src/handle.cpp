@@ -2,11 +2,16 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The handle table: chunk allocation, the shared free list, handle
-// messages, hazard scans and retire lists.
+// messages, hazard scans, retire lists, and the reclaim of what was retired
+// while a call held it.
 #include "handle.hpp"
 
+#include <linux/membarrier.h>
 #include <sched.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cinttypes>
 #include <cstdlib>
@@ -15,13 +20,12 @@
 #include <new>
 
 #include "error.hpp"
-#include "scope.hpp"
 #include "evx/event.h"
 
 namespace evx {
 
 std::atomic<Slot *> g_chunks[kMaxChunks];
-FreeHook g_free_hooks[16];  // zero before any constructor runs
+FreeHook g_free_hooks[kKinds];  // zero before any constructor runs
 
 namespace {
 
@@ -41,9 +45,12 @@ struct SharedFree {
 SharedFree g_free;
 std::atomic<uint32_t> g_free_count{0};
 
-// Retired slots left by threads that exited while another thread held them.
-SharedFree g_orphans;
-std::atomic<uint32_t> g_orphan_count{0};
+// Retired slots that a call held when they were retired (or when the scan
+// of a batch of plain events looked): freed by whichever thread first finds
+// no hazard on them, which is at the latest the last holder as its call
+// ends. g_held_count is g_held.n, readable without the lock.
+SharedFree g_held;
+std::atomic<uint32_t> g_held_count{0};
 
 bool push(SharedFree &f, const uint32_t *src, uint32_t n) {
     if (f.n + n > f.cap) {
@@ -82,8 +89,123 @@ bool held(uint32_t mark) {
 }
 
 evx_status_t free_object(ThreadRecord *r, Slot *s) {
-    const FreeHook hook = g_free_hooks[s->kind.load(std::memory_order_relaxed) & 15u];
+    const FreeHook hook = g_free_hooks[s->kind.load(std::memory_order_relaxed) & kKindMask];
     return hook ? hook(r, s->obj) : 0;
+}
+
+// A snapshot of every thread's hazard slots (seq_cst loads: see held()).
+// `overflow` when there are more than it keeps; has() then scans again.
+struct Marks {
+    static constexpr uint32_t kMax = 256;
+    uint32_t v[kMax];
+    uint32_t n = 0;
+    bool overflow = false;
+
+    Marks() {
+        for (ThreadRecord *t = thread_list(); t; t = t->next) {
+            const uint64_t h = t->hazards.load(std::memory_order_seq_cst);
+            if (h == 0) continue;
+            if (n + 2 > kMax) {
+                overflow = true;
+                return;
+            }
+            if (static_cast<uint32_t>(h)) v[n++] = static_cast<uint32_t>(h);
+            if (h >> 32) v[n++] = static_cast<uint32_t>(h >> 32);
+        }
+    }
+    bool has(uint32_t mark) const {
+        if (overflow) return held(mark);
+        for (uint32_t i = 0; i < n; ++i)
+            if (v[i] == mark) return true;
+        return false;
+    }
+};
+
+// A barrier on every thread of the process that runs now: each executes a
+// full fence at some point during this call. It is what lets the end of a
+// call (release_hazards) order its store and its load with a compiler
+// barrier only. membarrier(2) where the kernel has it; else a protection
+// change of a page this process touched, which makes the kernel interrupt
+// every CPU that may hold its mappings (the fallback of folly's
+// asymmetricHeavyBarrier and .NET's FlushProcessWriteBuffers).
+void heavy_barrier() {
+    static const bool expedited =
+        syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    if (expedited && syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+        return;
+    static std::mutex mu;
+    static void *page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE,
+                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    std::lock_guard<std::mutex> lock(mu);
+    if (page != MAP_FAILED && mprotect(page, 4096, PROT_READ | PROT_WRITE) == 0) {
+        __atomic_fetch_add(static_cast<int *>(page), 1, __ATOMIC_SEQ_CST);
+        if (mprotect(page, 4096, PROT_READ) == 0) return;
+    }
+    // Neither: the flagged threads may have missed the flag. Nothing is freed
+    // early; what they held waits for the next reclaim (a later destroy or
+    // the end of a flagged call).
+}
+
+// Frees every entry of g_held that no hazard holds. The lock orders the
+// passes of racing threads: each pass sees the hazards cleared by threads
+// whose passes came before it, so of two holders that leave together the
+// later pass frees what both held.
+void reclaim_pass(ThreadRecord *r) {
+    for (;;) {
+        uint32_t take[64];
+        uint32_t n = 0;
+        bool more = false;
+        {
+            std::lock_guard<std::mutex> lock(g_held.mu);
+            if (g_held.n == 0) return;
+            const Marks marks;
+            uint32_t kept = 0;
+            for (uint32_t i = 0; i < g_held.n; ++i) {
+                const uint32_t index = g_held.v[i];
+                if (n < 64 && !marks.has(index + 1)) {
+                    take[n++] = index;
+                } else {
+                    more = more || n == 64;
+                    g_held.v[kept++] = index;
+                }
+            }
+            g_held.n = kept;
+            g_held_count.store(kept, std::memory_order_seq_cst);
+        }
+        // Ours alone now: out of the list, no hazard on them.
+        for (uint32_t i = 0; i < n; ++i) {
+            free_object(r, &slot_ref(take[i]));
+            slot_free(r, take[i]);
+        }
+        if (!more) return;
+    }
+}
+
+// Hands retired slots that a hazard held at the last look to the shared
+// list, flags the threads that hold them, and frees those whose holders
+// left meanwhile. After the barrier every flagged holder either has its
+// hazard cleared where the pass sees it or will see its flag as its call
+// ends. False when out of memory (nothing handed over).
+bool defer_held(ThreadRecord *r, const uint32_t *index, uint32_t n) {
+    {
+        std::lock_guard<std::mutex> lock(g_held.mu);
+        if (!push(g_held, index, n)) return false;
+        g_held_count.store(g_held.n, std::memory_order_seq_cst);
+    }
+    for (ThreadRecord *t = thread_list(); t; t = t->next) {
+        const uint64_t h = t->hazards.load(std::memory_order_seq_cst);
+        if (h == 0) continue;
+        for (uint32_t i = 0; i < n; ++i) {
+            if (static_cast<uint32_t>(h) == index[i] + 1 ||
+                static_cast<uint32_t>(h >> 32) == index[i] + 1) {
+                t->reclaim.store(1, std::memory_order_release);
+                break;
+            }
+        }
+    }
+    heavy_barrier();
+    reclaim_pass(r);
+    return true;
 }
 
 bool push_retired(ThreadRecord *r, uint32_t index) {
@@ -96,12 +218,6 @@ bool push_retired(ThreadRecord *r, uint32_t index) {
     }
     r->retired[r->retired_n++] = index;
     return true;
-}
-
-void adopt_orphans(ThreadRecord *r) {
-    std::lock_guard<std::mutex> lock(g_orphans.mu);
-    while (g_orphans.n > 0 && push_retired(r, g_orphans.v[g_orphans.n - 1])) --g_orphans.n;
-    g_orphan_count.store(g_orphans.n, std::memory_order_relaxed);
 }
 
 // "n" before a vowel: "an event", "a stream".
@@ -127,8 +243,8 @@ evx_status_t bad_handle(const char *fn, const char *role, uint64_t v,
                         uint32_t want) {
     const char *want_name = kind_name(want);
     if (v == 0) return fail(EVX_ERROR_INVALID_HANDLE, "%s: null %s handle", fn, role);
-    const char *tag = kind_name(static_cast<uint32_t>(v & 15u));
-    if ((v & 15u) != want) {
+    const char *tag = kind_name(static_cast<uint32_t>(v & kKindMask));
+    if ((v & kKindMask) != want) {
         if (tag) {
             const bool same = std::strcmp(role, want_name) == 0;
             return fail(EVX_ERROR_INVALID_HANDLE,
@@ -230,13 +346,11 @@ evx_status_t retire(ThreadRecord *r, const void *h) {
     } else if (!held(index + 1)) {
         status = free_object(r, s);
         slot_free(r, index);
-    } else if (!push_retired(r, index)) {
+    } else if (!defer_held(r, &index, 1)) {
         // No memory for the list: wait for the holder to let go.
         status = retire_waiting(r, h);
     }
-    if (r->retired_n >= r->retire_limit ||
-        g_orphan_count.load(std::memory_order_relaxed) > 0)
-        retire_rescan(r);
+    if (r->retired_n >= r->retire_limit) retire_rescan(r);
     return status;
 }
 
@@ -258,33 +372,13 @@ evx_status_t retire_waiting(ThreadRecord *r, const void *h) {
 }
 
 void retire_rescan(ThreadRecord *r) {
-    if (g_orphan_count.load(std::memory_order_relaxed) > 0) adopt_orphans(r);
     // One pass over the hazard slots for the whole list (seq_cst loads, after
     // the generation exchanges of every retired handle: see held()).
-    constexpr uint32_t kMaxMarks = 256;
-    uint32_t marks[kMaxMarks];
-    uint32_t nmarks = 0;
-    bool overflow = false;
-    for (ThreadRecord *t = thread_list(); t && !overflow; t = t->next) {
-        const uint64_t h = t->hazards.load(std::memory_order_seq_cst);
-        if (h == 0) continue;
-        if (nmarks + 2 > kMaxMarks) {
-            overflow = true;
-            break;
-        }
-        if (static_cast<uint32_t>(h)) marks[nmarks++] = static_cast<uint32_t>(h);
-        if (h >> 32) marks[nmarks++] = static_cast<uint32_t>(h >> 32);
-    }
+    const Marks marks;
     uint32_t kept = 0;
     for (uint32_t i = 0; i < r->retired_n; ++i) {
         const uint32_t index = r->retired[i];
-        bool is_held = false;
-        if (overflow) {
-            is_held = held(index + 1);
-        } else {
-            for (uint32_t m = 0; m < nmarks && !is_held; ++m) is_held = marks[m] == index + 1;
-        }
-        if (is_held) {
+        if (marks.has(index + 1)) {
             r->retired[kept++] = index;
         } else {
             free_object(r, &slot_ref(index));
@@ -292,21 +386,38 @@ void retire_rescan(ThreadRecord *r) {
         }
     }
     r->retired_n = kept;
-    // What is still held is looked at again after another batch.
-    r->retire_limit = kept + kRetireBatch;
+    // Those held are freed as their last holder ends; kept here only when
+    // there is no memory to hand them over, for the next scan.
+    if (kept > 0 && defer_held(r, r->retired, kept)) r->retired_n = 0;
+    r->retire_limit = r->retired_n + kRetireBatch;
 }
 
+void reclaim_held(ThreadRecord *r) {
+    // The acquire pairs with the flag's release store: the entry the
+    // destroyer handed over is in g_held for this pass.
+    r->reclaim.exchange(0, std::memory_order_acquire);
+    reclaim_pass(r);
+}
+
+evx_status_t bad_handle_held(ThreadRecord *r, const char *fn, const char *role, uint64_t v,
+                             uint32_t want) {
+    // A seq_cst exchange, then a seq_cst load of the count: either a pass
+    // that kept an entry for this hazard comes before this load (and this
+    // thread frees it), or the pass sees the hazard cleared.
+    r->hazards.exchange(0, std::memory_order_seq_cst);
+    if (g_held_count.load(std::memory_order_seq_cst) > 0) reclaim_pass(r);
+    return bad_handle(fn, role, v, want);
+}
+
+namespace {
+
+// At thread exit: frees what it can, hands what others hold to the shared
+// list, and gives the thread's free slots to the shared list.
 void handles_detach(ThreadRecord *r) {
+    release_hazards(r);
     retire_rescan(r);
-    if (r->retired_n > 0) {
-        std::lock_guard<std::mutex> lock(g_orphans.mu);
-        if (push(g_orphans, r->retired, r->retired_n)) {
-            g_orphan_count.store(g_orphans.n, std::memory_order_relaxed);
-            r->retired_n = 0;
-        }
-    }
-    // Whatever could not be handed over stays on the record, which the next
-    // thread to take it scans again.
+    // Whatever could not be handed over (no memory) stays on the record,
+    // which the next thread to take it scans with its first batch.
     uint32_t tmp[kRingSize + kReadyMax];
     uint32_t n = 0;
     while (r->ring_count > 0) {
@@ -319,13 +430,8 @@ void handles_detach(ThreadRecord *r) {
     if (push(g_free, tmp, n)) g_free_count.store(g_free.n, std::memory_order_relaxed);
 }
 
-evx_status_t destroy_handle(const void *h, uint32_t kind, const char *fn, const char *role) {
-    ThreadRecord *r;
-    evx_status_t st = enter_thread(&r);
-    if (st) return st;
-    Slot *s = nullptr;
-    st = unpublish(h, kind, fn, role, &s);
-    return st ? st : retire(r, h);
-}
+const ExitHookEntry kHandlesExit(kExitHandles, handles_detach);
+
+}  // namespace
 
 }  // namespace evx

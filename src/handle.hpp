@@ -5,8 +5,9 @@
 // retirement. See docs/design.md, "Handles" and "Safe use against a racing
 // destroy".
 //
-// A handle is (generation << 32) | (index << 4) | kind. A slot's generation
-// word is odd while live; destroy makes it even, reuse makes it odd again.
+// A handle is (generation << 32) | (index << kKindBits) | kind. A slot's
+// generation word is odd while live; destroy makes it even, reuse makes it
+// odd again.
 #ifndef EVX_SRC_HANDLE_HPP
 #define EVX_SRC_HANDLE_HPP
 
@@ -19,6 +20,13 @@
 #include "thread.hpp"
 
 namespace evx {
+
+// The kind tag: the low kKindBits of a handle.
+constexpr uint32_t kKindBits = 4;
+constexpr uint32_t kKinds = 1u << kKindBits;
+constexpr uint32_t kKindMask = kKinds - 1;
+// The slot index: the bits between the kind and the generation.
+constexpr uint32_t kIndexMask = (1u << (32 - kKindBits)) - 1;
 
 enum Kind : uint32_t {
     kEvent = 1,
@@ -105,7 +113,7 @@ inline uint64_t handle_value(const void *h) {
     return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(h));
 }
 inline uint32_t handle_index(uint64_t v) {
-    return static_cast<uint32_t>(v >> 4) & 0x0FFFFFFFu;
+    return static_cast<uint32_t>(v >> kKindBits) & kIndexMask;
 }
 inline uint32_t handle_gen(uint64_t v) { return static_cast<uint32_t>(v >> 32); }
 
@@ -121,11 +129,24 @@ inline bool slot_is(const Slot *s, uint32_t gen, uint32_t want) {
 }
 
 inline Slot *decode(uint64_t v, uint32_t want) {
-    return (v & 15u) == want ? slot_at(handle_index(v)) : nullptr;
+    return (v & kKindMask) == want ? slot_at(handle_index(v)) : nullptr;
 }
 
-inline void clear_hazards(ThreadRecord *r) {
+// Frees what was retired while held and no call holds any more: the end of
+// a call whose thread a destroy flagged (ThreadRecord::reclaim).
+void reclaim_held(ThreadRecord *r) __attribute__((cold, noinline));
+
+// Ends a call's hold on its handles: one release store, then one load of the
+// thread's own flag and a branch not taken unless a destroy found this call
+// holding what it retired. The compiler barrier keeps the load after the
+// store; the hardware may still move it before the store, which the
+// destroyer covers with a barrier on every thread of the process
+// (heavy_barrier() in handle.cpp): either it then sees this store, or this
+// load sees its flag. See docs/design.md, "Reclaiming what a call held".
+inline void release_hazards(ThreadRecord *r) {
     r->hazards.store(0, std::memory_order_release);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (__builtin_expect(r->reclaim.load(std::memory_order_relaxed) != 0, 0)) reclaim_held(r);
 }
 
 // Publishes the hazard slots. The seq_cst exchange is the call's one full
@@ -138,9 +159,16 @@ inline void set_hazards(ThreadRecord *r, uint32_t index0, uint32_t index1_plus_1
                         std::memory_order_seq_cst);
 }
 
+// A lookup that failed after publishing its hazards: clears them at once and
+// frees what was retired while held if this hazard was the last one left
+// (a hazard published after a destroy is one its destroyer may not have
+// flagged), then the message and status of bad_handle().
+evx_status_t bad_handle_held(ThreadRecord *r, const char *fn, const char *role, uint64_t v,
+                             uint32_t want) __attribute__((cold, noinline));
+
 // Validates a handle and protects its object with a hazard slot. No shared
-// write; one fence. The hazard stays published on failure too: callers use
-// HandleScope (scope.hpp), which clears it whichever way the call ends.
+// write; one fence. On failure the hazards are cleared; callers use
+// HandleScope (scope.hpp), which releases them whichever way the call ends.
 inline evx_status_t lookup(ThreadRecord *r, const void *h, uint32_t want,
                            const char *fn, const char *role, Slot **out) {
     const uint64_t v = handle_value(h);
@@ -148,7 +176,7 @@ inline evx_status_t lookup(ThreadRecord *r, const void *h, uint32_t want,
     if (__builtin_expect(s == nullptr, 0)) return bad_handle(fn, role, v, want);
     set_hazards(r, handle_index(v), 0);
     if (__builtin_expect(!slot_is(s, handle_gen(v), want), 0))
-        return bad_handle(fn, role, v, want);
+        return bad_handle_held(r, fn, role, v, want);
     *out = s;
     return 0;
 }
@@ -165,9 +193,9 @@ inline evx_status_t lookup2(ThreadRecord *r, const char *fn, const void *h0,
     if (__builtin_expect(s1 == nullptr, 0)) return bad_handle(fn, role1, v1, want1);
     set_hazards(r, handle_index(v0), handle_index(v1) + 1);
     if (__builtin_expect(!slot_is(s0, handle_gen(v0), want0), 0))
-        return bad_handle(fn, role0, v0, want0);
+        return bad_handle_held(r, fn, role0, v0, want0);
     if (__builtin_expect(!slot_is(s1, handle_gen(v1), want1), 0))
-        return bad_handle(fn, role1, v1, want1);
+        return bad_handle_held(r, fn, role1, v1, want1);
     *out0 = s0;
     *out1 = s1;
     return 0;
@@ -210,7 +238,7 @@ inline uint64_t publish(uint32_t index, uint32_t kind, void *obj) {
     s.obj = obj;
     s.gen.store(gen, std::memory_order_release);
     return (static_cast<uint64_t>(gen) << 32) |
-           (static_cast<uint64_t>(index) << 4) | kind;
+           (static_cast<uint64_t>(index) << kKindBits) | kind;
 }
 
 // publish(), as the public handle type H (evx_event_t, ...).
@@ -238,9 +266,12 @@ inline evx_status_t unpublish(const void *h, uint32_t want, const char *fn,
 }
 
 // Frees the object of an unpublished slot once no thread holds it: at once
-// if none does, else at a later scan. Plain events (not from a pool) always
-// wait for the next scan, which runs once per kRetireBatch of them. Returns
-// the status of freeing it now (a deferred free returns EVX_SUCCESS).
+// if none does, else as the last call that holds it ends (the retiring
+// thread does nothing more for it). Plain events (not from a pool) are
+// first collected: the scan that frees them runs once per kRetireBatch of
+// them, and those it finds held are then freed as their last holder ends.
+// Returns the status of freeing it now (a deferred free returns
+// EVX_SUCCESS).
 evx_status_t retire(ThreadRecord *r, const void *h);
 
 // Frees the object of an unpublished slot now: waits until no thread holds
@@ -248,24 +279,17 @@ evx_status_t retire(ThreadRecord *r, const void *h);
 // must not return before the object is gone. Returns the free's status.
 evx_status_t retire_waiting(ThreadRecord *r, const void *h);
 
-// A public *_destroy call whose object needs nothing more than retire():
-// ends the handle (of racing destroys exactly one wins) and retires it.
-evx_status_t destroy_handle(const void *h, uint32_t kind, const char *fn, const char *role);
-
-// Frees what this thread retired earlier and no thread holds any more (one
-// pass over the hazard slots).
+// Frees the plain events this thread collected that no thread holds (one
+// pass over the hazard slots); those held are freed as their last holder
+// ends.
 void retire_rescan(ThreadRecord *r);
-
-// At thread exit: frees what it can, hands the rest to later scans of other
-// threads, and gives the thread's free slots to the shared list.
-void handles_detach(ThreadRecord *r);
 
 // Frees the object of a retired slot of one kind (the slot's obj; for
 // events, its Event). Each module registers the hook of its kinds.
 using FreeHook = evx_status_t (*)(ThreadRecord *r, void *obj);
 
 // The hooks, indexed by Kind; filled before any call, at library load.
-extern FreeHook g_free_hooks[16];
+extern FreeHook g_free_hooks[kKinds];
 
 // Registers a module's hook at library load: one static object per kind,
 // `const FreeHookEntry kStreamFree(kStream, stream_free);`.

@@ -6,8 +6,9 @@
 // The callback must run once no evx call uses the stream. A racing call
 // holds the stream's slot in its hazard word from its lookup until it
 // returns (docs/design.md, "Safe use against a racing destroy"); a plain
-// destroy may leave the slot on its retire list for a later scan, which
-// could be long after. So the destroy of such a borrow waits for the
+// destroy leaves a held slot to the last holder, which frees it as its
+// call ends, after the destroy has returned. The callback must have run
+// when the destroy returns, so the destroy of such a borrow waits for the
 // holders itself (retire_waiting), and calls the callback last, outside
 // every evx structure, on the destroying thread.
 #include "error.hpp"

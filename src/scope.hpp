@@ -61,7 +61,7 @@ class HandleScope {
 public:
     HandleScope() : r_(self()) {}
     ~HandleScope() {
-        if (r_) clear_hazards(r_);
+        if (r_) release_hazards(r_);
     }
     HandleScope(const HandleScope &) = delete;
     HandleScope &operator=(const HandleScope &) = delete;
@@ -87,6 +87,11 @@ public:
 private:
     ThreadRecord *r_;
 };
+
+// A public *_destroy call whose object needs nothing more than retire():
+// ends the handle (of racing destroys exactly one wins) and retires it.
+// (scope.cpp)
+evx_status_t destroy_handle(const void *h, uint32_t kind, const char *fn, const char *role);
 
 // Looks a handle up and returns use(slot) on its live object, the hazard
 // held for the call, or the lookup's failure. For the calls that only read,

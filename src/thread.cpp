@@ -11,12 +11,10 @@
 #include <mutex>
 #include <new>
 
-#include "cache.hpp"
-#include "handle.hpp"
-
 namespace evx {
 
 __thread ThreadRecord *t_record __attribute__((tls_model("initial-exec"))) = nullptr;
+ExitHook g_exit_hooks[kExitStages];  // zero before any constructor runs
 
 namespace {
 
@@ -27,12 +25,11 @@ bool g_key_ok = false;
 
 void on_thread_exit(void *p) {
     ThreadRecord *r = static_cast<ThreadRecord *>(p);
-    clear_hazards(r);
-    // Handles first: the retired events it frees go to this thread's cache,
-    // which the flush then moves to the shared depot (evx_device_trim
-    // reaches them there).
-    handles_detach(r);
-    cache_flush_thread(r);
+    // Handles first: the retired events they free go to this thread's
+    // cache, which the next stage moves to the shared depot
+    // (evx_device_trim reaches them there).
+    for (ExitHook hook : g_exit_hooks)
+        if (hook) hook(r);
     r->last_status = 0;
     r->message[0] = '\0';
     t_record = nullptr;
@@ -70,8 +67,6 @@ ThreadRecord *attach_thread() {
     // Without the key the record is never given back; nothing else breaks.
     if (g_key_ok) pthread_setspecific(g_exit_key, r);
     t_record = r;
-    // Slots a former owner retired may be free now.
-    if (r->retired_n > 0) retire_rescan(r);
     return r;
 }
 

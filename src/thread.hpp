@@ -32,6 +32,12 @@ struct ThreadRecord {
     // Published with one seq_cst exchange (a full fence) per call. Read by
     // every destroying thread, so kept on a cache line of its own.
     alignas(64) std::atomic<uint64_t> hazards{0};
+    // Nonzero when a destroy found this thread holding what it retired: the
+    // call that holds it, as it ends, frees what no call holds any more
+    // (release_hazards() in handle.hpp). On the hazard line, which the call
+    // has just written, so looking at it costs the end of a call a load
+    // from its own cache.
+    std::atomic<uint32_t> reclaim{0};
 
     alignas(64) ThreadRecord *next = nullptr;  // registry link, immutable
     std::atomic<bool> in_use{false};
@@ -73,6 +79,22 @@ inline ThreadRecord *self() {
 
 // The registry of every record ever made (records are never freed).
 ThreadRecord *thread_list();
+
+// Work a module does for a thread that exits, before its record is left for
+// reuse: registered at library load (as the handle table's free hooks are),
+// so that this file names no module above it. They run in stage order.
+enum ExitStage : uint32_t {
+    kExitHandles = 0,  // retired handles freed or handed over (handle.cpp)
+    kExitCaches = 1,   // kept driver events moved to the shared depot (cache.cpp)
+    kExitStages = 2,
+};
+using ExitHook = void (*)(ThreadRecord *r);
+extern ExitHook g_exit_hooks[kExitStages];
+
+// `const ExitHookEntry kCacheExit(kExitCaches, cache_flush_thread);`
+struct ExitHookEntry {
+    ExitHookEntry(ExitStage stage, ExitHook hook) { g_exit_hooks[stage] = hook; }
+};
 
 }  // namespace evx
 

@@ -8,8 +8,8 @@ usage: check_abi.py LIBEVX [LIBEVX_HOST]
 - libevx has no NEEDED entry naming CUDA: it opens the driver at run time;
 - libevx exports only evx_* names;
 - the host emulation exports only cu* names, evx_host_emulation_version and
-  the test-only evx_host_get_live / _set_fault / _faults_fired, and needs no CUDA
-  library either.
+  the test-only evx_host_get_live / _set_fault / _faults_fired / _set_stall /
+  _stalled / _release_stalls, and needs no CUDA library either.
 
 Version-node symbols (absolute, value 0, as a linker version script makes
 them) are not exports of code or data and are listed but allowed.
@@ -22,7 +22,8 @@ import sys
 # The emulation's own names besides the driver's: its version, and the
 # test-only calls of src/host/evx_host_debug.h.
 HOST_EXTRAS = ("evx_host_emulation_version", "evx_host_get_live",
-               "evx_host_set_fault", "evx_host_faults_fired")
+               "evx_host_set_fault", "evx_host_faults_fired", "evx_host_set_stall",
+               "evx_host_stalled", "evx_host_release_stalls")
 
 
 def run(*cmd):

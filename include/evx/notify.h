@@ -147,9 +147,9 @@ EVX_API evx_status_t evx_notifier_create(const evx_notifier_options_t *options,
  * watch has been delivered (each callback has run and returned); tokens not
  * read by then are discarded. Finally it destroys the internal streams and
  * closes the file descriptor: at once, or, when another thread is inside a
- * call on this notifier at that moment, at a later evx call of this thread
- * (as for other handles, see docs/design.md). Remove the descriptor from
- * any poll set or event loop before calling.
+ * call on this notifier at that moment, as the last such call returns (as
+ * for other handles, see docs/design.md). Remove the descriptor from any
+ * poll set or event loop before calling.
  *
  * Waits as long as the watched work takes. Must not be called from a
  * notifier callback (it would wait for itself): that is refused with

@@ -27,7 +27,11 @@ EVX_BEGIN_DECLS
  * call accepts it. Each acquire gives a new handle value, so a handle kept
  * after release stays dead. Releasing an event whose recorded work is still
  * pending is allowed: the pool hands its driver event out again only once
- * that work has completed; until then it counts as pending.
+ * that work has completed; until then it counts as pending. An event
+ * released (or destroyed) while another thread is inside a call on it
+ * comes back as that call returns: nothing waits for a later call of any
+ * thread, and acquire fails only when the whole capacity is handed out or
+ * pending.
  *
  * All calls are thread-safe.
  *  @{ */
@@ -75,7 +79,9 @@ typedef struct evx_event_pool_stats {
     uint32_t capacity;
     /** Driver events ready to hand out now. */
     uint32_t idle;
-    /** Events handed out and not yet released. */
+    /** Events handed out and not yet released (or destroyed). A released
+     *  event leaves this count once the release and every call other
+     *  threads were making on it have returned. */
     uint32_t in_use;
     /** Released events whose recorded work had not completed when last
      *  looked at; they become idle once it has. */
@@ -175,6 +181,11 @@ EVX_API evx_status_t evx_event_pool_acquire(evx_event_pool_t pool,
  * @brief Gives an event back to the pool it came from; its handle is dead
  * from now on. The same as evx_event_destroy(), but checks that the event
  * came from @p pool.
+ *
+ * The event counts as idle or pending (not in use) once this call and
+ * every call another thread was making on the event have returned: when
+ * one is inside a call on it (a synchronize, say), the event comes back as
+ * that call returns, with no later call of any thread.
  *
  * @param pool the pool.
  * @param event an event acquired from @p pool.

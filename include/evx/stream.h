@@ -117,6 +117,10 @@ EVX_API evx_status_t evx_stream_wrap_external(int device, void *native_stream,
  * it.
  *
  * Work queued on an owned stream still completes: the call does not wait.
+ * When other threads are inside calls on the stream, the driver stream is
+ * destroyed as the last of those calls returns, with no later call of any
+ * thread (a borrowed stream with a release callback: evx_stream_destroy()
+ * waits for them, see evx_stream_wrap_external_with_release()).
  *
  * @param stream the stream.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE if @p stream is not a

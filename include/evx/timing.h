@@ -40,7 +40,9 @@ EVX_BEGIN_DECLS
 EVX_API evx_status_t evx_device_create_timer(int device, evx_timer_t *timer);
 
 /**
- * @brief Destroys a timer; pending work is not waited for.
+ * @brief Destroys a timer; pending work is not waited for. Its driver
+ * events go back to evx's cache as this call returns or, when other
+ * threads are inside calls on the timer, as the last of those returns.
  * @param timer the timer.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE.
  * Thread-safe.
@@ -122,7 +124,9 @@ EVX_API evx_status_t evx_device_create_timeline(int device, uint32_t capacity,
                                                 evx_timeline_t *timeline);
 
 /**
- * @brief Destroys a timeline; pending work is not waited for.
+ * @brief Destroys a timeline; pending work is not waited for. Its driver
+ * events go back to evx's cache as this call returns or, when other
+ * threads are inside calls on the timeline, as the last of those returns.
  * @param timeline the timeline.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE.
  * Thread-safe.

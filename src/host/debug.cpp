@@ -1,11 +1,13 @@
 // Copyright 2026 The evx Authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// Test-only introspection (evx_host_debug.h): live driver objects, and
-// injected faults, armed by evx_host_set_fault or EVX_HOST_FAULT.
+// Test-only introspection (evx_host_debug.h): live driver objects, injected
+// faults, armed by evx_host_set_fault or EVX_HOST_FAULT, and stalls, armed
+// by evx_host_set_stall.
 #include "evx_host_debug.h"
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -26,7 +28,7 @@ namespace {
 struct Fault {
     std::string entry;
     long long left;  // calls of entry until the one that fails (1: the next)
-    CUresult status;
+    CUresult status;  // CUDA_SUCCESS: a stall, not a failure
 };
 
 struct Faults {
@@ -34,6 +36,10 @@ struct Faults {
     std::vector<Fault> armed;
     long long fired = 0;
     bool env_ok = true;
+    // Stalls: calls blocked now, and the release generation they wait on.
+    std::condition_variable released;
+    long long stalled = 0;
+    unsigned long long release_gen = 0;
 };
 
 Faults &faults() {
@@ -49,7 +55,7 @@ int arm(const char *entry, long long nth, int status) {
         g_faults_armed.store(0, std::memory_order_relaxed);
         return 0;
     }
-    if (!entry || !known_entry(entry) || nth < 0 || status <= 0) return -1;
+    if (!entry || !known_entry(entry) || nth < 0 || status < 0) return -1;
     f.armed.push_back(Fault{entry, nth, static_cast<CUresult>(status)});
     g_faults_armed.store(static_cast<int>(f.armed.size()), std::memory_order_relaxed);
     return 0;
@@ -102,19 +108,31 @@ __attribute__((constructor)) void faults_from_env() {
 
 CUresult fault_hit(const char *entry) {
     Faults &f = faults();
-    std::lock_guard<std::mutex> lk(f.mu);
+    std::unique_lock<std::mutex> lk(f.mu);
     CUresult r = CUDA_SUCCESS;
+    bool stall = false;
     for (std::size_t i = 0; i < f.armed.size();) {
         Fault &x = f.armed[i];
         if (x.entry != entry || --x.left > 0) {
             ++i;
             continue;
         }
-        if (r == CUDA_SUCCESS) r = x.status;  // the first armed wins; all that fire go
-        ++f.fired;
+        if (x.status == CUDA_SUCCESS) {
+            stall = true;
+        } else {
+            if (r == CUDA_SUCCESS) r = x.status;  // the first armed wins; all that fire go
+            ++f.fired;
+        }
         f.armed.erase(f.armed.begin() + static_cast<std::ptrdiff_t>(i));
     }
     g_faults_armed.store(static_cast<int>(f.armed.size()), std::memory_order_relaxed);
+    if (stall && r == CUDA_SUCCESS) {
+        // Blocks before the call does anything, then lets it run as usual.
+        const unsigned long long gen = f.release_gen;
+        ++f.stalled;
+        f.released.wait(lk, [&f, gen] { return f.release_gen != gen; });
+        --f.stalled;
+    }
     return r;
 }
 
@@ -150,4 +168,29 @@ EVXH_API long long evx_host_faults_fired(void) {
     Faults &f = faults();
     std::lock_guard<std::mutex> lk(f.mu);
     return f.fired;
+}
+
+EVXH_API int evx_host_set_stall(const char *entry, long long nth) {
+    if (nth <= 0) return -1;
+    return arm(entry, nth, CUDA_SUCCESS);
+}
+
+EVXH_API long long evx_host_stalled(void) {
+    Faults &f = faults();
+    std::lock_guard<std::mutex> lk(f.mu);
+    return f.stalled;
+}
+
+EVXH_API void evx_host_release_stalls(void) {
+    Faults &f = faults();
+    std::lock_guard<std::mutex> lk(f.mu);
+    for (std::size_t i = 0; i < f.armed.size();) {
+        if (f.armed[i].status == CUDA_SUCCESS)
+            f.armed.erase(f.armed.begin() + static_cast<std::ptrdiff_t>(i));
+        else
+            ++i;
+    }
+    g_faults_armed.store(static_cast<int>(f.armed.size()), std::memory_order_relaxed);
+    ++f.release_gen;
+    f.released.notify_all();
 }

@@ -49,6 +49,21 @@ int evx_host_set_fault(const char *entry, long long nth, int status);
  * test whether the call it armed a fault for reached that entry point. */
 long long evx_host_faults_fired(void);
 
+/* Stall injection: the nth (1-based, counted from now) call of driver entry
+ * point `entry` (a base name, as for faults) blocks before it does anything
+ * until evx_host_release_stalls(), then runs as usual. Lets a test hold a
+ * call that never waits on a real driver (a query, a record) inside evx
+ * while another thread acts. Returns 0, or -1 for an unknown entry name or
+ * nth <= 0. evx_host_set_fault(NULL, 0, 0) disarms stalls not yet fired
+ * too. Thread-safe. */
+int evx_host_set_stall(const char *entry, long long nth);
+
+/* How many calls are blocked in a stall now. */
+long long evx_host_stalled(void);
+
+/* Lets every stalled call go on and disarms the stalls not yet fired. */
+void evx_host_release_stalls(void);
+
 #ifdef __cplusplus
 }
 #endif

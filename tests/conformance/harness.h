@@ -52,6 +52,7 @@ extern const conf_case conf_ipc_cases[];
 extern const conf_case conf_lifetime_cases[];
 extern const conf_case conf_capture_cases[];
 extern const conf_case conf_contexts_cases[];
+extern const conf_case conf_reclaim_cases[];
 
 /* Child modes run by some cases in a fresh process (argv[1] == "--child"). */
 int conf_child_main(const char *mode);

@@ -21,7 +21,7 @@ static void find(void)
 {
     const char *path = NULL;
     int emu = 0;
-    void *lib, *get, *set, *fired;
+    void *lib, *get, *set, *fired, *stall, *stalled, *release;
     if (evx_driver_is_emulation(&emu) != EVX_SUCCESS || !emu ||
         evx_driver_get_path(&path) != EVX_SUCCESS || path == NULL)
         return;
@@ -32,10 +32,17 @@ static void find(void)
     get = dlsym(lib, "evx_host_get_live");
     set = dlsym(lib, "evx_host_set_fault");
     fired = dlsym(lib, "evx_host_faults_fired");
-    if (get != NULL && set != NULL && fired != NULL) {
+    stall = dlsym(lib, "evx_host_set_stall");
+    stalled = dlsym(lib, "evx_host_stalled");
+    release = dlsym(lib, "evx_host_release_stalls");
+    if (get != NULL && set != NULL && fired != NULL && stall != NULL &&
+        stalled != NULL && release != NULL) {
         memcpy(&found.get_live, &get, sizeof get);
         memcpy(&found.set_fault, &set, sizeof set);
         memcpy(&found.faults_fired, &fired, sizeof fired);
+        memcpy(&found.set_stall, &stall, sizeof stall);
+        memcpy(&found.stalled, &stalled, sizeof stalled);
+        memcpy(&found.release_stalls, &release, sizeof release);
         have = 1;
     }
     /* The handle is kept: evx keeps the library open for the process. */

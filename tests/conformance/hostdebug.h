@@ -4,7 +4,7 @@
  */
 /*
  * The host emulation's test-only calls (src/host/evx_host_debug.h: live
- * driver objects, injected faults), found in the driver library evx opened
+ * driver objects, injected faults, stalls), found in the driver library evx opened
  * with dlopen(RTLD_NOLOAD) + dlsym. No harness needed: the conformance
  * suite, the stress program and the fuzzers share it. On a real driver
  * there is nothing to count: host_debug_get() returns NULL.
@@ -18,6 +18,9 @@ typedef struct host_debug {
     void (*get_live)(evx_host_live *out);
     int (*set_fault)(const char *entry, long long nth, int status);
     long long (*faults_fired)(void);
+    int (*set_stall)(const char *entry, long long nth);
+    long long (*stalled)(void);
+    void (*release_stalls)(void);
 } host_debug;
 
 /* The calls, or NULL when evx's driver is not the emulation (or it did not

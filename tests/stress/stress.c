@@ -18,6 +18,17 @@
  * watched is read back exactly once (each token a distinct number, marked
  * in a bitmap as readers on any thread take it).
  *
+ * Rounds: every EVX_STRESS_ROUND_MS (default 500) the workers stop between
+ * calls and wait, alive and idle, while the main thread checks that what
+ * the round destroyed or released was reclaimed with no further call of
+ * the threads that did it: the keeper's tokens are read back and every
+ * notifier, event, timer, timeline and stream in the table destroyed; each
+ * pool then counts no event in use, and on the host emulation the live
+ * streams, contexts and host functions are back to the start of the run.
+ * (Live driver events are counted only at the end, after a trim: each
+ * worker keeps destroyed events' driver events for reuse until it exits.)
+ * The keeper is made again and the workers go on.
+ *
  * A watchdog thread turns a hang into a failure: a worker whose call has not
  * returned for EVX_STRESS_HANG_SECONDS (default 20) is reported with the
  * call it is in, and the program exits 2.
@@ -59,6 +70,9 @@ static volatile int tok_dup; /* atomic: a token read twice, or never watched */
 
 static int ndev = 1;
 static volatile int stop_flag;
+/* Rounds (atomics): workers stop between calls while pause_flag is set, and
+ * count themselves in `parked` (a worker that ends counts too). */
+static int pause_flag, parked;
 
 typedef struct worker {
     pthread_t th;
@@ -488,8 +502,17 @@ static void *worker_main(void *arg)
 {
     worker *w = (worker *)arg;
     while (!__atomic_load_n(&stop_flag, __ATOMIC_ACQUIRE) &&
-           __atomic_load_n(&w->bad, __ATOMIC_ACQUIRE) == 0)
+           __atomic_load_n(&w->bad, __ATOMIC_ACQUIRE) == 0) {
+        if (__atomic_load_n(&pause_flag, __ATOMIC_ACQUIRE)) {
+            __atomic_add_fetch(&parked, 1, __ATOMIC_ACQ_REL);
+            while (__atomic_load_n(&pause_flag, __ATOMIC_ACQUIRE) &&
+                   !__atomic_load_n(&stop_flag, __ATOMIC_ACQUIRE))
+                pause_ms(1);
+            continue;
+        }
         act(w);
+    }
+    __atomic_add_fetch(&parked, 1, __ATOMIC_ACQ_REL);
     return NULL;
 }
 
@@ -567,11 +590,122 @@ static void drain(uintptr_t *slots, int n, evx_status_t (*destroy)(uintptr_t),
     }
 }
 
+/* Reads the keeper's tokens back once nothing is pending on it. */
+static void read_keeper(int *fails)
+{
+    evx_status_t st;
+    for (;;) {
+        uint64_t pending = 1, t[256];
+        uint32_t got = 0;
+        if ((st = evx_notifier_get_counts(keeper, &pending, NULL)) != EVX_SUCCESS) {
+            fprintf(stderr, "stress: evx_notifier_get_counts -> %s: %s\n",
+                    evx_status_name(st), evx_last_error_message());
+            (*fails)++;
+            break;
+        }
+        do {
+            if ((st = evx_notifier_read(keeper, t, 256, &got)) != EVX_SUCCESS) {
+                fprintf(stderr, "stress: evx_notifier_read -> %s\n", evx_status_name(st));
+                (*fails)++;
+                break;
+            }
+            mark_tokens(t, got);
+        } while (got == 256);
+        if (pending == 0 || st != EVX_SUCCESS)
+            break;
+        pause_ms(1);
+    }
+}
+
+/* The end of a round, the workers parked: what they destroyed or released
+ * must be reclaimed already (see the top of the file). Returns the number
+ * of failures. */
+static int round_check(int round, int counting, const evx_host_live *start)
+{
+    int fails = 0, i;
+    evx_status_t st;
+    read_keeper(&fails);
+    drain(notifiers, NNOT, d_notifier, &fails);
+    drain(events, NEV, d_event, &fails);
+    for (i = 0; i < NPOOL; i++) {
+        evx_event_pool_stats_t ps;
+        const uintptr_t p = load(&pools[i]);
+        if (p == 0)
+            continue;
+        memset(&ps, 0, sizeof ps);
+        ps.struct_size = (uint32_t)sizeof ps;
+        if ((st = evx_event_pool_get_stats((evx_event_pool_t)p, &ps)) != EVX_SUCCESS) {
+            fprintf(stderr, "stress: round %d: evx_event_pool_get_stats -> %s: %s\n", round,
+                    evx_status_name(st), evx_last_error_message());
+            fails++;
+        } else if (ps.in_use != 0 || ps.idle + ps.pending > ps.capacity) {
+            fprintf(stderr, "stress: round %d: pool %d, every event released or destroyed: "
+                            "in_use %u, idle %u, pending %u, capacity %u\n",
+                    round, i, ps.in_use, ps.idle, ps.pending, ps.capacity);
+            fails++;
+        }
+    }
+    drain(timers, NTIMER, d_timer, &fails);
+    drain(timelines, NTL, d_timeline, &fails);
+    drain(streams, NST, d_stream, &fails);
+    if (counting) {
+        /* Host functions of destroyed streams still run, on the
+         * emulation's threads: waited for, with no call of evx. */
+        const host_debug *h = host_debug_get();
+        evx_host_live now;
+        const double until = now_ms() + 5000;
+        for (;;) {
+            h->get_live(&now);
+            if ((now.streams == start->streams && now.contexts == start->contexts &&
+                 now.host_funcs == start->host_funcs) ||
+                now_ms() > until)
+                break;
+            pause_ms(1);
+        }
+        if (now.streams != start->streams || now.contexts != start->contexts ||
+            now.host_funcs != start->host_funcs) {
+            fprintf(stderr, "stress: round %d: live driver objects not back with the "
+                            "workers idle: streams %lld (%lld), contexts %lld (%lld), "
+                            "host functions %lld (%lld)\n",
+                    round, now.streams, start->streams, now.contexts, start->contexts,
+                    now.host_funcs, start->host_funcs);
+            fails++;
+        }
+    }
+    if ((st = evx_notifier_create(NULL, &keeper)) != EVX_SUCCESS) {
+        fprintf(stderr, "stress: evx_notifier_create -> %s: %s\n", evx_status_name(st),
+                evx_last_error_message());
+        keeper = NULL;
+        fails++;
+    }
+    notifiers[0] = (uintptr_t)keeper;
+    return fails;
+}
+
+/* Stops the workers between calls; 0 when one never stopped (a hang is the
+ * watchdog's to report). */
+static int park_workers(void)
+{
+    __atomic_store_n(&parked, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&pause_flag, 1, __ATOMIC_RELEASE);
+    while (__atomic_load_n(&parked, __ATOMIC_ACQUIRE) < nthreads)
+        pause_ms(1);
+    return 1;
+}
+
+static void resume_workers(void)
+{
+    __atomic_store_n(&parked, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&pause_flag, 0, __ATOMIC_RELEASE);
+}
 
 int main(void)
 {
     const long seconds = env_long("EVX_STRESS_SECONDS", 5, 1, 86400);
     const long seed = env_long("EVX_STRESS_SEED", 12345, 0, 0x7fffffffL);
+    const long round_ms = env_long("EVX_STRESS_ROUND_MS", 500, 10, 3600000);
+    double round_t0;
+    int rounds = 0;
     pthread_t wd;
     evx_host_live start, now;
     int counting, i, fails = 0, emu = 0;
@@ -612,42 +746,30 @@ int main(void)
             return 1;
         }
     }
+    round_t0 = now_ms();
     while (now_ms() - t0 < 1000.0 * (double)seconds) {
         int any_bad = 0;
         for (i = 0; i < nthreads; i++)
             any_bad |= __atomic_load_n(&workers[i].bad, __ATOMIC_ACQUIRE) != 0;
         if (any_bad)
             break;
-        pause_ms(50);
+        if (now_ms() - round_t0 >= (double)round_ms) {
+            park_workers();
+            fails += round_check(++rounds, counting, &start);
+            if (fails || keeper == NULL)
+                break;
+            resume_workers();
+            round_t0 = now_ms();
+        }
+        pause_ms(10);
     }
     __atomic_store_n(&stop_flag, 1, __ATOMIC_RELEASE);
     for (i = 0; i < nthreads; i++)
         pthread_join(workers[i].th, NULL);
     elapsed = (now_ms() - t0) / 1e3;
 
-    /* Teardown: still under the watchdog (a destroy that hangs fails).
-     * The keeper's tokens are read back once nothing is pending on it. */
-    for (;;) {
-        uint64_t pending = 1, t[256];
-        uint32_t got = 0;
-        if ((st = evx_notifier_get_counts(keeper, &pending, NULL)) != EVX_SUCCESS) {
-            fprintf(stderr, "stress: evx_notifier_get_counts -> %s: %s\n",
-                    evx_status_name(st), evx_last_error_message());
-            fails++;
-            break;
-        }
-        do {
-            if ((st = evx_notifier_read(keeper, t, 256, &got)) != EVX_SUCCESS) {
-                fprintf(stderr, "stress: evx_notifier_read -> %s\n", evx_status_name(st));
-                fails++;
-                break;
-            }
-            mark_tokens(t, got);
-        } while (got == 256);
-        if (pending == 0 || st != EVX_SUCCESS)
-            break;
-        pause_ms(1);
-    }
+    /* Teardown: still under the watchdog (a destroy that hangs fails). */
+    read_keeper(&fails);
     drain(notifiers, NNOT, d_notifier, &fails);
     if (tok_dup || tok_read != (tok_next < TOK_MAX ? tok_next : TOK_MAX)) {
         fprintf(stderr, "stress: the keeper's tokens: %llu handed out, %llu watched, "
@@ -689,6 +811,8 @@ int main(void)
     printf("stress: %llu calls in %.1f s (%.0f/s), %llu expected failures "
            "(stale handles, full pools, unstarted timers)\n",
            calls, elapsed, (double)calls / elapsed, failures);
+    printf("stress: %d round(s) ended with the workers idle and checked (pools%s)\n",
+           rounds, counting ? "; live streams, contexts, host functions" : "");
     if (counting) {
         if (host_live_settle(&start, &now, 5000)) {
             printf("stress: live driver objects back to the start\n");

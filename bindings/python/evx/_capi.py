@@ -633,7 +633,9 @@ class evx_event_pool_stats(_ct.Structure):
         ("capacity", _ct.c_uint32),  # offset 4
         # Driver events ready to hand out now.
         ("idle", _ct.c_uint32),  # offset 8
-        # Events handed out and not yet released.
+        # Events handed out and not yet released (or destroyed). A released
+        # event leaves this count once the release and every call other threads
+        # were making on it have returned.
         ("in_use", _ct.c_uint32),  # offset 12
         # Released events whose recorded work had not completed when last
         # looked at; they become idle once it has.
@@ -935,6 +937,17 @@ evx_event_destroy = Prototype(
     Work it was recorded on may still be pending: the call does not wait, and
     the driver event is reused or freed only once that work is done. An event
     acquired from a pool goes back to its pool.
+
+    When other threads are inside calls on the event, the event is reclaimed
+    as the last of those calls returns, with no later call of any thread: an
+    event from a pool is then back in its pool (idle or pending, not in use),
+    the driver event of an interprocess event or of one recorded in another
+    context is destroyed. The driver event of any other event joins those evx
+    keeps for reuse after at most 31 more destroys on this thread, an
+    evx_device_trim() on this thread (which destroys it) or this thread's
+    exit, whichever comes first, or, if a call still holds it then, as that
+    call returns: destroys of such events are collected, to look at other
+    threads' calls once per 32.
 
     event: the event.
 
@@ -1274,9 +1287,9 @@ evx_notifier_destroy = Prototype(
     has been delivered (each callback has run and returned); tokens not read
     by then are discarded. Finally it destroys the internal streams and closes
     the file descriptor: at once, or, when another thread is inside a call on
-    this notifier at that moment, at a later evx call of this thread (as for
-    other handles, see docs/design.md). Remove the descriptor from any poll
-    set or event loop before calling.
+    this notifier at that moment, as the last such call returns (as for other
+    handles, see docs/design.md). Remove the descriptor from any poll set or
+    event loop before calling.
 
     Waits as long as the watched work takes. Must not be called from a
     notifier callback (it would wait for itself): that is refused with
@@ -1552,6 +1565,11 @@ evx_event_pool_release = Prototype(
 
     Gives an event back to the pool it came from; its handle is dead from now on. The same as evx_event_destroy(), but checks that the event came from pool.
 
+    The event counts as idle or pending (not in use) once this call and every
+    call another thread was making on the event have returned: when one is
+    inside a call on it (a synchronize, say), the event comes back as that
+    call returns, with no later call of any thread.
+
     pool: the pool.
 
     event: an event acquired from pool.
@@ -1684,6 +1702,10 @@ evx_stream_destroy = Prototype(
     Ends a stream handle; destroys the driver stream only if evx owns it.
 
     Work queued on an owned stream still completes: the call does not wait.
+    When other threads are inside calls on the stream, the driver stream is
+    destroyed as the last of those calls returns, with no later call of any
+    thread (a borrowed stream with a release callback: evx_stream_destroy()
+    waits for them, see evx_stream_wrap_external_with_release()).
 
     stream: the stream.
 
@@ -1969,13 +1991,15 @@ evx_timeline_count = Prototype(
     """)
 
 # evx_status_t evx_timeline_destroy(evx_timeline_t timeline)
-#   Destroys a timeline; pending work is not waited for.
+#   Destroys a timeline; pending work is not waited for. Its driver events go
+#   back to evx's cache as this call returns or, when other threads are inside
+#   calls on the timeline, as the last of those returns.
 evx_timeline_destroy = Prototype(
     "evx_timeline_destroy", evx_status_t,
     (("timeline", evx_timeline_t),),
     """evx_status_t evx_timeline_destroy(evx_timeline_t timeline)
 
-    Destroys a timeline; pending work is not waited for.
+    Destroys a timeline; pending work is not waited for. Its driver events go back to evx's cache as this call returns or, when other threads are inside calls on the timeline, as the last of those returns.
 
     timeline: the timeline.
 
@@ -2068,13 +2092,15 @@ evx_timeline_synchronize = Prototype(
     """)
 
 # evx_status_t evx_timer_destroy(evx_timer_t timer)
-#   Destroys a timer; pending work is not waited for.
+#   Destroys a timer; pending work is not waited for. Its driver events go back
+#   to evx's cache as this call returns or, when other threads are inside calls
+#   on the timer, as the last of those returns.
 evx_timer_destroy = Prototype(
     "evx_timer_destroy", evx_status_t,
     (("timer", evx_timer_t),),
     """evx_status_t evx_timer_destroy(evx_timer_t timer)
 
-    Destroys a timer; pending work is not waited for.
+    Destroys a timer; pending work is not waited for. Its driver events go back to evx's cache as this call returns or, when other threads are inside calls on the timer, as the last of those returns.
 
     timer: the timer.
 
