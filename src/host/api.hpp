@@ -10,6 +10,7 @@
 #include <cuda.h>
 
 #include <atomic>
+#include <cstddef>
 
 namespace evxh {
 
@@ -66,10 +67,20 @@ CUresult stream_get_priority(CUstream h, int *priority, bool ptsz);
 CUresult stream_get_flags(CUstream h, unsigned *flags, bool ptsz);
 CUresult stream_get_device(CUstream h, CUdevice *device, bool ptsz);
 CUresult stream_get_ctx(CUstream h, CUcontext *pctx, CUgreenCtx *pgreen, bool ptsz);
+
+// capture.cpp
+CUresult stream_begin_capture(CUstream h, CUstreamCaptureMode mode, bool ptsz);
+CUresult stream_end_capture(CUstream h, CUgraph *out, bool ptsz);
 CUresult stream_is_capturing(CUstream h, CUstreamCaptureStatus *status, bool ptsz);
-// cuThreadExchangeStreamCaptureMode: the calling thread's capture interaction
-// mode (the emulation has no capture, so the mode changes nothing else).
+CUresult stream_get_capture_info(CUstream h, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph,
+                                 const CUgraphNode **deps, const CUgraphEdgeData **edges, std::size_t *ndeps,
+                                 bool ptsz);
+// cuThreadExchangeStreamCaptureMode: the calling thread's capture interaction mode.
 CUresult thread_exchange_capture_mode(CUstreamCaptureMode *mode);
+CUresult graph_instantiate(CUgraphExec *out, CUgraph g, unsigned long long flags);
+CUresult graph_launch(CUgraphExec e, CUstream h, bool ptsz);
+CUresult graph_exec_destroy(CUgraphExec e);
+CUresult graph_destroy(CUgraph g);
 
 // event.cpp
 CUresult event_create(CUevent *ph, unsigned flags);

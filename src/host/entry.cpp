@@ -25,6 +25,9 @@
 #undef cuGetProcAddress
 #undef cuCtxCreate
 #undef cuCtxDestroy
+#undef cuStreamBeginCapture
+#undef cuStreamGetCaptureInfo
+#undef cuGraphInstantiate
 
 #define EVXH_API extern "C" __attribute__((visibility("default")))
 // An injected fault (debug.cpp) fails the call before it does anything.
@@ -123,6 +126,23 @@ EVXH_STREAM_CALL(cuStreamGetCtx, "cuStreamGetCtx", stream_get_ctx, (CUstream s, 
 EVXH_STREAM_CALL(cuStreamGetCtx_v2, "cuStreamGetCtx", stream_get_ctx, (CUstream s, CUcontext *c, CUgreenCtx *g), EVXH_ARGS(s, c, g))
 EVXH_STREAM_CALL(cuStreamIsCapturing, "cuStreamIsCapturing", stream_is_capturing, (CUstream s, CUstreamCaptureStatus *st),
                  EVXH_ARGS(s, st))
+EVXH_STREAM_CALL(cuStreamBeginCapture_v2, "cuStreamBeginCapture", stream_begin_capture,
+                 (CUstream s, CUstreamCaptureMode m), EVXH_ARGS(s, m))
+EVXH_STREAM_CALL(cuStreamEndCapture, "cuStreamEndCapture", stream_end_capture, (CUstream s, CUgraph *g),
+                 EVXH_ARGS(s, g))
+EVXH_STREAM_CALL(cuStreamGetCaptureInfo_v2, "cuStreamGetCaptureInfo", stream_get_capture_info,
+                 (CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *g, const CUgraphNode **deps,
+                  size_t *n),
+                 EVXH_ARGS(s, st, id, g, deps, nullptr, n))
+EVXH_STREAM_CALL(cuStreamGetCaptureInfo_v3, "cuStreamGetCaptureInfo", stream_get_capture_info,
+                 (CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *g, const CUgraphNode **deps,
+                  const CUgraphEdgeData **edges, size_t *n),
+                 EVXH_ARGS(s, st, id, g, deps, edges, n))
+EVXH_STREAM_CALL(cuGraphLaunch, "cuGraphLaunch", graph_launch, (CUgraphExec e, CUstream s), EVXH_ARGS(e, s))
+EVXH_CALL(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags",
+          (CUgraphExec *e, CUgraph g, unsigned long long flags), graph_instantiate(e, g, flags))
+EVXH_CALL(cuGraphExecDestroy, "cuGraphExecDestroy", (CUgraphExec e), graph_exec_destroy(e))
+EVXH_CALL(cuGraphDestroy, "cuGraphDestroy", (CUgraph g), graph_destroy(g))
 
 EVXH_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
                                       CUdriverProcAddressQueryResult *status);
@@ -198,6 +218,16 @@ const Proc kProcs[] = {
      {{9020, fn(&cuStreamGetCtx), fn(&cuStreamGetCtx_ptsz)}, {12050, fn(&cuStreamGetCtx_v2), fn(&cuStreamGetCtx_v2_ptsz)}}},
     EVXH_PT("cuStreamIsCapturing", 10000, &cuStreamIsCapturing),
     EVXH_P1("cuThreadExchangeStreamCaptureMode", 10010, &cuThreadExchangeStreamCaptureMode),
+    EVXH_PT("cuStreamBeginCapture", 10010, &cuStreamBeginCapture_v2),
+    EVXH_PT("cuStreamEndCapture", 10000, &cuStreamEndCapture),
+    {"cuStreamGetCaptureInfo",
+     {{11030, fn(&cuStreamGetCaptureInfo_v2), fn(&cuStreamGetCaptureInfo_v2_ptsz)},
+      {12030, fn(&cuStreamGetCaptureInfo_v3), fn(&cuStreamGetCaptureInfo_v3_ptsz)}}},
+    EVXH_P1("cuGraphInstantiateWithFlags", 11040, &cuGraphInstantiateWithFlags),
+    EVXH_P1("cuGraphInstantiate", 12000, &cuGraphInstantiateWithFlags),
+    EVXH_PT("cuGraphLaunch", 10000, &cuGraphLaunch),
+    EVXH_P1("cuGraphExecDestroy", 10000, &cuGraphExecDestroy),
+    EVXH_P1("cuGraphDestroy", 10000, &cuGraphDestroy),
     {"cuGetProcAddress", {{11030, fn(&cuGetProcAddress), nullptr}, {12000, fn(&cuGetProcAddress_v2), nullptr}}},
 };
 

@@ -68,19 +68,26 @@ CUresult event_record(CUevent e, CUstream h, unsigned flags, bool with_flags, bo
     if (r != CUDA_SUCCESS) return r;
     std::shared_ptr<Event> ev = find_event(e);
     if (!ev) return CUDA_ERROR_INVALID_HANDLE;
-    if (with_flags) {
-        if ((flags & ~static_cast<unsigned>(CU_EVENT_RECORD_EXTERNAL)) != 0) return CUDA_ERROR_INVALID_VALUE;
-        if (flags & CU_EVENT_RECORD_EXTERNAL) return CUDA_ERROR_ILLEGAL_STATE;  // no capture
-    }
+    const bool external = with_flags && (flags & CU_EVENT_RECORD_EXTERNAL) != 0;
+    if (with_flags && (flags & ~static_cast<unsigned>(CU_EVENT_RECORD_EXTERNAL)) != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    bool taken = false;
+    r = capture_record(s, ev, external, &taken);  // a record node, or a fork point
+    if (taken) return r;
+    if (external) return CUDA_ERROR_ILLEGAL_STATE;  // only in a capture
     if (ev->ctx != s->ctx) return CUDA_ERROR_INVALID_HANDLE;
+    std::uint64_t seq = 0;
+    return record_queued(ev, s, &seq);
+}
+
+CUresult record_queued(const std::shared_ptr<Event> &ev, const std::shared_ptr<Stream> &s, std::uint64_t *seq) {
     std::lock_guard<std::mutex> lk(ev->mu);
     Item it;
     it.kind = Item::Kind::Record;
     it.event = ev;
     it.gen = ev->ipc ? ipc_issue(*ev->ipc) : ev->issued + 1;
     const std::uint64_t gen = it.gen;
-    std::uint64_t seq = 0;
-    r = submit(s, std::move(it), &seq);
+    CUresult r = submit(s, std::move(it), seq);
     if (r != CUDA_SUCCESS) {
         if (ev->ipc) ipc_complete(*ev->ipc, gen);  // issued to peers: never leave it pending
         return r;
@@ -88,7 +95,7 @@ CUresult event_record(CUevent e, CUstream h, unsigned flags, bool with_flags, bo
     // The worker cannot complete the record before this is set: it needs ev->mu.
     ev->issued++;
     ev->last_stream = s;
-    ev->last_seq = seq;
+    ev->last_seq = *seq;
     return CUDA_SUCCESS;
 }
 
@@ -96,6 +103,7 @@ CUresult event_query(CUevent e) {
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
     std::shared_ptr<Event> ev = find_event(e);
     if (!ev) return CUDA_ERROR_INVALID_HANDLE;
+    if (const CUresult r = capture_event_check(ev)) return r;
     if (ev->ipc) return ipc_pending(*ev->ipc) ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
     Snapshot sn = snapshot(*ev);
     return sn.done == sn.issued ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
@@ -105,6 +113,7 @@ CUresult event_synchronize(CUevent e) {
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
     std::shared_ptr<Event> ev = find_event(e);
     if (!ev) return CUDA_ERROR_INVALID_HANDLE;
+    if (const CUresult r = capture_event_check(ev)) return r;
     if (ev->ipc) {
         if (const std::uint64_t gen = ipc_pending(*ev->ipc)) ipc_wait(*ev->ipc, gen);
         return CUDA_SUCCESS;

@@ -28,6 +28,7 @@ constexpr int kMaxDevices = 16;
 constexpr int kLeastPriority = 0;      // as an H200 reports
 constexpr int kGreatestPriority = -5;
 
+struct Capture;  // capture.cpp: a stream capture in progress
 struct Context;
 struct Event;
 struct IpcLink;  // ipc.cpp: the shared state of an INTERPROCESS event
@@ -76,6 +77,9 @@ struct Stream {
     std::uint64_t completed = 0;      // seq of the last item done
     bool worker_running = false;
     bool destroyed = false;
+    // The capture this stream takes part in, or null (capture.cpp; guarded
+    // by its lock, read without it only while Global::captures is 0).
+    std::shared_ptr<Capture> capture;
 };
 
 struct Event {
@@ -92,6 +96,39 @@ struct Event {
     // INTERPROCESS events: the state shared with other processes, which
     // replaces issued/done/last_* (set before the event is registered).
     std::shared_ptr<IpcLink> ipc;
+    // A record made in a capture (no node: a fork/join point of the
+    // capture): the capture and the nodes that record follows (capture.cpp;
+    // guarded by its lock).
+    std::shared_ptr<Capture> captured_in;
+    std::vector<std::size_t> captured_deps;
+};
+
+// A node of a graph made by stream capture; it depends on earlier nodes
+// only, so a graph's node order is a topological order.
+struct Node {
+    enum class Kind { EventRecord, EventWait, HostFn };
+    Kind kind = Kind::HostFn;
+    std::shared_ptr<Event> event;  // EventRecord, EventWait
+    CUhostFn fn = nullptr;         // HostFn
+    void *data = nullptr;
+    std::vector<std::size_t> deps;
+};
+
+struct Graph {
+    explicit Graph(Context *c) : ctx(c) {}
+    Context *const ctx;
+    std::vector<Node> nodes;
+};
+
+// An instantiated graph. Its launches run one after another, as the
+// driver's do, wherever they are launched.
+struct GraphExec {
+    GraphExec(Context *c, std::vector<Node> n) : ctx(c), nodes(std::move(n)) {}
+    Context *const ctx;
+    const std::vector<Node> nodes;
+    std::mutex mu;
+    std::shared_ptr<Stream> last_stream;  // the last launch's last item
+    std::uint64_t last_seq = 0;
 };
 
 struct Context {
@@ -173,6 +210,9 @@ struct Global {
     std::vector<Context *> gone;
     Registry<Stream> streams{0x5};
     Registry<Event> events{0xe};
+    Registry<Graph> graphs{0x6};
+    Registry<GraphExec> graph_execs{0x7};
+    std::atomic<int> captures{0};  // captures begun and not ended (capture.cpp)
     std::atomic<long long> host_funcs_pending{0};  // launched, not yet run (debug.cpp)
 };
 
@@ -212,9 +252,32 @@ void release_stream(const std::shared_ptr<Stream> &s);
 std::vector<Dep> pending_points(Context *ctx, bool all);
 std::shared_ptr<Stream> new_stream(Context *ctx, Stream::Kind kind, unsigned flags, int priority);
 
+// The work a graph launch queues (seq: the item's, or 0 when nothing was
+// queued, as for a wait for an event that is done).
+CUresult wait_queued(const std::shared_ptr<Stream> &s, const std::shared_ptr<Event> &ev, std::uint64_t *seq);
+CUresult host_func_queued(const std::shared_ptr<Stream> &s, CUhostFn fn, void *data, std::uint64_t *seq);
+
 // --- event.cpp
 std::shared_ptr<Event> find_event(CUevent e);
 void complete_record(Event &ev, std::uint64_t gen);
+CUresult record_queued(const std::shared_ptr<Event> &ev, const std::shared_ptr<Stream> &s, std::uint64_t *seq);
+
+// --- capture.cpp. Each returns CUDA_SUCCESS at once while nothing is
+// captured. The ones with `taken` set it when the capture took the work
+// (then the status is the call's).
+CUresult capture_record(const std::shared_ptr<Stream> &s, const std::shared_ptr<Event> &ev, bool external,
+                        bool *taken);
+CUresult capture_wait(const std::shared_ptr<Stream> &s, const std::shared_ptr<Event> &ev, bool external,
+                      bool *taken);
+CUresult capture_host_func(const std::shared_ptr<Stream> &s, CUhostFn fn, void *data, bool *taken);
+// Query or synchronize of a stream / of an event (and the rules of the
+// calling thread's capture mode); a call that could synchronize (context).
+CUresult capture_sync_check(const std::shared_ptr<Stream> &s);
+CUresult capture_event_check(const std::shared_ptr<Event> &ev);
+CUresult capture_unsafe_call();
+// Work queued on the legacy default stream while a blocking stream captures.
+CUresult capture_legacy_check(const Stream &s);
+void capture_stream_gone(const std::shared_ptr<Stream> &s);
 
 std::int64_t now_ns();
 

@@ -5,7 +5,6 @@
 // first work and ended when the stream is destroyed and drained. The legacy
 // default stream synchronizes implicitly with the blocking streams of its
 // context (per-thread streams included), as the real driver does.
-#include <pthread.h>
 #include <system_error>
 #include <thread>
 
@@ -128,6 +127,7 @@ std::vector<Dep> pending_points(Context *ctx, bool all) {
 }
 
 CUresult submit(const std::shared_ptr<Stream> &s, Item item, std::uint64_t *seq) {
+    if (const CUresult r = capture_legacy_check(*s)) return r;
     if (s->kind != Stream::Kind::Legacy && !s->blocking()) return push(s, std::move(item), seq);
     // Work on the legacy stream waits for the blocking streams' work queued
     // so far, and work on a blocking stream for the legacy stream's.
@@ -176,6 +176,7 @@ CUresult stream_destroy(CUstream h) {
     // are not in the registry, so they fall through to INVALID_HANDLE.
     auto s = global().streams.remove(reinterpret_cast<std::uintptr_t>(h));
     if (!s) return CUDA_ERROR_INVALID_HANDLE;
+    capture_stream_gone(s);
     release_stream(s);  // queued work still runs
     return CUDA_SUCCESS;
 }
@@ -188,7 +189,16 @@ CUresult stream_wait_event(CUstream h, CUevent e, unsigned flags, bool ptsz) {
     if ((flags & ~static_cast<unsigned>(CU_EVENT_WAIT_EXTERNAL)) != 0) return CUDA_ERROR_INVALID_VALUE;
     std::shared_ptr<Event> ev = find_event(e);
     if (!ev) return CUDA_ERROR_INVALID_HANDLE;
-    if (flags & CU_EVENT_WAIT_EXTERNAL) return CUDA_ERROR_ILLEGAL_STATE;  // no stream capture
+    bool taken = false;
+    r = capture_wait(s, ev, (flags & CU_EVENT_WAIT_EXTERNAL) != 0, &taken);
+    if (taken) return r;
+    if (flags & CU_EVENT_WAIT_EXTERNAL) return CUDA_ERROR_ILLEGAL_STATE;  // only in a capture
+    std::uint64_t seq = 0;
+    return wait_queued(s, ev, &seq);
+}
+
+CUresult wait_queued(const std::shared_ptr<Stream> &s, const std::shared_ptr<Event> &ev, std::uint64_t *seq) {
+    *seq = 0;
     if (ev->ipc) {
         // Under the event's lock, which event_record holds from numbering a
         // record to queueing it: a wait never sees the number of a record of
@@ -202,8 +212,7 @@ CUresult stream_wait_event(CUstream h, CUevent e, unsigned flags, bool ptsz) {
         it.kind = Item::Kind::Wait;
         it.ipc = ev->ipc;
         it.ipc_gen = gen;
-        std::uint64_t seq = 0;
-        return submit(s, std::move(it), &seq);
+        return submit(s, std::move(it), seq);
     }
     Dep dep;
     {
@@ -215,8 +224,7 @@ CUresult stream_wait_event(CUstream h, CUevent e, unsigned flags, bool ptsz) {
     Item it;
     it.kind = Item::Kind::Wait;
     it.deps.push_back(std::move(dep));
-    std::uint64_t seq = 0;
-    return submit(s, std::move(it), &seq);
+    return submit(s, std::move(it), seq);
 }
 
 CUresult stream_query(CUstream h, bool ptsz) {
@@ -224,6 +232,7 @@ CUresult stream_query(CUstream h, bool ptsz) {
     std::shared_ptr<Stream> s;
     CUresult r = resolve_stream(h, ptsz, &s);
     if (r != CUDA_SUCCESS) return r;
+    if ((r = capture_sync_check(s)) != CUDA_SUCCESS) return r;
     if (s->kind == Stream::Kind::Legacy)  // also busy while a blocking stream is
         return pending_points(s->ctx, false).empty() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
     std::lock_guard<std::mutex> lk(s->mu);
@@ -235,6 +244,7 @@ CUresult stream_synchronize(CUstream h, bool ptsz) {
     std::shared_ptr<Stream> s;
     CUresult r = resolve_stream(h, ptsz, &s);
     if (r != CUDA_SUCCESS) return r;
+    if ((r = capture_sync_check(s)) != CUDA_SUCCESS) return r;
     if (s->kind == Stream::Kind::Legacy) {
         for (const Dep &d : pending_points(s->ctx, false)) wait_reached(d);
         return CUDA_SUCCESS;
@@ -254,14 +264,21 @@ CUresult launch_host_func(CUstream h, CUhostFn fn, void *data, bool ptsz) {
     std::shared_ptr<Stream> s;
     CUresult r = resolve_stream(h, ptsz, &s);
     if (r != CUDA_SUCCESS) return r;
+    bool taken = false;
+    r = capture_host_func(s, fn, data, &taken);  // a host node
+    if (taken) return r;
+    std::uint64_t seq = 0;
+    return host_func_queued(s, fn, data, &seq);
+}
+
+CUresult host_func_queued(const std::shared_ptr<Stream> &s, CUhostFn fn, void *data, std::uint64_t *seq) {
     Item it;
     it.kind = Item::Kind::HostFn;
     it.fn = fn;
     it.data = data;
-    std::uint64_t seq = 0;
     // Counted before it is queued: the worker may run it at once.
     global().host_funcs_pending.fetch_add(1, std::memory_order_acq_rel);
-    r = submit(s, std::move(it), &seq);
+    const CUresult r = submit(s, std::move(it), seq);
     if (r != CUDA_SUCCESS) global().host_funcs_pending.fetch_sub(1, std::memory_order_acq_rel);
     return r;
 }
@@ -304,37 +321,6 @@ CUresult stream_get_ctx(CUstream h, CUcontext *pctx, CUgreenCtx *pgreen, bool pt
     if (r != CUDA_SUCCESS) return r;
     *pctx = to_handle(s->ctx);
     if (pgreen) *pgreen = nullptr;  // no green contexts
-    return CUDA_SUCCESS;
-}
-
-CUresult stream_is_capturing(CUstream h, CUstreamCaptureStatus *status, bool ptsz) {
-    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-    if (!status) return CUDA_ERROR_INVALID_VALUE;
-    std::shared_ptr<Stream> s;
-    CUresult r = resolve_stream(h, ptsz, &s);
-    if (r != CUDA_SUCCESS) return r;
-    *status = CU_STREAM_CAPTURE_STATUS_NONE;  // stream capture is not modelled
-    return CUDA_SUCCESS;
-}
-
-CUresult thread_exchange_capture_mode(CUstreamCaptureMode *mode) {
-    // Per thread, global (0) until changed, as the driver keeps it. A
-    // pthread key rather than a thread_local: this library is dlopen'ed, and
-    // ThreadSanitizer's runtime crashes on its dynamic TLS (seen in the
-    // stress run under TSan).
-    static pthread_key_t key;
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, [] { pthread_key_create(&key, nullptr); });
-    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-    if (!mode) return CUDA_ERROR_INVALID_VALUE;
-    if (*mode != CU_STREAM_CAPTURE_MODE_GLOBAL && *mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
-        *mode != CU_STREAM_CAPTURE_MODE_RELAXED)
-        return CUDA_ERROR_INVALID_VALUE;
-    const auto old = static_cast<CUstreamCaptureMode>(
-        reinterpret_cast<std::uintptr_t>(pthread_getspecific(key)));
-    if (pthread_setspecific(key, reinterpret_cast<void *>(static_cast<std::uintptr_t>(*mode))) != 0)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    *mode = old;
     return CUDA_SUCCESS;
 }
 

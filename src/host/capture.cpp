@@ -1,0 +1,486 @@
+// Copyright 2026 The evx Authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Stream capture: while a stream is captured, the work queued on it is not
+// run but becomes nodes of a graph (event record and wait nodes for the
+// EXTERNAL flags, host nodes for host functions); a plain record in a
+// capture is a fork/join point, and a stream that waits for it joins the
+// capture. The rules follow the driver's documentation of
+// cuStreamBeginCapture, cuStreamEndCapture, cuStreamIsCapturing and
+// cuThreadExchangeStreamCaptureMode, and the statuses it gives on a GPU
+// (tests/conformance/capture.c runs on both):
+// - in global mode (the default), while another thread holds a capture
+//   begun in global mode, or this thread one begun in a mode other than
+//   relaxed, the calls that could synchronize (stream and event query and
+//   synchronize, context synchronize) are refused with
+//   STREAM_CAPTURE_UNSUPPORTED and invalidate those captures;
+// - querying or synchronizing the capturing stream itself is refused the
+//   same way in every mode; an event last recorded in a capture is
+//   CAPTURED_EVENT;
+// - a capturing stream may only wait for events recorded in its own
+//   capture (ISOLATION otherwise), or for any event with the EXTERNAL flag;
+// - work on the legacy default stream while a blocking stream of its
+//   context is captured is STREAM_CAPTURE_IMPLICIT.
+// An invalidated capture refuses further work with STREAM_CAPTURE_INVALIDATED
+// until cuStreamEndCapture ends it (which then gives no graph).
+//
+// All capture state is guarded by one lock, taken with no other lock held
+// and holding none while taken; Global::captures lets the calls skip it
+// while nothing is captured.
+#include <pthread.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "api.hpp"
+#include "state.hpp"
+
+namespace evxh {
+
+struct Capture {
+    std::uint64_t id = 0;
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+    std::thread::id thread;          // the thread that began it
+    std::shared_ptr<Stream> origin;  // where it was begun and must end
+    std::shared_ptr<Graph> graph;
+    bool invalidated = false;
+    bool ended = false;
+    // The streams taking part, each with the nodes its next work follows.
+    std::vector<std::pair<std::shared_ptr<Stream>, std::vector<std::size_t>>> members;
+    std::vector<CUgraphNode> info;  // cuStreamGetCaptureInfo's last answer
+};
+
+namespace {
+
+std::mutex g_mu;
+std::vector<std::shared_ptr<Capture>> g_live;  // begun, not ended
+std::uint64_t g_next_id = 1;
+
+bool any_capture() { return global().captures.load(std::memory_order_acquire) != 0; }
+
+// The calling thread's capture interaction mode. A pthread key rather than
+// a thread_local: this library is dlopen'ed, and ThreadSanitizer's runtime
+// crashes on its dynamic TLS (seen in the stress run under TSan).
+pthread_key_t mode_key() {
+    static pthread_key_t key;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, [] { pthread_key_create(&key, nullptr); });
+    return key;
+}
+
+CUstreamCaptureMode thread_mode() {
+    return static_cast<CUstreamCaptureMode>(reinterpret_cast<std::uintptr_t>(pthread_getspecific(mode_key())));
+}
+
+std::vector<std::size_t> *frontier(Capture &c, const Stream *s) {
+    for (auto &m : c.members)
+        if (m.first.get() == s) return &m.second;
+    return nullptr;
+}
+
+CUgraphNode node_handle(std::size_t i) { return reinterpret_cast<CUgraphNode>((i + 1) << 4 | 0x9); }
+
+// Appends a node after the stream's frontier, which becomes that node.
+void add_node(Capture &c, const Stream *s, Node n) {
+    std::vector<std::size_t> *f = frontier(c, s);
+    n.deps = *f;
+    c.graph->nodes.push_back(std::move(n));
+    f->assign(1, c.graph->nodes.size() - 1);
+}
+
+void end_locked(const std::shared_ptr<Capture> &c) {
+    c->ended = true;
+    for (auto &m : c->members) m.first->capture.reset();
+    c->members.clear();
+    g_live.erase(std::remove(g_live.begin(), g_live.end(), c), g_live.end());
+    global().captures.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+// Captures of the context that a call on its legacy default stream would
+// implicitly depend on: those of its blocking streams.
+bool invalidate_blocking_locked(Context *ctx) {
+    bool hit = false;
+    for (auto &c : g_live)
+        for (auto &m : c->members)
+            if (m.first->ctx == ctx && m.first->blocking()) {
+                c->invalidated = true;
+                hit = true;
+            }
+    return hit;
+}
+
+// Whether every node a member's work ends with is one the origin's next
+// work follows: then the capture's forks are joined.
+bool joined(const Capture &c) {
+    const std::vector<Node> &nodes = c.graph->nodes;
+    std::vector<char> before(nodes.size(), 0);
+    std::vector<std::size_t> todo;
+    for (auto &m : c.members)
+        if (m.first == c.origin) todo = m.second;
+    while (!todo.empty()) {
+        const std::size_t i = todo.back();
+        todo.pop_back();
+        if (before[i]) continue;
+        before[i] = 1;
+        for (std::size_t d : nodes[i].deps) todo.push_back(d);
+    }
+    for (auto &m : c.members)
+        for (std::size_t i : m.second)
+            if (!before[i]) return false;
+    return true;
+}
+
+}  // namespace
+
+CUresult capture_unsafe_call() {
+    if (!any_capture()) return CUDA_SUCCESS;
+    const CUstreamCaptureMode mode = thread_mode();
+    if (mode == CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_SUCCESS;
+    const std::thread::id me = std::this_thread::get_id();
+    bool refused = false;
+    std::lock_guard<std::mutex> lk(g_mu);
+    for (auto &c : g_live) {
+        const bool own = c->thread == me && c->mode != CU_STREAM_CAPTURE_MODE_RELAXED;
+        const bool other = c->thread != me && mode == CU_STREAM_CAPTURE_MODE_GLOBAL &&
+                           c->mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
+        if (own || other) {
+            c->invalidated = true;
+            refused = true;
+        }
+    }
+    return refused ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+
+CUresult capture_sync_check(const std::shared_ptr<Stream> &s) {
+    if (!any_capture()) return CUDA_SUCCESS;
+    {
+        std::lock_guard<std::mutex> lk(g_mu);
+        if (s->capture) {
+            s->capture->invalidated = true;
+            return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+        }
+        if (s->kind == Stream::Kind::Legacy && invalidate_blocking_locked(s->ctx))
+            return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+    }
+    return capture_unsafe_call();
+}
+
+CUresult capture_event_check(const std::shared_ptr<Event> &ev) {
+    if (!any_capture()) return CUDA_SUCCESS;
+    {
+        std::lock_guard<std::mutex> lk(g_mu);
+        if (ev->captured_in && !ev->captured_in->ended) return CUDA_ERROR_CAPTURED_EVENT;
+    }
+    return capture_unsafe_call();
+}
+
+CUresult capture_legacy_check(const Stream &s) {
+    if (s.kind != Stream::Kind::Legacy || !any_capture()) return CUDA_SUCCESS;
+    std::lock_guard<std::mutex> lk(g_mu);
+    return invalidate_blocking_locked(s.ctx) ? CUDA_ERROR_STREAM_CAPTURE_IMPLICIT : CUDA_SUCCESS;
+}
+
+CUresult capture_record(const std::shared_ptr<Stream> &s, const std::shared_ptr<Event> &ev,
+                        bool external, bool *taken) {
+    *taken = false;
+    if (!any_capture()) return CUDA_SUCCESS;
+    std::lock_guard<std::mutex> lk(g_mu);
+    Capture *c = s->capture.get();
+    if (!c) {
+        ev->captured_in.reset();  // recorded outside a capture again
+        return CUDA_SUCCESS;
+    }
+    *taken = true;
+    if (c->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    if (external) {
+        Node n;
+        n.kind = Node::Kind::EventRecord;
+        n.event = ev;
+        add_node(*c, s.get(), std::move(n));
+        return CUDA_SUCCESS;
+    }
+    ev->captured_in = s->capture;
+    ev->captured_deps = *frontier(*c, s.get());
+    return CUDA_SUCCESS;
+}
+
+CUresult capture_wait(const std::shared_ptr<Stream> &s, const std::shared_ptr<Event> &ev,
+                      bool external, bool *taken) {
+    *taken = false;
+    if (!any_capture()) return CUDA_SUCCESS;
+    std::lock_guard<std::mutex> lk(g_mu);
+    const std::shared_ptr<Capture> src =
+        ev->captured_in && !ev->captured_in->ended ? ev->captured_in : nullptr;
+    Capture *c = s->capture.get();
+    if (!c && !src) return CUDA_SUCCESS;
+    *taken = true;
+    if (!c) {  // a fork: the stream joins the event's capture
+        s->capture = src;
+        src->members.emplace_back(s, ev->captured_deps);
+        return src->invalidated ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : CUDA_SUCCESS;
+    }
+    if (c->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    if (external) {
+        Node n;
+        n.kind = Node::Kind::EventWait;
+        n.event = ev;
+        add_node(*c, s.get(), std::move(n));
+        return CUDA_SUCCESS;
+    }
+    if (!src) {  // work outside the capture
+        c->invalidated = true;
+        return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+    }
+    if (src.get() != c) {
+        c->invalidated = true;
+        src->invalidated = true;
+        return CUDA_ERROR_STREAM_CAPTURE_MERGE;
+    }
+    std::vector<std::size_t> *f = frontier(*c, s.get());
+    for (std::size_t d : ev->captured_deps)
+        if (std::find(f->begin(), f->end(), d) == f->end()) f->push_back(d);
+    return CUDA_SUCCESS;
+}
+
+CUresult capture_host_func(const std::shared_ptr<Stream> &s, CUhostFn fn, void *data, bool *taken) {
+    *taken = false;
+    if (!any_capture()) return CUDA_SUCCESS;
+    std::lock_guard<std::mutex> lk(g_mu);
+    Capture *c = s->capture.get();
+    if (!c) return CUDA_SUCCESS;
+    *taken = true;
+    if (c->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    Node n;
+    n.kind = Node::Kind::HostFn;
+    n.fn = fn;
+    n.data = data;
+    add_node(*c, s.get(), std::move(n));
+    return CUDA_SUCCESS;
+}
+
+void capture_stream_gone(const std::shared_ptr<Stream> &s) {
+    if (!any_capture()) return;
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (!s->capture) return;
+    Capture &c = *s->capture;
+    c.invalidated = true;
+    if (c.origin == s) {
+        end_locked(s->capture);
+        return;
+    }
+    c.members.erase(std::remove_if(c.members.begin(), c.members.end(),
+                                   [&](const auto &m) { return m.first == s; }),
+                    c.members.end());
+    s->capture.reset();
+}
+
+CUresult stream_begin_capture(CUstream h, CUstreamCaptureMode mode, bool ptsz) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    std::shared_ptr<Stream> s;
+    CUresult r = resolve_stream(h, ptsz, &s);
+    if (r != CUDA_SUCCESS) return r;
+    if (mode != CU_STREAM_CAPTURE_MODE_GLOBAL && mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
+        mode != CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (s->kind == Stream::Kind::Legacy) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    auto c = std::make_shared<Capture>();
+    c->mode = mode;
+    c->thread = std::this_thread::get_id();
+    c->origin = s;
+    c->graph = std::make_shared<Graph>(s->ctx);
+    c->members.emplace_back(s, std::vector<std::size_t>());
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (s->capture) return CUDA_ERROR_ILLEGAL_STATE;
+    c->id = g_next_id++;
+    s->capture = c;
+    g_live.push_back(std::move(c));
+    global().captures.fetch_add(1, std::memory_order_acq_rel);
+    return CUDA_SUCCESS;
+}
+
+CUresult stream_end_capture(CUstream h, CUgraph *out, bool ptsz) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    std::shared_ptr<Stream> s;
+    CUresult r = resolve_stream(h, ptsz, &s);
+    if (r != CUDA_SUCCESS) return r;
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    std::shared_ptr<Graph> graph;
+    {
+        std::lock_guard<std::mutex> lk(g_mu);
+        const std::shared_ptr<Capture> c = s->capture;
+        if (!c) return CUDA_ERROR_ILLEGAL_STATE;
+        if (c->mode != CU_STREAM_CAPTURE_MODE_RELAXED && c->thread != std::this_thread::get_id())
+            return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+        if (c->origin != s) {
+            c->invalidated = true;
+            return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
+        }
+        const bool ok = joined(*c);
+        end_locked(c);
+        *out = nullptr;
+        if (c->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+        if (!ok) return CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
+        graph = c->graph;
+    }
+    *out = reinterpret_cast<CUgraph>(global().graphs.add(std::move(graph)));
+    return CUDA_SUCCESS;
+}
+
+CUresult stream_is_capturing(CUstream h, CUstreamCaptureStatus *status, bool ptsz) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (!status) return CUDA_ERROR_INVALID_VALUE;
+    std::shared_ptr<Stream> s;
+    CUresult r = resolve_stream(h, ptsz, &s);
+    if (r != CUDA_SUCCESS) return r;
+    *status = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (!any_capture()) return CUDA_SUCCESS;
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (s->kind == Stream::Kind::Legacy) {
+        // IMPLICIT while a blocking stream captures; that capture stays valid.
+        for (auto &c : g_live)
+            for (auto &m : c->members)
+                if (m.first->ctx == s->ctx && m.first->blocking()) return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+        return CUDA_SUCCESS;
+    }
+    if (s->capture)
+        *status = s->capture->invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    return CUDA_SUCCESS;
+}
+
+CUresult stream_get_capture_info(CUstream h, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph,
+                                 const CUgraphNode **deps, const CUgraphEdgeData **edges, std::size_t *ndeps,
+                                 bool ptsz) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (!status) return CUDA_ERROR_INVALID_VALUE;
+    std::shared_ptr<Stream> s;
+    CUresult r = resolve_stream(h, ptsz, &s);
+    if (r != CUDA_SUCCESS) return r;
+    r = stream_is_capturing(h, status, ptsz);
+    if (r != CUDA_SUCCESS || *status == CU_STREAM_CAPTURE_STATUS_NONE) return r;
+    std::lock_guard<std::mutex> lk(g_mu);
+    Capture *c = s->capture.get();
+    if (!c) {  // ended meanwhile
+        *status = CU_STREAM_CAPTURE_STATUS_NONE;
+        return CUDA_SUCCESS;
+    }
+    if (id) *id = c->id;
+    if (graph) *graph = nullptr;  // the capture's graph is not a handle until it ends
+    c->info.clear();
+    for (std::size_t i : *frontier(*c, s.get())) c->info.push_back(node_handle(i));
+    if (deps) *deps = c->info.data();
+    if (edges) *edges = nullptr;  // no edge data: every edge is a default one
+    if (ndeps) *ndeps = c->info.size();
+    return CUDA_SUCCESS;
+}
+
+CUresult thread_exchange_capture_mode(CUstreamCaptureMode *mode) {
+    const pthread_key_t key = mode_key();
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (!mode) return CUDA_ERROR_INVALID_VALUE;
+    if (*mode != CU_STREAM_CAPTURE_MODE_GLOBAL && *mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
+        *mode != CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
+    const CUstreamCaptureMode old = thread_mode();
+    if (pthread_setspecific(key, reinterpret_cast<void *>(static_cast<std::uintptr_t>(*mode))) != 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *mode = old;
+    return CUDA_SUCCESS;
+}
+
+// --- graphs
+
+CUresult graph_instantiate(CUgraphExec *out, CUgraph g, unsigned long long flags) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (!out || !g) return CUDA_ERROR_INVALID_VALUE;
+    const unsigned long long known = CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH |
+                                     CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD |
+                                     CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH |
+                                     CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
+    if ((flags & ~known) != 0) return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_SUCCESS;
+    if (!require_context(&r)) return r;
+    std::shared_ptr<Graph> graph = global().graphs.find(reinterpret_cast<std::uintptr_t>(g));
+    if (!graph) return CUDA_ERROR_INVALID_VALUE;
+    auto exec = std::make_shared<GraphExec>(graph->ctx, graph->nodes);
+    *out = reinterpret_cast<CUgraphExec>(global().graph_execs.add(std::move(exec)));
+    return CUDA_SUCCESS;
+}
+
+CUresult graph_launch(CUgraphExec e, CUstream h, bool ptsz) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    std::shared_ptr<GraphExec> exec = global().graph_execs.find(reinterpret_cast<std::uintptr_t>(e));
+    if (!exec) return CUDA_ERROR_INVALID_VALUE;
+    std::shared_ptr<Stream> s;
+    CUresult r = resolve_stream(h, ptsz, &s);
+    if (r != CUDA_SUCCESS) return r;
+    if (s->ctx != exec->ctx) return CUDA_ERROR_INVALID_CONTEXT;
+    if (any_capture()) {
+        std::lock_guard<std::mutex> lk(g_mu);
+        if (Capture *c = s->capture.get()) {  // the graph's nodes join the capture
+            if (c->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+            std::vector<std::size_t> *f = frontier(*c, s.get());
+            const std::size_t base = c->graph->nodes.size();
+            std::vector<char> has_dependent(exec->nodes.size(), 0);
+            for (const Node &n : exec->nodes) {
+                Node copy = n;
+                copy.deps.clear();
+                for (std::size_t d : n.deps) {
+                    copy.deps.push_back(base + d);
+                    has_dependent[d] = 1;
+                }
+                if (n.deps.empty()) copy.deps = *f;
+                c->graph->nodes.push_back(std::move(copy));
+            }
+            if (!exec->nodes.empty()) {
+                f->clear();
+                for (std::size_t i = 0; i < exec->nodes.size(); i++)
+                    if (!has_dependent[i]) f->push_back(base + i);
+            }
+            return CUDA_SUCCESS;
+        }
+    }
+    if ((r = capture_legacy_check(*s)) != CUDA_SUCCESS) return r;
+    // The nodes in their (topological) order on the stream; the launch
+    // follows the previous launch of the same graph wherever that ran.
+    std::lock_guard<std::mutex> lk(exec->mu);
+    if (exec->last_stream && exec->last_stream != s) {
+        Dep prev{exec->last_stream, exec->last_seq};
+        if (!reached(prev)) {
+            Item it;
+            it.kind = Item::Kind::Wait;
+            it.deps.push_back(std::move(prev));
+            std::uint64_t seq = 0;
+            if ((r = submit(s, std::move(it), &seq)) != CUDA_SUCCESS) return r;
+            exec->last_stream = s;
+            exec->last_seq = seq;
+        }
+    }
+    for (const Node &n : exec->nodes) {
+        std::uint64_t seq = 0;
+        switch (n.kind) {
+        case Node::Kind::EventRecord: r = record_queued(n.event, s, &seq); break;
+        case Node::Kind::EventWait: r = wait_queued(s, n.event, &seq); break;
+        case Node::Kind::HostFn: r = host_func_queued(s, n.fn, n.data, &seq); break;
+        }
+        if (r != CUDA_SUCCESS) return r;
+        if (seq) {
+            exec->last_stream = s;
+            exec->last_seq = seq;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult graph_exec_destroy(CUgraphExec e) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    // Launches queued keep what they need (their items hold the events).
+    return global().graph_execs.remove(reinterpret_cast<std::uintptr_t>(e)) ? CUDA_SUCCESS
+                                                                            : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult graph_destroy(CUgraph g) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    return global().graphs.remove(reinterpret_cast<std::uintptr_t>(g)) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+}  // namespace evxh
