@@ -2,10 +2,10 @@
  * Copyright 2026 The evx Authors
  * SPDX-License-Identifier: Apache-2.0
  */
-/* The capture status of a stream (evx/capture.h). The host emulation does
- * not model stream capture (docs/conformance.md): there every stream
- * answers NONE, and the case that begins a capture is skipped, saying why;
- * on a GPU it runs. */
+/* The capture status of a stream (evx/capture.h), evx's calls on captured
+ * streams, and the driver's capture rules and graphs, which evx relies on
+ * (begun and ended with the raw driver). Every case runs on the real
+ * driver and on the host emulation, which models stream capture. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
@@ -16,6 +16,8 @@
 
 #include "harness.h"
 #include "util.h"
+
+static int have_graphs(const conf_cu *cu);
 
 static void t_not_capturing(void)
 {
@@ -70,8 +72,8 @@ out:
     drop_stream(&s);
 }
 
-/* GPU only: a capture begun with the raw driver on a stream evx borrows is
- * seen as ACTIVE, and as NONE once ended. */
+/* A capture begun with the raw driver on a stream evx borrows is seen as
+ * ACTIVE, and as NONE once ended. */
 static void t_active(void)
 {
     const conf_cu *cu = conf_cu_get();
@@ -83,13 +85,8 @@ static void t_active(void)
 
     if (cu == NULL)
         return;
-    if (cu->stream_begin_capture == NULL || cu->stream_end_capture == NULL ||
-        cu->graph_destroy == NULL) {
-        conf_skip("the driver has no cuStreamBeginCapture/cuStreamEndCapture/"
-                  "cuGraphDestroy: the host emulation does not model stream "
-                  "capture (GPU-only case, docs/conformance.md)");
+    if (!have_graphs(cu))
         return;
-    }
     REQUIRE((own = make_stream(0)) != NULL);
     REQUIRE_OK(evx_stream_get_native(own, &native));
     REQUIRE_OK(evx_stream_wrap_external(0, native, &borrowed));
@@ -117,22 +114,20 @@ out:
     drop_stream(&own);
 }
 
-/* For t_forbidden: on the real driver a relaxed capture of `native`
- * begins and `e` is recorded in it; on the emulation `e` is recorded. */
-static int begin_forbidden(const conf_cu *cu, int real, CUstream native, evx_stream_t s,
-                           evx_event_t e, int *capturing)
+/* For t_forbidden: a relaxed capture of `native` begins and `e` is
+ * recorded in it. */
+static int begin_forbidden(const conf_cu *cu, CUstream native, evx_stream_t s, evx_event_t e,
+                           int *capturing)
 {
-    if (real) {
-        if (!EXPECT(cu->stream_begin_capture(native, CU_STREAM_CAPTURE_MODE_RELAXED) ==
-                    CUDA_SUCCESS))
-            return 0;
-        *capturing = 1;
-    }
+    if (!EXPECT(cu->stream_begin_capture(native, CU_STREAM_CAPTURE_MODE_RELAXED) ==
+                CUDA_SUCCESS))
+        return 0;
+    *capturing = 1;
     return EXPECT_OK(evx_event_record(e, s));
 }
 
-/* Ends the capture the forbidden call invalidated (the driver refuses the
- * end then, which is expected) and frees a graph if one came back. */
+/* Ends the capture (which the stream query invalidates: the driver refuses
+ * the end then, which is expected) and frees a graph if one came back. */
 static void end_forbidden(const conf_cu *cu, CUstream native, int *capturing)
 {
     CUgraph graph = NULL;
@@ -145,62 +140,40 @@ static void end_forbidden(const conf_cu *cu, CUstream native, int *capturing)
 }
 
 /* Calls the driver forbids during a capture return the driver's status with
- * a message that says a capture is in progress. On a GPU a real capture:
- * query and synchronize of an event recorded in it (CAPTURED_EVENT), query
- * of the capturing stream (STREAM_CAPTURE_UNSUPPORTED, which also
- * invalidates the capture). The host emulation has no capture: there the
- * same driver statuses are injected (evx_host_set_fault) into the same
- * calls, and the same checks run. */
+ * a message that says a capture is in progress: query and synchronize of an
+ * event recorded in it (CAPTURED_EVENT), query of the capturing stream
+ * (STREAM_CAPTURE_UNSUPPORTED, which also invalidates the capture). Each
+ * is made in a capture of its own. */
 static void t_forbidden(void)
 {
     const conf_cu *cu = conf_cu_get();
-    const host_debug *h = host_debug_get();
     evx_stream_t s = NULL;
     evx_event_t e = NULL;
     void *native = NULL;
-    CUgraph graph = NULL;
-    int real, capturing = 0;
+    int capturing = 0;
     const char *m;
 
-    if (cu == NULL)
+    if (cu == NULL || !have_graphs(cu))
         return;
-    real = cu->stream_begin_capture != NULL && cu->stream_end_capture != NULL &&
-           cu->graph_destroy != NULL;
-    if (!real && h == NULL) {
-        conf_skip("neither stream capture nor fault injection in this driver");
-        return;
-    }
     REQUIRE((s = make_stream(0)) != NULL);
     REQUIRE((e = make_event(0, EVX_EVENT_DEFAULT)) != NULL);
     REQUIRE_OK(evx_stream_get_native(s, &native));
-    /* On the real driver the first forbidden call also invalidates the
-     * capture, and later calls in it then get other statuses (a synchronize
-     * after the query: INVALID_VALUE, seen on an H200): each forbidden call
-     * is made in a capture of its own. */
 
-    REQUIRE(begin_forbidden(cu, real, (CUstream)native, s, e, &capturing));
-    if (!real)
-        EXPECT(h->set_fault("cuEventQuery", 1, CUDA_ERROR_CAPTURED_EVENT) == 0);
+    REQUIRE(begin_forbidden(cu, (CUstream)native, s, e, &capturing));
     EXPECT_FAIL(evx_event_query(e), EVX_ERROR_CAPTURED_EVENT);
     m = evx_last_error_message();
     EXPECTF(str_has(m, "cuEventQuery") && str_has(m, "captured into a graph"),
             "message: %s", m);
     end_forbidden(cu, (CUstream)native, &capturing);
 
-    REQUIRE(begin_forbidden(cu, real, (CUstream)native, s, e, &capturing));
-    if (!real)
-        EXPECT(h->set_fault("cuEventSynchronize", 1, CUDA_ERROR_CAPTURED_EVENT) ==
-               0);
+    REQUIRE(begin_forbidden(cu, (CUstream)native, s, e, &capturing));
     EXPECT_FAIL(evx_event_synchronize(e), EVX_ERROR_CAPTURED_EVENT);
     m = evx_last_error_message();
     EXPECTF(str_has(m, "cuEventSynchronize") && str_has(m, "captured into a graph"),
             "message: %s", m);
     end_forbidden(cu, (CUstream)native, &capturing);
 
-    REQUIRE(begin_forbidden(cu, real, (CUstream)native, s, e, &capturing));
-    if (!real)
-        EXPECT(h->set_fault("cuStreamQuery", 1,
-                            CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) == 0);
+    REQUIRE(begin_forbidden(cu, (CUstream)native, s, e, &capturing));
     EXPECT_FAIL(evx_stream_query(s), EVX_ERROR_STREAM_CAPTURE_UNSUPPORTED);
     m = evx_last_error_message();
     EXPECTF(str_has(m, "cuStreamQuery") && str_has(m, "capture is in progress") &&
@@ -209,14 +182,7 @@ static void t_forbidden(void)
     conf_note("%s", m);
     end_forbidden(cu, (CUstream)native, &capturing);
 out:
-    if (h != NULL && !real)
-        h->set_fault(NULL, 0, 0);
-    if (capturing) {
-        /* invalidated by the stream query: the driver may refuse the end */
-        cu->stream_end_capture((CUstream)native, &graph);
-        if (graph != NULL)
-            cu->graph_destroy(graph);
-    }
+    end_forbidden(cu, (CUstream)native, &capturing);
     drop_event(&e);
     drop_stream(&s);
 }
@@ -250,13 +216,15 @@ static int have_graphs(const conf_cu *cu)
         cu->graph_launch != NULL && cu->graph_exec_destroy != NULL &&
         cu->stream_is_capturing != NULL)
         return 1;
+    /* the host emulation models them: there a missing one is a failure */
+    if (!EXPECTF(host_debug_get() == NULL, "the host emulation lacks a capture or graph call"))
+        return 0;
     conf_skip("the driver has no stream capture or graphs (cuStreamBeginCapture, "
-              "cuGraphInstantiateWithFlags, cuGraphLaunch ...): the host "
-              "emulation does not model them (GPU-only case, docs/conformance.md)");
+              "cuGraphInstantiateWithFlags, cuGraphLaunch ...)");
     return 0;
 }
 
-/* GPU only: external event nodes in a captured graph, replayed several
+/* External event nodes in a captured graph, replayed several
  * times and timed by evx. The graph waits for an event recorded outside it
  * (an external wait node, on `pre`), records `a`, runs a host function that
  * sleeps 5 ms, records `b` (external record nodes). Each launch: `pre` is
@@ -437,7 +405,7 @@ static void *capture_worker_main(void *arg)
     return NULL;
 }
 
-/* GPU only: evx calls on other threads (create, record and destroy events,
+/* evx calls on other threads (create, record and destroy events,
  * pools, timers, on streams of their own; no synchronize or query, which the
  * driver forbids from every thread during a global-mode capture; watches of
  * a notifier, whose pump thread works meanwhile) while this thread holds a
@@ -525,12 +493,550 @@ out:
     drop_stream(&s);
 }
 
+/* ---- the capture rules, with the raw driver (both drivers) ------------- */
+
+#define EXPECT_CU(call, want) \
+    do { \
+        CUresult r_ = (call); \
+        EXPECTF(r_ == (want), "%s -> %d, expected %d", #call, (int)r_, (int)(want)); \
+    } while (0)
+
+/* A stream's capture status, or -1 when the call failed. */
+static int cap_status(const conf_cu *cu, CUstream s)
+{
+    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    return cu->stream_is_capturing(s, &cs) == CUDA_SUCCESS ? (int)cs : -1;
+}
+
+#define EXPECT_CAP(s, want) \
+    do { \
+        int cs_ = cap_status(cu, (s)); \
+        EXPECTF(cs_ == (int)(want), "capture status of %s: %d, expected %d", #s, cs_, \
+                (int)(want)); \
+    } while (0)
+
+static int g_count;
+
+static void host_count(void *user_data)
+{
+    (void)user_data;
+    __atomic_fetch_add(&g_count, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Ends a capture whatever state it is in; frees the graph if one came back. */
+static void end_any(const conf_cu *cu, CUstream s)
+{
+    CUgraph g = NULL;
+    if (cap_status(cu, s) == CU_STREAM_CAPTURE_STATUS_NONE)
+        return;
+    cu->stream_end_capture(s, &g);
+    if (g != NULL)
+        cu->graph_destroy(g);
+}
+
+/* The raw objects of a case: device 0's primary context current, streams
+ * (the first `blocking` of them without CU_STREAM_NON_BLOCKING), events. */
+typedef struct raw_set {
+    int pushed;
+    CUcontext ctx;
+    CUstream s[3];
+    CUevent e[3];
+} raw_set;
+
+static int raw_open(const conf_cu *cu, raw_set *r, int blocking)
+{
+    int i;
+    memset(r, 0, sizeof *r);
+    if (!have_graphs(cu) || cu->launch_host_func == NULL || cu->event_create == NULL ||
+        cu->event_record == NULL || cu->stream_synchronize == NULL ||
+        cu->thread_exchange_capture_mode == NULL) {
+        if (cu->launch_host_func == NULL)
+            conf_skip("the driver has no cuLaunchHostFunc");
+        return 0;
+    }
+    if (!EXPECTF((r->pushed = primary_push(cu)) != 0, "primary context current"))
+        return 0;
+    if (!EXPECT(cu->ctx_get_current(&r->ctx) == CUDA_SUCCESS))
+        return 0;
+    for (i = 0; i < 3; i++) {
+        if (!EXPECT(cu->stream_create_with_priority(
+                        &r->s[i], i < blocking ? 0 : CU_STREAM_NON_BLOCKING, 0) ==
+                    CUDA_SUCCESS))
+            return 0;
+        if (!EXPECT(cu->event_create(&r->e[i], CU_EVENT_DEFAULT) == CUDA_SUCCESS))
+            return 0;
+    }
+    return 1;
+}
+
+static void raw_close(const conf_cu *cu, raw_set *r)
+{
+    int i;
+    for (i = 0; i < 3; i++)
+        if (r->s[i] != NULL)
+            end_any(cu, r->s[i]);
+    for (i = 0; i < 3; i++) {
+        if (r->s[i] != NULL) {
+            EXPECT(cu->stream_synchronize(r->s[i]) == CUDA_SUCCESS);
+            EXPECT(cu->stream_destroy(r->s[i]) == CUDA_SUCCESS);
+        }
+        if (r->e[i] != NULL)
+            EXPECT(cu->event_destroy(r->e[i]) == CUDA_SUCCESS);
+    }
+    if (r->pushed)
+        primary_pop(cu);
+}
+
+/* Begin and end: where a capture may begin, what a second begin and an end
+ * without a capture give, what cuStreamGetCaptureInfo says. */
+static void t_begin_end(void)
+{
+    const conf_cu *cu = conf_cu_get();
+    raw_set r;
+    CUgraph g = NULL;
+    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    cuuint64_t id = 0, id2 = 0;
+    const CUgraphNode *deps = NULL;
+    size_t n = 99;
+
+    if (cu == NULL || !raw_open(cu, &r, 0))
+        goto out;
+    EXPECT_CU(cu->stream_begin_capture(CU_STREAM_LEGACY, CU_STREAM_CAPTURE_MODE_RELAXED),
+              CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], (CUstreamCaptureMode)7), CUDA_ERROR_INVALID_VALUE);
+    EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_ERROR_ILLEGAL_STATE);
+    EXPECT(g == NULL);
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_RELAXED),
+              CUDA_ERROR_ILLEGAL_STATE);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    EXPECT_CAP(r.s[1], CU_STREAM_CAPTURE_STATUS_NONE);
+    if (cu->stream_get_capture_info != NULL) {
+        EXPECT_CU(cu->stream_get_capture_info(r.s[0], &cs, &id, NULL, &deps, NULL, &n),
+                  CUDA_SUCCESS);
+        EXPECTF(cs == CU_STREAM_CAPTURE_STATUS_ACTIVE && id != 0 && n == 0,
+                "capture info: status %d id %llu, %zu dependencies", (int)cs,
+                (unsigned long long)id, n);
+        EXPECT_CU(cu->launch_host_func(r.s[0], host_count, NULL), CUDA_SUCCESS);
+        EXPECT_CU(cu->stream_get_capture_info(r.s[0], &cs, &id2, NULL, &deps, NULL, &n),
+                  CUDA_SUCCESS);
+        EXPECTF(id2 == id && n == 1 && deps != NULL && deps[0] != NULL,
+                "after a host node: id %llu, %zu dependencies", (unsigned long long)id2, n);
+    }
+    EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_SUCCESS);
+    EXPECT(g != NULL);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_NONE);
+    if (g != NULL)
+        EXPECT_CU(cu->graph_destroy(g), CUDA_SUCCESS);
+out:
+    if (cu != NULL)
+        raw_close(cu, &r);
+}
+
+/* A call the driver forbids on a capturing stream invalidates its capture:
+ * the stream then refuses work with STREAM_CAPTURE_INVALIDATED, the end
+ * gives no graph, and the stream works again after it. */
+static void t_invalidated(void)
+{
+    const conf_cu *cu = conf_cu_get();
+    raw_set r;
+    CUgraph g = NULL;
+    int captured = 0, after = 0;
+
+    if (cu == NULL || !raw_open(cu, &r, 0))
+        goto out;
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT_CU(cu->launch_host_func(r.s[0], host_set_flag, &captured), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_query(r.s[0]), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    EXPECT_CU(cu->launch_host_func(r.s[0], host_set_flag, &captured),
+              CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    EXPECT_CU(cu->event_record(r.e[0], r.s[0]), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    g = (CUgraph)&g;
+    EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    EXPECTF(g == NULL, "the end of an invalidated capture gave a graph");
+    g = NULL;
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_NONE);
+    EXPECT_CU(cu->launch_host_func(r.s[0], host_set_flag, &after), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_synchronize(r.s[0]), CUDA_SUCCESS);
+    EXPECT(flag_get(&after));
+    EXPECT(!flag_get(&captured));
+    /* a synchronize of the capturing stream is refused the same way */
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_synchronize(r.s[0]), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+out:
+    if (cu != NULL)
+        raw_close(cu, &r);
+}
+
+/* What a helper thread of the mode and thread cases does. */
+typedef struct cap_thread {
+    const conf_cu *cu;
+    CUcontext ctx;
+    CUstream s;
+    int op;         /* 0: cuStreamQuery(s), 1: cuStreamEndCapture(s) */
+    int relaxed;    /* the thread's mode relaxed around the call */
+    CUresult result;
+    CUgraph graph;
+} cap_thread;
+
+static void *cap_thread_main(void *arg)
+{
+    cap_thread *t = (cap_thread *)arg;
+    CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+    t->cu->ctx_set_current(t->ctx);
+    if (t->relaxed)
+        t->cu->thread_exchange_capture_mode(&m);
+    t->result = t->op == 0 ? t->cu->stream_query(t->s) : t->cu->stream_end_capture(t->s, &t->graph);
+    if (t->relaxed)
+        t->cu->thread_exchange_capture_mode(&m);
+    t->cu->ctx_set_current(NULL);
+    return NULL;
+}
+
+static CUresult on_thread(const conf_cu *cu, CUcontext ctx, CUstream s, int op, int relaxed,
+                          CUgraph *graph)
+{
+    cap_thread t;
+    pthread_t tid;
+    memset(&t, 0, sizeof t);
+    t.cu = cu;
+    t.ctx = ctx;
+    t.s = s;
+    t.op = op;
+    t.relaxed = relaxed;
+    t.result = CUDA_ERROR_UNKNOWN;
+    if (pthread_create(&tid, NULL, cap_thread_main, &t) != 0)
+        return CUDA_ERROR_UNKNOWN;
+    pthread_join(tid, NULL);
+    if (graph != NULL)
+        *graph = t.graph;
+    else if (t.graph != NULL)
+        cu->graph_destroy(t.graph);
+    return t.result;
+}
+
+/* The capture modes (cuThreadExchangeStreamCaptureMode): a query of an
+ * idle stream that is not captured, made while s[0] is captured, by another
+ * thread or by the capturing one. */
+static void t_mode_rules(void)
+{
+    const conf_cu *cu = conf_cu_get();
+    raw_set r;
+    CUgraph g = NULL;
+    CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+
+    if (cu == NULL || !raw_open(cu, &r, 0))
+        goto out;
+    /* global capture: another thread in global mode may not query */
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+    EXPECT_CU(on_thread(cu, r.ctx, r.s[1], 0, 0, NULL), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    /* ... and may in relaxed mode */
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+    EXPECT_CU(on_thread(cu, r.ctx, r.s[1], 0, 1, NULL), CUDA_SUCCESS);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    /* the capturing thread may not, unless relaxed */
+    m = CU_STREAM_CAPTURE_MODE_RELAXED;
+    EXPECT_CU(cu->thread_exchange_capture_mode(&m), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_query(r.s[1]), CUDA_SUCCESS);
+    EXPECT_CU(cu->thread_exchange_capture_mode(&m), CUDA_SUCCESS);
+    EXPECT(m == CU_STREAM_CAPTURE_MODE_RELAXED);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    EXPECT_CU(cu->stream_query(r.s[1]), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    /* thread-local capture: other threads are free, the capturing one not */
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+              CUDA_SUCCESS);
+    EXPECT_CU(on_thread(cu, r.ctx, r.s[1], 0, 0, NULL), CUDA_SUCCESS);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    EXPECT_CU(cu->stream_query(r.s[1]), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    /* relaxed capture: everyone is free */
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT_CU(on_thread(cu, r.ctx, r.s[1], 0, 0, NULL), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_query(r.s[1]), CUDA_SUCCESS);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_SUCCESS);
+    if (g != NULL)
+        cu->graph_destroy(g);
+    g = NULL;
+    /* a bad mode leaves the thread's mode as it was */
+    m = (CUstreamCaptureMode)9;
+    EXPECT_CU(cu->thread_exchange_capture_mode(&m), CUDA_ERROR_INVALID_VALUE);
+    m = CU_STREAM_CAPTURE_MODE_GLOBAL;
+    EXPECT_CU(cu->thread_exchange_capture_mode(&m), CUDA_SUCCESS);
+    EXPECT(m == CU_STREAM_CAPTURE_MODE_GLOBAL);
+out:
+    if (cu != NULL)
+        raw_close(cu, &r);
+}
+
+/* A capture not begun relaxed ends on the thread that began it. */
+static void t_wrong_thread(void)
+{
+    const conf_cu *cu = conf_cu_get();
+    raw_set r;
+    CUgraph g = NULL;
+
+    if (cu == NULL || !raw_open(cu, &r, 0))
+        goto out;
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+              CUDA_SUCCESS);
+    EXPECT_CU(on_thread(cu, r.ctx, r.s[0], 1, 0, NULL), CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_SUCCESS);
+    if (g != NULL)
+        cu->graph_destroy(g);
+    g = NULL;
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT_CU(on_thread(cu, r.ctx, r.s[0], 1, 0, &g), CUDA_SUCCESS);
+    EXPECT(g != NULL);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_NONE);
+    if (g != NULL)
+        EXPECT_CU(cu->graph_destroy(g), CUDA_SUCCESS);
+out:
+    if (cu != NULL)
+        raw_close(cu, &r);
+}
+
+/* Fork and join through events: a stream that waits for an event recorded
+ * in a capture joins it; the capture ends only on its origin stream, and
+ * only once every stream it forked into is joined back. The joined graph
+ * runs each host node once per launch. */
+static void t_fork_join(void)
+{
+    const conf_cu *cu = conf_cu_get();
+    raw_set r;
+    CUgraph g = NULL;
+    CUgraphExec x = NULL;
+
+    if (cu == NULL || !raw_open(cu, &r, 0))
+        goto out;
+    __atomic_store_n(&g_count, 0, __ATOMIC_SEQ_CST);
+    /* unjoined */
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+    EXPECT_CU(cu->event_record(r.e[0], r.s[0]), CUDA_SUCCESS);
+    EXPECT_CAP(r.s[1], CU_STREAM_CAPTURE_STATUS_NONE);
+    EXPECT_CU(cu->stream_wait_event(r.s[1], r.e[0], 0), CUDA_SUCCESS);
+    EXPECT_CAP(r.s[1], CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    EXPECT_CU(cu->launch_host_func(r.s[1], host_count, NULL), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_ERROR_STREAM_CAPTURE_UNJOINED);
+    EXPECT(g == NULL);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_NONE);
+    EXPECT_CAP(r.s[1], CU_STREAM_CAPTURE_STATUS_NONE);
+    /* joined */
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+    EXPECT_CU(cu->launch_host_func(r.s[0], host_count, NULL), CUDA_SUCCESS);
+    EXPECT_CU(cu->event_record(r.e[0], r.s[0]), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_wait_event(r.s[1], r.e[0], 0), CUDA_SUCCESS);
+    EXPECT_CU(cu->launch_host_func(r.s[1], host_count, NULL), CUDA_SUCCESS);
+    EXPECT_CU(cu->event_record(r.e[1], r.s[1]), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_wait_event(r.s[0], r.e[1], 0), CUDA_SUCCESS);
+    EXPECT_CU(cu->launch_host_func(r.s[0], host_count, NULL), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_SUCCESS);
+    REQUIRE(g != NULL);
+    EXPECT_CAP(r.s[1], CU_STREAM_CAPTURE_STATUS_NONE);
+    EXPECT(__atomic_load_n(&g_count, __ATOMIC_SEQ_CST) == 0); /* captured, not run */
+    EXPECT_CU(cu->graph_instantiate(&x, g, 0), CUDA_SUCCESS);
+    REQUIRE(x != NULL);
+    EXPECT_CU(cu->graph_launch(x, r.s[2]), CUDA_SUCCESS);
+    EXPECT_CU(cu->graph_launch(x, r.s[2]), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_synchronize(r.s[2]), CUDA_SUCCESS);
+    EXPECTF(__atomic_load_n(&g_count, __ATOMIC_SEQ_CST) == 6, "%d host nodes ran, 6 expected",
+            __atomic_load_n(&g_count, __ATOMIC_SEQ_CST));
+    /* only the origin stream ends a capture */
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT_CU(cu->event_record(r.e[0], r.s[0]), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_wait_event(r.s[1], r.e[0], 0), CUDA_SUCCESS);
+    {
+        CUgraph g2 = NULL;
+        EXPECT_CU(cu->stream_end_capture(r.s[1], &g2), CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
+        EXPECT(g2 == NULL);
+        conf_note("after cuStreamEndCapture on the forked stream: origin %d, fork %d",
+                  cap_status(cu, r.s[0]), cap_status(cu, r.s[1]));
+    }
+out:
+    if (x != NULL)
+        EXPECT_CU(cu->graph_exec_destroy(x), CUDA_SUCCESS);
+    if (g != NULL)
+        EXPECT_CU(cu->graph_destroy(g), CUDA_SUCCESS);
+    if (cu != NULL)
+        raw_close(cu, &r);
+}
+
+/* A capturing stream waits only for its own capture's events (ISOLATION
+ * for one recorded outside, MERGE for another capture's); the EXTERNAL
+ * flag makes a wait node of any event. */
+static void t_isolation_merge(void)
+{
+    const conf_cu *cu = conf_cu_get();
+    raw_set r;
+    CUgraph g = NULL;
+
+    if (cu == NULL || !raw_open(cu, &r, 0))
+        goto out;
+    EXPECT_CU(cu->event_record(r.e[2], r.s[2]), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_synchronize(r.s[2]), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_wait_event(r.s[0], r.e[2], CU_EVENT_WAIT_EXTERNAL), CUDA_SUCCESS);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    EXPECT_CU(cu->stream_wait_event(r.s[0], r.e[2], 0), CUDA_ERROR_STREAM_CAPTURE_ISOLATION);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_begin_capture(r.s[1], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT_CU(cu->event_record(r.e[0], r.s[0]), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_wait_event(r.s[1], r.e[0], 0), CUDA_ERROR_STREAM_CAPTURE_MERGE);
+    conf_note("after the merge: capture statuses %d and %d", cap_status(cu, r.s[0]),
+              cap_status(cu, r.s[1]));
+out:
+    if (cu != NULL)
+        raw_close(cu, &r);
+}
+
+/* While a blocking stream is captured, the legacy default stream's implicit
+ * dependency on it is refused (IMPLICIT), which invalidates the capture;
+ * cuStreamIsCapturing of the legacy stream says IMPLICIT and leaves it
+ * valid. A non-blocking stream's capture leaves the legacy stream free. */
+static void t_legacy_implicit(void)
+{
+    const conf_cu *cu = conf_cu_get();
+    raw_set r;
+    CUgraph g = NULL;
+    CUstreamCaptureStatus cs;
+
+    if (cu == NULL || !raw_open(cu, &r, 1))
+        goto out;
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_is_capturing(CU_STREAM_LEGACY, &cs), CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    EXPECT_CU(cu->event_record(r.e[0], CU_STREAM_LEGACY), CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    EXPECT_CU(cu->stream_begin_capture(r.s[1], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_is_capturing(CU_STREAM_LEGACY, &cs), CUDA_SUCCESS);
+    EXPECT_CU(cu->event_record(r.e[0], CU_STREAM_LEGACY), CUDA_SUCCESS);
+    EXPECT_CAP(r.s[1], CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    EXPECT_CU(cu->stream_end_capture(r.s[1], &g), CUDA_SUCCESS);
+    if (g != NULL)
+        EXPECT_CU(cu->graph_destroy(g), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_synchronize(CU_STREAM_LEGACY), CUDA_SUCCESS);
+out:
+    if (cu != NULL)
+        raw_close(cu, &r);
+}
+
+/* An event last recorded in a capture cannot be queried or synchronized
+ * (CAPTURED_EVENT) until the capture ends. */
+static void t_captured_event(void)
+{
+    const conf_cu *cu = conf_cu_get();
+    raw_set r;
+    CUgraph g = NULL;
+
+    if (cu == NULL || !raw_open(cu, &r, 0) || cu->event_synchronize == NULL)
+        goto out;
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT_CU(cu->event_record(r.e[0], r.s[0]), CUDA_SUCCESS);
+    EXPECT_CU(cu->event_query(r.e[0]), CUDA_ERROR_CAPTURED_EVENT);
+    EXPECT_CU(cu->event_synchronize(r.e[0]), CUDA_ERROR_CAPTURED_EVENT);
+    conf_note("after CAPTURED_EVENT: capture status %d", cap_status(cu, r.s[0]));
+    g = NULL;
+    {
+        CUresult e = cu->stream_end_capture(r.s[0], &g);
+        conf_note("then cuStreamEndCapture -> %d, graph %s", (int)e, g ? "given" : "none");
+    }
+    if (g != NULL)
+        cu->graph_destroy(g);
+out:
+    if (cu != NULL)
+        raw_close(cu, &r);
+}
+
+/* Graphs: instantiate flags, and external record nodes and host nodes run
+ * at each launch; EXTERNAL record and wait outside a capture. */
+static void t_graph_replay(void)
+{
+    const conf_cu *cu = conf_cu_get();
+    raw_set r;
+    CUgraph g = NULL;
+    CUgraphExec x = NULL;
+    float ms = -1.0f;
+    int i;
+
+    if (cu == NULL || !raw_open(cu, &r, 0) || cu->event_record_with_flags == NULL)
+        goto out;
+    __atomic_store_n(&g_count, 0, __ATOMIC_SEQ_CST);
+    EXPECT_CU(cu->event_record_with_flags(r.e[0], r.s[0], CU_EVENT_RECORD_EXTERNAL),
+              CUDA_ERROR_ILLEGAL_STATE);
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT_CU(cu->launch_host_func(r.s[0], host_count, NULL), CUDA_SUCCESS);
+    EXPECT_CU(cu->event_record_with_flags(r.e[0], r.s[0], CU_EVENT_RECORD_EXTERNAL), CUDA_SUCCESS);
+    EXPECT_CU(cu->launch_host_func(r.s[0], host_sleep_ms, (void *)(intptr_t)5), CUDA_SUCCESS);
+    EXPECT_CU(cu->event_record_with_flags(r.e[1], r.s[0], CU_EVENT_RECORD_EXTERNAL), CUDA_SUCCESS);
+    /* an external record is not a captured one: the event can be queried */
+    EXPECT_CU(cu->event_query(r.e[1]), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_SUCCESS);
+    REQUIRE(g != NULL);
+    EXPECT_CU(cu->graph_instantiate(&x, g, 1ull << 40), CUDA_ERROR_INVALID_VALUE);
+    EXPECT_CU(cu->graph_instantiate(&x, g, 0), CUDA_SUCCESS);
+    REQUIRE(x != NULL);
+    for (i = 0; i < 3; i++) {
+        EXPECT_CU(cu->graph_launch(x, r.s[1]), CUDA_SUCCESS);
+        EXPECT_CU(cu->stream_synchronize(r.s[1]), CUDA_SUCCESS);
+        ms = -1.0f;
+        EXPECT_CU(cu->event_elapsed_time(&ms, r.e[0], r.e[1]), CUDA_SUCCESS);
+        EXPECTF(ms >= 4.0f, "launch %d: %f ms between the record nodes", i, (double)ms);
+    }
+    EXPECTF(__atomic_load_n(&g_count, __ATOMIC_SEQ_CST) == 3, "%d host nodes ran, 3 expected",
+            __atomic_load_n(&g_count, __ATOMIC_SEQ_CST));
+    /* a launch of the graph is captured into another capture as its nodes */
+    EXPECT_CU(cu->stream_begin_capture(r.s[2], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT_CU(cu->graph_launch(x, r.s[2]), CUDA_SUCCESS);
+    EXPECT(__atomic_load_n(&g_count, __ATOMIC_SEQ_CST) == 3);
+    {
+        CUgraph g2 = NULL;
+        CUgraphExec x2 = NULL;
+        EXPECT_CU(cu->stream_end_capture(r.s[2], &g2), CUDA_SUCCESS);
+        if (g2 != NULL && cu->graph_instantiate(&x2, g2, 0) == CUDA_SUCCESS) {
+            EXPECT_CU(cu->graph_launch(x2, r.s[2]), CUDA_SUCCESS);
+            EXPECT_CU(cu->stream_synchronize(r.s[2]), CUDA_SUCCESS);
+            EXPECT(__atomic_load_n(&g_count, __ATOMIC_SEQ_CST) == 4);
+            EXPECT_CU(cu->graph_exec_destroy(x2), CUDA_SUCCESS);
+        }
+        if (g2 != NULL)
+            EXPECT_CU(cu->graph_destroy(g2), CUDA_SUCCESS);
+    }
+out:
+    if (x != NULL)
+        EXPECT_CU(cu->graph_exec_destroy(x), CUDA_SUCCESS);
+    if (g != NULL)
+        EXPECT_CU(cu->graph_destroy(g), CUDA_SUCCESS);
+    if (cu != NULL)
+        raw_close(cu, &r);
+}
+
 const conf_case conf_capture_cases[] = {
     {"capture.not_capturing", t_not_capturing},
     {"capture.bad_input", t_bad_input},
-    {"capture.active_gpu_only", t_active},
+    {"capture.active", t_active},
     {"capture.forbidden_calls", t_forbidden},
-    {"capture.external_nodes_gpu_only", t_external_nodes},
-    {"capture.global_mode_threads_gpu_only", t_global_mode},
+    {"capture.external_nodes", t_external_nodes},
+    {"capture.global_mode_threads", t_global_mode},
+    {"capture.begin_end", t_begin_end},
+    {"capture.invalidated", t_invalidated},
+    {"capture.mode_rules", t_mode_rules},
+    {"capture.wrong_thread", t_wrong_thread},
+    {"capture.fork_join", t_fork_join},
+    {"capture.isolation_merge", t_isolation_merge},
+    {"capture.legacy_implicit", t_legacy_implicit},
+    {"capture.captured_event", t_captured_event},
+    {"capture.graph_replay", t_graph_replay},
     {NULL, NULL},
 };

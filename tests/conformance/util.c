@@ -488,6 +488,11 @@ const conf_cu *conf_cu_get(void)
     (void)lookup(gp, "cuGraphExecDestroy", &cu.graph_exec_destroy, 0);
     (void)lookup(gp, "cuThreadExchangeStreamCaptureMode",
                  &cu.thread_exchange_capture_mode, 0);
+    (void)lookup(gp, "cuStreamGetCaptureInfo", &cu.stream_get_capture_info, 0);
+    (void)lookup(gp, "cuLaunchHostFunc", &cu.launch_host_func, 0);
+    (void)lookup(gp, "cuStreamSynchronize", &cu.stream_synchronize, 0);
+    (void)lookup(gp, "cuEventRecordWithFlags", &cu.event_record_with_flags, 0);
+    (void)lookup(gp, "cuEventSynchronize", &cu.event_synchronize, 0);
     (void)lookup(gp, "cuCtxCreate", &cu.ctx_create, 0);
     (void)lookup(gp, "cuCtxDestroy", &cu.ctx_destroy, 0);
     (void)lookup(gp, "cuCtxPushCurrent", &cu.ctx_push_current, 0);

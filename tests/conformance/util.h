@@ -130,7 +130,7 @@ typedef struct conf_cu {
     CUresult (*device_get)(CUdevice *, int);
     CUresult (*stream_get_priority)(CUstream, int *);
     CUresult (*ctx_get_stream_priority_range)(int *, int *);
-    /* Stream capture: the host emulation has none of these. */
+    /* Stream capture and graphs (both drivers have them). */
     CUresult (*stream_begin_capture)(CUstream, CUstreamCaptureMode);
     CUresult (*stream_end_capture)(CUstream, CUgraph *);
     CUresult (*graph_destroy)(CUgraph);
@@ -139,6 +139,14 @@ typedef struct conf_cu {
     CUresult (*graph_launch)(CUgraphExec, CUstream);
     CUresult (*graph_exec_destroy)(CUgraphExec);
     CUresult (*thread_exchange_capture_mode)(CUstreamCaptureMode *);
+    CUresult (*stream_get_capture_info)(CUstream, CUstreamCaptureStatus *,
+                                        cuuint64_t *, CUgraph *,
+                                        const CUgraphNode **,
+                                        const CUgraphEdgeData **, size_t *);
+    CUresult (*launch_host_func)(CUstream, CUhostFn, void *);
+    CUresult (*stream_synchronize)(CUstream);
+    CUresult (*event_record_with_flags)(CUevent, CUstream, unsigned);
+    CUresult (*event_synchronize)(CUevent);
     /* Contexts the caller makes (contexts.c); the CUDA 13 signatures. */
     CUresult (*ctx_create)(CUcontext *, CUctxCreateParams *, unsigned,
                            CUdevice);
