@@ -43,6 +43,53 @@ evx_status_t capture_failed(const char *fn, const char *call, CUresult res, cons
                          handle_value(h), state);
 }
 
+evx_status_t mark_capturing(const char *fn, const Stream *s, const void *h, bool *capturing) {
+    *capturing = false;
+    if (!cu().cuStreamIsCapturing) return 0;
+    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUresult res;
+    {
+        ContextGuard guard;
+        const evx_status_t st = stream_context(guard, fn, s);
+        if (st) return st;
+        res = cu().cuStreamIsCapturing(s->cu, &cs);
+    }
+    // IMPLICIT (the legacy stream while a blocking stream captures): the
+    // record that follows fails with it, saying why.
+    if (res != CUDA_SUCCESS && res != CUDA_ERROR_STREAM_CAPTURE_IMPLICIT)
+        return driver_failed(res, fn, "cuStreamIsCapturing", "stream 0x%" PRIx64, handle_value(h));
+    *capturing = res == CUDA_SUCCESS && cs != CU_STREAM_CAPTURE_STATUS_NONE;
+    return 0;
+}
+
+evx_status_t record_graph_mark(const char *fn, CUevent ev, const Stream *s, const void *h,
+                               uint64_t owner, const char *owner_kind) {
+    ContextGuard guard;
+    evx_status_t st = stream_context(guard, fn, s);
+    if (st) return st;
+    const CUresult res = cu().cuEventRecordWithFlags(ev, s->cu, CU_EVENT_RECORD_EXTERNAL);
+    if (res == CUDA_SUCCESS) return 0;
+    if (is_capture_status(res))
+        return capture_failed(fn, "cuEventRecordWithFlags", res, h, s);
+    return driver_failed(res, fn, "cuEventRecordWithFlags",
+                         "%s 0x%" PRIx64 ", a mark on a captured stream", owner_kind, owner);
+}
+
+evx_status_t graph_mark_check(const char *fn, CUevent ev, uint32_t mark, const char *owner_kind,
+                              uint64_t owner) {
+    // The driver answers INVALID_HANDLE for an event never recorded; the
+    // graph mark's event was made for it, so only a launch records it.
+    float ms = 0.0f;
+    const CUresult res = cu().cuEventElapsedTime(&ms, ev, ev);
+    if (res != CUDA_ERROR_INVALID_HANDLE) return 0;
+    return fail(EVX_ERROR_ILLEGAL_STATE,
+                "%s: mark %u of %s 0x%" PRIx64
+                " was made while its stream was being captured into a graph, and no launch "
+                "of that graph has recorded it yet: its time exists only once the "
+                "instantiated graph is launched",
+                fn, mark, owner_kind, owner);
+}
+
 }  // namespace evx
 
 using namespace evx;

@@ -47,6 +47,19 @@ inline evx_status_t stream_context(ContextGuard &guard, const char *fn,
 evx_status_t capture_failed(const char *fn, const char *call, CUresult res, const void *h,
                             const Stream *s) __attribute__((cold, noinline));
 
+// capture.cpp: timer and timeline marks on captured streams (timing.cpp).
+// Whether the stream is being captured (an invalidated capture counts: the
+// mark then fails as the driver says). False when the driver cannot tell.
+evx_status_t mark_capturing(const char *fn, const Stream *s, const void *h, bool *capturing);
+// Records a mark as an external event record node of the stream's capture:
+// each launch of the graph records the event.
+evx_status_t record_graph_mark(const char *fn, CUevent ev, const Stream *s, const void *h,
+                               uint64_t owner, const char *owner_kind);
+// Whether a launch has recorded a graph mark's event (made for that mark,
+// never recorded before it); ILLEGAL_STATE with a message if not.
+evx_status_t graph_mark_check(const char *fn, CUevent ev, uint32_t mark, const char *owner_kind,
+                              uint64_t owner);
+
 // --- contexts.cpp: events and streams of contexts other than the primary one
 
 // The context of a borrowed stream that is not a default stream (see

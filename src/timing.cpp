@@ -44,6 +44,12 @@ struct Timeline {
     uint32_t capacity = 0;
     std::vector<CUevent> events;  // kept across resets
     uint32_t count = 0;           // marks since creation or the last reset
+    // Per event: made for a mark on a captured stream (a graph mark, which
+    // each launch of the graph records). Such an event never goes back to
+    // the cache, nor is it recorded again: a graph may still record it. The
+    // ones a later mark replaced wait in `retired` for the timeline's free.
+    std::vector<uint8_t> in_graph;
+    std::vector<CUevent> retired;
 };
 
 // A timeline's marks are made under its mutex; a timer's need no lock.
@@ -212,7 +218,13 @@ evx_status_t timer_free(ThreadRecord *r, void *obj) {
 
 evx_status_t timeline_free(ThreadRecord *r, void *obj) {
     Timeline *t = static_cast<Timeline *>(obj);
-    for (CUevent ev : t->events) cache_give(r, t->device, EVX_EVENT_DEFAULT, ev, true);
+    for (std::size_t i = 0; i < t->events.size(); ++i) {
+        if (t->in_graph[i])
+            destroy_driver_event(t->device, t->events[i]);
+        else
+            cache_give(r, t->device, EVX_EVENT_DEFAULT, t->events[i], true);
+    }
+    for (CUevent ev : t->retired) destroy_driver_event(t->device, ev);
     delete t;
     return 0;
 }
@@ -384,29 +396,56 @@ EVX_API evx_status_t evx_timeline_mark(evx_timeline_t timeline, evx_stream_t str
                                        uint32_t *index) {
     static const char fn[] = "evx_timeline_mark";
     return mark_on_stream<Timeline>(fn, timeline, kTimeline, stream,
-                                    [timeline, index](Timeline &t, const Stream &s,
-                                                      ThreadRecord *r) -> evx_status_t {
+                                    [timeline, stream, index](Timeline &t, const Stream &s,
+                                                              ThreadRecord *r) -> evx_status_t {
         if (t.count == t.capacity)
             return fail(EVX_ERROR_OUT_OF_MEMORY,
                         "%s: timeline 0x%" PRIx64 " holds its capacity of %u marks; "
                         "evx_timeline_reset() forgets them",
                         fn, handle_value(timeline), t.capacity);
-        if (t.count == t.events.size()) {
-            // Like a timer's, a timeline's events are read only after it
-            // recorded them.
-            CUevent ev;
-            bool former;
-            const evx_status_t st = cache_take(r, fn, t.device, EVX_EVENT_DEFAULT, &ev, &former);
-            if (st) return st;
+        bool capturing = false;
+        evx_status_t st = mark_capturing(fn, &s, stream, &capturing);
+        if (st) return st;
+        const bool fresh = t.count == t.events.size();
+        if (fresh || capturing || t.in_graph[t.count]) {
             try {
-                t.events.push_back(ev);
+                if (fresh) t.in_graph.reserve(t.events.size() + 1);
+                if (!fresh && t.in_graph[t.count]) t.retired.reserve(t.retired.size() + 1);
             } catch (const std::bad_alloc &) {
-                cache_give(r, t.device, EVX_EVENT_DEFAULT, ev, former);
                 return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
             }
+            // A new event for this mark: a graph mark's event is one never
+            // recorded (so that a read before any launch knows it), and a
+            // graph event is never recorded outside its graph.
+            // Like a timer's, a timeline's events are read only after it
+            // recorded them, so a cached event's former life does not matter.
+            CUevent ev;
+            bool former = false;
+            st = capturing ? create_driver_event(fn, t.device, EVX_EVENT_DEFAULT, &ev)
+                           : cache_take(r, fn, t.device, EVX_EVENT_DEFAULT, &ev, &former);
+            if (st) return st;
+            if (fresh) {
+                try {
+                    t.events.push_back(ev);
+                } catch (const std::bad_alloc &) {
+                    if (capturing)
+                        destroy_driver_event(t.device, ev);
+                    else
+                        cache_give(r, t.device, EVX_EVENT_DEFAULT, ev, former);
+                    return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+                }
+                t.in_graph.push_back(0);
+            } else if (t.in_graph[t.count]) {
+                t.retired.push_back(t.events[t.count]);
+            } else {
+                cache_give(r, t.device, EVX_EVENT_DEFAULT, t.events[t.count], true);
+            }
+            t.events[t.count] = ev;
+            t.in_graph[t.count] = capturing;
         }
-        const evx_status_t st =
-            record_mark(fn, t.events[t.count], &s, handle_value(timeline), "timeline");
+        st = capturing ? record_graph_mark(fn, t.events[t.count], &s, stream,
+                                           handle_value(timeline), "timeline")
+                       : record_mark(fn, t.events[t.count], &s, handle_value(timeline), "timeline");
         if (st) return st;
         if (index) *index = t.count;
         ++t.count;
@@ -442,7 +481,11 @@ EVX_API evx_status_t evx_timeline_intervals(evx_timeline_t timeline, float *ms, 
         if (!ms) {
             n = intervals;
         } else {
-            // Every mark must be complete before anything is written.
+            // Every graph mark must have been recorded by a launch, and
+            // every mark must be complete, before anything is written.
+            for (uint32_t i = 0; i < t->count && !st; ++i)
+                if (t->in_graph[i])
+                    st = graph_mark_check(fn, t->events[i], i, "timeline", handle_value(timeline));
             for (uint32_t i = 0; i < t->count && !st; ++i) {
                 const CUresult q = cu().cuEventQuery(t->events[i]);
                 if (q == CUDA_ERROR_NOT_READY)
@@ -475,6 +518,12 @@ EVX_API evx_status_t evx_timeline_synchronize(evx_timeline_t timeline) {
         CUevent last = nullptr;
         {
             std::lock_guard<std::mutex> lock(t->mu);
+            // A graph mark no launch recorded has nothing to wait for.
+            for (uint32_t i = 0; i < t->count; ++i)
+                if (t->in_graph[i])
+                    if (const evx_status_t st = graph_mark_check(fn, t->events[i], i, "timeline",
+                                                                 handle_value(timeline)))
+                        return st;
             if (t->count > 0) last = t->events[t->count - 1];
         }
         if (!last) return EVX_SUCCESS;
