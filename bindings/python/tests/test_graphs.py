@@ -1,0 +1,99 @@
+# Copyright 2026 The evx Authors
+# SPDX-License-Identifier: Apache-2.0
+"""Timelines and timed blocks on a stream captured into a CUDA graph
+(docs/graphs.md): the marks are nodes of the graph, read after each launch.
+The capture and the graph are made with the driver evx opened (the host
+emulation or libcuda), as a framework would make them."""
+
+import ctypes
+
+import pytest
+
+RELAXED = 2
+HOSTFN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+class Graphs:
+    """The driver's capture and graph calls, on device 0's primary context
+    (made current on entry: cuGraphInstantiate needs one)."""
+
+    def __init__(self, evx):
+        cu = self.cu = ctypes.CDLL(evx.driver_path())
+        for name in ("cuCtxGetCurrent", "cuCtxSetCurrent", "cuDevicePrimaryCtxRetain",
+                     "cuDevicePrimaryCtxRelease_v2", "cuStreamBeginCapture_v2",
+                     "cuStreamEndCapture", "cuGraphInstantiateWithFlags", "cuGraphLaunch",
+                     "cuGraphExecDestroy", "cuGraphDestroy", "cuLaunchHostFunc"):
+            getattr(cu, name).restype = ctypes.c_int
+        cu.cuCtxSetCurrent.argtypes = [ctypes.c_void_p]
+        cu.cuStreamBeginCapture_v2.argtypes = [ctypes.c_void_p, ctypes.c_int]
+        cu.cuStreamEndCapture.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        cu.cuGraphInstantiateWithFlags.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
+                                                   ctypes.c_ulonglong]
+        cu.cuGraphLaunch.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        cu.cuGraphExecDestroy.argtypes = [ctypes.c_void_p]
+        cu.cuGraphDestroy.argtypes = [ctypes.c_void_p]
+        cu.cuLaunchHostFunc.argtypes = [ctypes.c_void_p, HOSTFN, ctypes.c_void_p]
+
+    def __enter__(self):
+        self.prev = ctypes.c_void_p()
+        assert self.cu.cuCtxGetCurrent(ctypes.byref(self.prev)) == 0
+        ctx = ctypes.c_void_p()
+        assert self.cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), 0) == 0
+        assert self.cu.cuCtxSetCurrent(ctx) == 0
+        return self
+
+    def __exit__(self, *exc):
+        assert self.cu.cuCtxSetCurrent(self.prev) == 0
+        assert self.cu.cuDevicePrimaryCtxRelease_v2(0) == 0
+        return False
+
+    def begin(self, stream):
+        assert self.cu.cuStreamBeginCapture_v2(stream.native, RELAXED) == 0
+
+    def end(self, stream):
+        g = ctypes.c_void_p()
+        assert self.cu.cuStreamEndCapture(stream.native, ctypes.byref(g)) == 0
+        assert g.value
+        return g
+
+    def instantiate(self, graph):
+        x = ctypes.c_void_p()
+        assert self.cu.cuGraphInstantiateWithFlags(ctypes.byref(x), graph, 0) == 0
+        return x
+
+    def launch(self, exec_, stream):
+        assert self.cu.cuGraphLaunch(exec_, stream.native) == 0
+
+
+@HOSTFN
+def _sleep_5ms(_data):
+    # A C-level sleep, run at each launch of the graph (a graph's host node
+    # runs many times; evx's launch_host_func is for one run).
+    ctypes.CDLL(None).usleep(5000)
+
+
+def test_timeline_marks_in_a_captured_graph(evx, dev, stream):
+    with Graphs(evx) as cu:
+        tl = evx.Timeline(dev, 4)
+        tl.mark(stream)                      # before the capture
+        cu.begin(stream)
+        assert tl.mark(stream) == 1          # nodes of the graph
+        assert cu.cu.cuLaunchHostFunc(stream.native, _sleep_5ms, None) == 0
+        tl.mark(stream)
+        graph = cu.end(stream)
+        # before any launch: refused, naming the mark
+        with pytest.raises(evx.CudaError) as e:
+            tl.intervals()
+        assert e.value.status == evx.Status.ERROR_ILLEGAL_STATE
+        assert "mark 1" in e.value.message and "captured into a graph" in e.value.message
+        exec_ = cu.instantiate(graph)
+        try:
+            for _ in range(3):
+                cu.launch(exec_, stream)
+                iv = tl.intervals()          # waits for this launch's marks
+                assert len(iv) == 2 and iv[1] >= 4.0, iv
+        finally:
+            stream.record().sync()
+            assert cu.cu.cuGraphExecDestroy(exec_) == 0
+            assert cu.cu.cuGraphDestroy(graph) == 0
+            tl.close()
