@@ -75,15 +75,15 @@ evx_status_t record_graph_mark(const char *fn, CUevent ev, const Stream *s, cons
                          "%s 0x%" PRIx64 ", a mark on a captured stream", owner_kind, owner);
 }
 
-evx_status_t graph_mark_check(const char *fn, CUevent ev, uint32_t mark, const char *owner_kind,
-                              uint64_t owner) {
+evx_status_t graph_mark_check(const char *fn, CUevent ev, const char *mark,
+                              const char *owner_kind, uint64_t owner) {
     // The driver answers INVALID_HANDLE for an event never recorded; the
     // graph mark's event was made for it, so only a launch records it.
     float ms = 0.0f;
     const CUresult res = cu().cuEventElapsedTime(&ms, ev, ev);
     if (res != CUDA_ERROR_INVALID_HANDLE) return 0;
     return fail(EVX_ERROR_ILLEGAL_STATE,
-                "%s: mark %u of %s 0x%" PRIx64
+                "%s: %s of %s 0x%" PRIx64
                 " was made while its stream was being captured into a graph, and no launch "
                 "of that graph has recorded it yet: its time exists only once the "
                 "instantiated graph is launched",

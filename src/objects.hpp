@@ -56,9 +56,10 @@ evx_status_t mark_capturing(const char *fn, const Stream *s, const void *h, bool
 evx_status_t record_graph_mark(const char *fn, CUevent ev, const Stream *s, const void *h,
                                uint64_t owner, const char *owner_kind);
 // Whether a launch has recorded a graph mark's event (made for that mark,
-// never recorded before it); ILLEGAL_STATE with a message if not.
-evx_status_t graph_mark_check(const char *fn, CUevent ev, uint32_t mark, const char *owner_kind,
-                              uint64_t owner);
+// never recorded before it); ILLEGAL_STATE with a message naming the mark
+// ("mark 2", "the start mark") if not.
+evx_status_t graph_mark_check(const char *fn, CUevent ev, const char *mark,
+                              const char *owner_kind, uint64_t owner);
 
 // --- contexts.cpp: events and streams of contexts other than the primary one
 

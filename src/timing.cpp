@@ -10,6 +10,7 @@
 #include <pthread.h>
 
 #include <cinttypes>
+#include <cstdio>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -30,11 +31,22 @@ namespace {
 // Timer::state: started (since the last start), and stopped after it.
 enum : uint8_t { kNew = 0, kStarted = 1, kStopped = 3 };
 
+// Timer::in_graph: the start or stop event was made for a mark on a
+// captured stream (see Timeline::in_graph).
+enum : uint8_t { kStartInGraph = 1, kStopInGraph = 2 };
+
 struct Timer {
     int device = 0;
-    CUevent start = nullptr;  // both fixed from creation to free
-    CUevent stop = nullptr;
+    // Both fixed from creation to free, unless a mark on a captured stream
+    // replaces one by an event made for it (under graph_mu; the replaced
+    // one waits in `retired` for the free: a read that loaded it may still
+    // use it, and a graph may still record it).
+    std::atomic<CUevent> start{nullptr};
+    std::atomic<CUevent> stop{nullptr};
     std::atomic<uint8_t> state{kNew};
+    std::atomic<uint8_t> in_graph{0};
+    std::mutex graph_mu;
+    std::vector<CUevent> retired;
 };
 
 
@@ -47,7 +59,8 @@ struct Timeline {
     // Per event: made for a mark on a captured stream (a graph mark, which
     // each launch of the graph records). Such an event never goes back to
     // the cache, nor is it recorded again: a graph may still record it. The
-    // ones a later mark replaced wait in `retired` for the timeline's free.
+    // events a mark replaced (a graph's, or one a read that waits without
+    // the lock may still name) wait in `retired` for the timeline's free.
     std::vector<uint8_t> in_graph;
     std::vector<CUevent> retired;
 };
@@ -116,6 +129,62 @@ evx_status_t mark_on_stream(const char *fn, const void *h, uint32_t kind, evx_st
     return mark(*obj, *s, scope.record());
 }
 
+// A mark of a timer on a stream being captured, or one whose event was a
+// graph's: the event is replaced (under graph_mu) by one made for the mark
+// (a graph's: recorded as an external record node), or by a cached one.
+evx_status_t timer_graph_mark(const char *fn, Timer &t, std::atomic<CUevent> Timer::*which,
+                              uint8_t bit, bool capturing, const Stream &s, evx_stream_t stream,
+                              evx_timer_t timer, ThreadRecord *r) __attribute__((noinline));
+evx_status_t timer_graph_mark(const char *fn, Timer &t, std::atomic<CUevent> Timer::*which,
+                              uint8_t bit, bool capturing, const Stream &s, evx_stream_t stream,
+                              evx_timer_t timer, ThreadRecord *r) {
+    std::lock_guard<std::mutex> lock(t.graph_mu);
+    try {
+        t.retired.reserve(t.retired.size() + 1);
+    } catch (const std::bad_alloc &) {
+        return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    }
+    CUevent ev;
+    bool former = false;
+    evx_status_t st = capturing ? create_driver_event(fn, t.device, EVX_EVENT_DEFAULT, &ev)
+                                : cache_take(r, fn, t.device, EVX_EVENT_DEFAULT, &ev, &former);
+    if (st) return st;
+    t.retired.push_back((t.*which).exchange(ev, std::memory_order_acq_rel));
+    const uint8_t bits = t.in_graph.load(std::memory_order_relaxed);
+    t.in_graph.store(static_cast<uint8_t>(capturing ? bits | bit : bits & ~bit),
+                     std::memory_order_release);
+    return capturing ? record_graph_mark(fn, ev, &s, stream, handle_value(timer), "timer")
+                     : record_mark(fn, ev, &s, handle_value(timer), "timer");
+}
+
+// Records a timer's start or stop mark; on a captured stream, a node of the
+// graph (docs/graphs.md).
+inline evx_status_t timer_mark(const char *fn, Timer &t, std::atomic<CUevent> Timer::*which,
+                               uint8_t bit, const Stream &s, evx_stream_t stream, evx_timer_t timer,
+                               ThreadRecord *r) {
+    bool capturing = false;
+    const evx_status_t st = mark_capturing(fn, &s, stream, &capturing);
+    if (__builtin_expect(st != 0, 0)) return st;
+    if (__builtin_expect(capturing || (t.in_graph.load(std::memory_order_acquire) & bit), 0))
+        return timer_graph_mark(fn, t, which, bit, capturing, s, stream, timer, r);
+    return record_mark(fn, (t.*which).load(std::memory_order_acquire), &s, handle_value(timer),
+                       "timer");
+}
+
+// Both marks of a stopped timer that were made in a capture have been
+// recorded by a launch.
+evx_status_t timer_graph_check(const char *fn, const Timer *t, evx_timer_t timer) {
+    const uint8_t bits = t->in_graph.load(std::memory_order_acquire);
+    evx_status_t st = 0;
+    if (bits & kStartInGraph)
+        st = graph_mark_check(fn, t->start.load(std::memory_order_acquire), "the start mark",
+                              "timer", handle_value(timer));
+    if (!st && (bits & kStopInGraph))
+        st = graph_mark_check(fn, t->stop.load(std::memory_order_acquire), "the stop mark",
+                              "timer", handle_value(timer));
+    return st;
+}
+
 evx_status_t timer_state_failed(const char *fn, uint8_t state, evx_timer_t timer)
     __attribute__((cold, noinline));
 evx_status_t timer_state_failed(const char *fn, uint8_t state, evx_timer_t timer) {
@@ -167,9 +236,22 @@ std::once_flag g_kept_once;
 bool g_kept_key_ok = false;
 
 void drop_timer(ThreadRecord *r, Timer *t) {
-    // Given back as former (cache.hpp): recorded now, or in a life before.
-    if (t->start) cache_give(r, t->device, EVX_EVENT_DEFAULT, t->start, true);
-    if (t->stop) cache_give(r, t->device, EVX_EVENT_DEFAULT, t->stop, true);
+    // Given back as former (cache.hpp): recorded now, or in a life before;
+    // a graph's events are destroyed (a graph may still record them).
+    const uint8_t in_graph = t->in_graph.load(std::memory_order_acquire);
+    if (CUevent ev = t->start.load(std::memory_order_acquire)) {
+        if (in_graph & kStartInGraph)
+            destroy_driver_event(t->device, ev);
+        else
+            cache_give(r, t->device, EVX_EVENT_DEFAULT, ev, true);
+    }
+    if (CUevent ev = t->stop.load(std::memory_order_acquire)) {
+        if (in_graph & kStopInGraph)
+            destroy_driver_event(t->device, ev);
+        else
+            cache_give(r, t->device, EVX_EVENT_DEFAULT, ev, true);
+    }
+    for (CUevent ev : t->retired) destroy_driver_event(t->device, ev);
     delete t;
 }
 
@@ -178,8 +260,8 @@ void kept_at_exit(void *) {
     t_kept.at_exit = false;  // a free during other keys' destructors sets it again
     while (t_kept.n > 0) {
         Timer *t = t_kept.t[--t_kept.n];
-        destroy_driver_event(t->device, t->start);
-        destroy_driver_event(t->device, t->stop);
+        destroy_driver_event(t->device, t->start.load(std::memory_order_relaxed));
+        destroy_driver_event(t->device, t->stop.load(std::memory_order_relaxed));
         delete t;
     }
 }
@@ -199,7 +281,10 @@ inline Timer *take_kept(int device) {
 
 evx_status_t timer_free(ThreadRecord *r, void *obj) {
     Timer *t = static_cast<Timer *>(obj);
-    if (t->start && t->stop && t_kept.n < kKeptTimers) {
+    // A timer that marked in a capture is not kept: its events are a graph's.
+    if (t->start.load(std::memory_order_relaxed) && t->stop.load(std::memory_order_relaxed) &&
+        t->in_graph.load(std::memory_order_relaxed) == 0 && t->retired.empty() &&
+        t_kept.n < kKeptTimers) {
         if (__builtin_expect(!t_kept.at_exit, 0)) {
             std::call_once(g_kept_once, [] {
                 g_kept_key_ok = pthread_key_create(&g_kept_key, kept_at_exit) == 0;
@@ -238,8 +323,11 @@ evx_status_t timer_synchronize(evx_timer_t timer, float *ms) noexcept {
     evx_status_t st = scope.lookup(fn, timer, kTimer, "timer", &slot);
     if (st) return st;
     const Timer *t = static_cast<const Timer *>(slot->obj);
-    const CUevent start = t->start, stop = t->stop;
+    const CUevent start = t->start.load(std::memory_order_acquire),
+                  stop = t->stop.load(std::memory_order_acquire);
     st = timer_state(fn, t, timer);
+    if (__builtin_expect(t->in_graph.load(std::memory_order_acquire) != 0, 0) && !st)
+        st = timer_graph_check(fn, t, timer);
     if (__builtin_expect(!st, 1)) {
         // The hazard keeps the timer's events alive.
         // The stop mark first. The start may be on another stream and still
@@ -261,6 +349,14 @@ evx_status_t timer_synchronize(evx_timer_t timer, float *ms) noexcept {
                                handle_value(timer), waited == stop ? "stop" : "start");
     }
     return st;
+}
+
+// A timeline's mark i, made in a capture, recorded by a launch.
+evx_status_t timeline_graph_check(const char *fn, const Timeline &t, uint32_t i,
+                                  evx_timeline_t timeline) {
+    char mark[32];
+    std::snprintf(mark, sizeof mark, "mark %u", i);
+    return graph_mark_check(fn, t.events[i], mark, "timeline", handle_value(timeline));
 }
 
 const FreeHookEntry kTimerFree(kTimer, timer_free);
@@ -307,8 +403,11 @@ EVX_API evx_status_t evx_device_create_timer(int device, evx_timer_t *timer) {
     // A timer's events never leave it and are read only after it recorded
     // them, so a former life's record (cache.hpp) does not matter.
     bool former;
-    st = cache_take(r, fn, device, EVX_EVENT_DEFAULT, &t->start, &former);
-    if (!st) st = cache_take(r, fn, device, EVX_EVENT_DEFAULT, &t->stop, &former);
+    CUevent start = nullptr, stop = nullptr;
+    st = cache_take(r, fn, device, EVX_EVENT_DEFAULT, &start, &former);
+    t->start.store(start, std::memory_order_relaxed);
+    if (!st) st = cache_take(r, fn, device, EVX_EVENT_DEFAULT, &stop, &former);
+    t->stop.store(stop, std::memory_order_relaxed);
     if (!st) st = slot_alloc(r, fn, &index);
     if (st) {
         drop_timer(r, t);
@@ -325,8 +424,9 @@ EVX_API evx_status_t evx_timer_destroy(evx_timer_t timer) {
 EVX_API evx_status_t evx_timer_start(evx_timer_t timer, evx_stream_t stream) {
     static const char fn[] = "evx_timer_start";
     return mark_on_stream<Timer>(fn, timer, kTimer, stream,
-                                 [timer](Timer &t, const Stream &s, ThreadRecord *) {
-        const evx_status_t st = record_mark(fn, t.start, &s, handle_value(timer), "timer");
+                                 [timer, stream](Timer &t, const Stream &s, ThreadRecord *r) {
+        const evx_status_t st =
+            timer_mark(fn, t, &Timer::start, kStartInGraph, s, stream, timer, r);
         if (!st) t.state.store(kStarted, std::memory_order_release);
         return st;
     });
@@ -335,10 +435,11 @@ EVX_API evx_status_t evx_timer_start(evx_timer_t timer, evx_stream_t stream) {
 EVX_API evx_status_t evx_timer_stop(evx_timer_t timer, evx_stream_t stream) {
     static const char fn[] = "evx_timer_stop";
     return mark_on_stream<Timer>(fn, timer, kTimer, stream,
-                                 [timer](Timer &t, const Stream &s, ThreadRecord *) {
+                                 [timer, stream](Timer &t, const Stream &s, ThreadRecord *r) {
         if (__builtin_expect(t.state.load(std::memory_order_acquire) == kNew, 0))
             return timer_state_failed(fn, kNew, timer);
-        const evx_status_t st = record_mark(fn, t.stop, &s, handle_value(timer), "timer");
+        const evx_status_t st =
+            timer_mark(fn, t, &Timer::stop, kStopInGraph, s, stream, timer, r);
         if (!st) t.state.store(kStopped, std::memory_order_release);
         return st;
     });
@@ -350,7 +451,11 @@ EVX_API evx_status_t evx_timer_elapsed(evx_timer_t timer, float *ms) {
     return with_live(fn, timer, kTimer, "timer", [&](Slot &slot) {
         const Timer *t = static_cast<const Timer *>(slot.obj);
         evx_status_t st = timer_state(fn, t, timer);
-        if (!st) st = timer_ms(fn, timer, t->start, t->stop, ms);
+        if (__builtin_expect(t->in_graph.load(std::memory_order_acquire) != 0, 0) && !st)
+            st = timer_graph_check(fn, t, timer);
+        if (!st)
+            st = timer_ms(fn, timer, t->start.load(std::memory_order_acquire),
+                          t->stop.load(std::memory_order_acquire), ms);
         return st;
     });
 }
@@ -410,7 +515,7 @@ EVX_API evx_status_t evx_timeline_mark(evx_timeline_t timeline, evx_stream_t str
         if (fresh || capturing || t.in_graph[t.count]) {
             try {
                 if (fresh) t.in_graph.reserve(t.events.size() + 1);
-                if (!fresh && t.in_graph[t.count]) t.retired.reserve(t.retired.size() + 1);
+                if (!fresh) t.retired.reserve(t.retired.size() + 1);
             } catch (const std::bad_alloc &) {
                 return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
             }
@@ -435,10 +540,8 @@ EVX_API evx_status_t evx_timeline_mark(evx_timeline_t timeline, evx_stream_t str
                     return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
                 }
                 t.in_graph.push_back(0);
-            } else if (t.in_graph[t.count]) {
-                t.retired.push_back(t.events[t.count]);
             } else {
-                cache_give(r, t.device, EVX_EVENT_DEFAULT, t.events[t.count], true);
+                t.retired.push_back(t.events[t.count]);
             }
             t.events[t.count] = ev;
             t.in_graph[t.count] = capturing;
@@ -484,8 +587,7 @@ EVX_API evx_status_t evx_timeline_intervals(evx_timeline_t timeline, float *ms, 
             // Every graph mark must have been recorded by a launch, and
             // every mark must be complete, before anything is written.
             for (uint32_t i = 0; i < t->count && !st; ++i)
-                if (t->in_graph[i])
-                    st = graph_mark_check(fn, t->events[i], i, "timeline", handle_value(timeline));
+                if (t->in_graph[i]) st = timeline_graph_check(fn, *t, i, timeline);
             for (uint32_t i = 0; i < t->count && !st; ++i) {
                 const CUresult q = cu().cuEventQuery(t->events[i]);
                 if (q == CUDA_ERROR_NOT_READY)
@@ -521,8 +623,7 @@ EVX_API evx_status_t evx_timeline_synchronize(evx_timeline_t timeline) {
             // A graph mark no launch recorded has nothing to wait for.
             for (uint32_t i = 0; i < t->count; ++i)
                 if (t->in_graph[i])
-                    if (const evx_status_t st = graph_mark_check(fn, t->events[i], i, "timeline",
-                                                                 handle_value(timeline)))
+                    if (const evx_status_t st = timeline_graph_check(fn, *t, i, timeline))
                         return st;
             if (t->count > 0) last = t->events[t->count - 1];
         }

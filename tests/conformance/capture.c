@@ -1122,6 +1122,75 @@ out:
     drop_stream(&s);
 }
 
+/* A timer started and stopped on a captured stream: both marks are nodes
+ * of the graph; its time is that of the last launch; before any launch it
+ * is ILLEGAL_STATE. Used outside the graph again, it times as usual and
+ * later launches leave that time alone. */
+static void t_timer_in_graph(void)
+{
+    const conf_cu *cu = conf_cu_get();
+    evx_stream_t s = NULL;
+    evx_timer_t t = NULL;
+    void *native = NULL;
+    CUgraph graph = NULL;
+    CUgraphExec exec = NULL;
+    float ms = -1.0f, outside = -1.0f;
+    int capturing = 0, pushed = 0, launch;
+    const char *m;
+
+    if (cu == NULL || !have_graphs(cu))
+        return;
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE_OK(evx_stream_get_native(s, &native));
+    REQUIRE_OK(evx_device_create_timer(0, &t));
+    REQUIRE_OK(evx_timer_start(t, s)); /* a time from before the capture */
+    REQUIRE_OK(evx_timer_stop(t, s));
+    REQUIRE_OK(evx_timer_synchronize(t, &ms));
+    REQUIRE(cu->stream_begin_capture((CUstream)native, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) ==
+            CUDA_SUCCESS);
+    capturing = 1;
+    REQUIRE_OK(evx_timer_start(t, s));
+    REQUIRE_OK(evx_stream_launch_host_func(s, host_sleep_ms, (void *)(intptr_t)5));
+    REQUIRE_OK(evx_timer_stop(t, s));
+    REQUIRE(cu->stream_end_capture((CUstream)native, &graph) == CUDA_SUCCESS && graph != NULL);
+    capturing = 0;
+    EXPECT_FAIL(evx_timer_elapsed(t, &ms), EVX_ERROR_ILLEGAL_STATE);
+    m = evx_last_error_message();
+    EXPECTF(str_has(m, "the start mark") && str_has(m, "captured into a graph"), "message: %s",
+            m);
+    EXPECT_FAIL(evx_timer_synchronize(t, &ms), EVX_ERROR_ILLEGAL_STATE);
+    REQUIRE(EXPECTF((pushed = primary_push(cu)) != 0, "primary context current"));
+    REQUIRE(cu->graph_instantiate(&exec, graph, 0) == CUDA_SUCCESS);
+    for (launch = 0; launch < 2; launch++) {
+        REQUIRE(cu->graph_launch(exec, (CUstream)native) == CUDA_SUCCESS);
+        ms = -1.0f;
+        EXPECT_OK(evx_timer_synchronize(t, &ms));
+        EXPECTF(ms >= 4.0f, "launch %d: %f ms (the graph sleeps 5 ms)", launch, (double)ms);
+    }
+    REQUIRE_OK(evx_timer_start(t, s));
+    REQUIRE_OK(evx_stream_launch_host_func(s, host_sleep_ms, (void *)(intptr_t)1));
+    REQUIRE_OK(evx_timer_stop(t, s));
+    EXPECT_OK(evx_timer_synchronize(t, &outside));
+    REQUIRE(cu->graph_launch(exec, (CUstream)native) == CUDA_SUCCESS);
+    EXPECT_OK(evx_stream_synchronize(s));
+    ms = -1.0f;
+    EXPECT_OK(evx_timer_elapsed(t, &ms));
+    EXPECTF(ms == outside, "after a launch: %f ms, was %f ms", (double)ms, (double)outside);
+out:
+    if (capturing)
+        end_any(cu, (CUstream)native);
+    if (s != NULL)
+        evx_stream_synchronize(s);
+    if (exec != NULL)
+        EXPECT(cu->graph_exec_destroy(exec) == CUDA_SUCCESS);
+    if (graph != NULL)
+        cu->graph_destroy(graph);
+    if (pushed)
+        primary_pop(cu);
+    drop_timer(&t);
+    drop_stream(&s);
+}
+
 const conf_case conf_capture_cases[] = {
     {"capture.not_capturing", t_not_capturing},
     {"capture.bad_input", t_bad_input},
@@ -1139,5 +1208,6 @@ const conf_case conf_capture_cases[] = {
     {"capture.captured_event", t_captured_event},
     {"capture.graph_replay", t_graph_replay},
     {"capture.timeline_in_graph", t_timeline_in_graph},
+    {"capture.timer_in_graph", t_timer_in_graph},
     {NULL, NULL},
 };
