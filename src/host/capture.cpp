@@ -88,7 +88,7 @@ void add_node(Capture &c, const Stream *s, Node n) {
     f->assign(1, c.graph->nodes.size() - 1);
 }
 
-void end_locked(const std::shared_ptr<Capture> &c) {
+void end_locked(std::shared_ptr<Capture> c) {  // a copy: it resets the streams' pointers
     c->ended = true;
     for (auto &m : c->members) m.first->capture.reset();
     c->members.clear();
