@@ -15,18 +15,25 @@
 //   synchronize, context synchronize) are refused with
 //   STREAM_CAPTURE_UNSUPPORTED and invalidate those captures;
 // - querying or synchronizing the capturing stream itself is refused the
-//   same way in every mode; an event last recorded in a capture is
-//   CAPTURED_EVENT;
+//   same way in every mode, and so is a context synchronize while a stream
+//   of the context is captured;
+// - an event last recorded in a capture: a query or synchronize is
+//   CAPTURED_EVENT and invalidates the capture, an elapsed time is
+//   CAPTURED_EVENT; once that capture is invalidated or ended, every use but
+//   a new record is INVALID_VALUE (as an H100 answers);
 // - a capturing stream may only wait for events recorded in its own
-//   capture (ISOLATION otherwise), or for any event with the EXTERNAL flag;
+//   capture (ISOLATION otherwise; a never-recorded event is nothing to wait
+//   for), or for any event with the EXTERNAL flag;
+// - a graph launch into a capturing stream is STREAM_CAPTURE_UNSUPPORTED
+//   and invalidates the capture; an end on the wrong thread ends it;
 // - work on the legacy default stream while a blocking stream of its
 //   context is captured is STREAM_CAPTURE_IMPLICIT.
 // An invalidated capture refuses further work with STREAM_CAPTURE_INVALIDATED
 // until cuStreamEndCapture ends it (which then gives no graph).
 //
-// All capture state is guarded by one lock, taken with no other lock held
-// and holding none while taken; Global::captures lets the calls skip it
-// while nothing is captured.
+// All capture state is guarded by one lock, taken with no other lock held;
+// under it only an Event::mu is taken. Global::captures and Event::captured
+// let the calls skip it while nothing is captured.
 #include <pthread.h>
 
 #include <algorithm>
@@ -43,6 +50,7 @@ struct Capture {
     std::thread::id thread;          // the thread that began it
     std::shared_ptr<Stream> origin;  // where it was begun and must end
     std::shared_ptr<Graph> graph;
+    CUgraph graph_handle = nullptr;  // the graph's handle, given at the end
     bool invalidated = false;
     bool ended = false;
     // The streams taking part, each with the nodes its next work follows.
@@ -111,6 +119,30 @@ bool invalidate_blocking_locked(Context *ctx) {
 
 // Whether every node a member's work ends with is one the origin's next
 // work follows: then the capture's forks are joined.
+void set_captured_locked(Event &ev, std::shared_ptr<Capture> c) {
+    ev.captured.store(c != nullptr, std::memory_order_release);
+    ev.captured_in = std::move(c);
+}
+
+// Nothing to do for this event: no capture in progress, and its last record
+// was not made in one.
+bool plain(const Event &ev) { return !any_capture() && !ev.captured.load(std::memory_order_acquire); }
+
+bool ev_never_recorded(Event &ev) {
+    if (ev.ipc) return false;
+    std::lock_guard<std::mutex> lk(ev.mu);
+    return ev.issued == 0;
+}
+
+// What an event last recorded in a capture allows: nothing (null) if it
+// was not, CUDA_SUCCESS while that capture is active and valid, else the
+// status every use of it gets until it is recorded again.
+CUresult captured_state_locked(const Event &ev, Capture **c) {
+    *c = ev.captured_in.get();
+    if (!*c) return CUDA_SUCCESS;
+    return (*c)->ended || (*c)->invalidated ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
 bool joined(const Capture &c) {
     const std::vector<Node> &nodes = c.graph->nodes;
     std::vector<char> before(nodes.size(), 0);
@@ -141,7 +173,7 @@ CUresult capture_unsafe_call() {
     std::lock_guard<std::mutex> lk(g_mu);
     for (auto &c : g_live) {
         const bool own = c->thread == me && c->mode != CU_STREAM_CAPTURE_MODE_RELAXED;
-        const bool other = c->thread != me && mode == CU_STREAM_CAPTURE_MODE_GLOBAL &&
+        const bool other = c->thread != me && mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
                            c->mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
         if (own || other) {
             c->invalidated = true;
@@ -149,6 +181,21 @@ CUresult capture_unsafe_call() {
         }
     }
     return refused ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+
+CUresult capture_context_sync(Context *ctx) {
+    if (!any_capture()) return CUDA_SUCCESS;
+    {
+        std::lock_guard<std::mutex> lk(g_mu);
+        bool hit = false;
+        for (auto &c : g_live)
+            if (c->origin->ctx == ctx) {
+                c->invalidated = true;
+                hit = true;
+            }
+        if (hit) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    return capture_unsafe_call();
 }
 
 CUresult capture_sync_check(const std::shared_ptr<Stream> &s) {
@@ -166,12 +213,33 @@ CUresult capture_sync_check(const std::shared_ptr<Stream> &s) {
 }
 
 CUresult capture_event_check(const std::shared_ptr<Event> &ev) {
-    if (!any_capture()) return CUDA_SUCCESS;
+    if (plain(*ev)) return CUDA_SUCCESS;
     {
         std::lock_guard<std::mutex> lk(g_mu);
-        if (ev->captured_in && !ev->captured_in->ended) return CUDA_ERROR_CAPTURED_EVENT;
+        Capture *c = nullptr;
+        if (const CUresult r = captured_state_locked(*ev, &c)) return r;
+        if (c) {
+            c->invalidated = true;
+            return CUDA_ERROR_CAPTURED_EVENT;
+        }
     }
     return capture_unsafe_call();
+}
+
+CUresult capture_elapsed_check(const std::shared_ptr<Event> &a, const std::shared_ptr<Event> &b) {
+    if (!a->captured.load(std::memory_order_acquire) && !b->captured.load(std::memory_order_acquire))
+        return CUDA_SUCCESS;
+    std::lock_guard<std::mutex> lk(g_mu);
+    Capture *ca = nullptr, *cb = nullptr;
+    const CUresult ra = captured_state_locked(*a, &ca), rb = captured_state_locked(*b, &cb);
+    if (ra || rb) return ra ? ra : rb;
+    return ca || cb ? CUDA_ERROR_CAPTURED_EVENT : CUDA_SUCCESS;
+}
+
+void capture_forget_event(const std::shared_ptr<Event> &ev) {
+    if (!ev->captured.load(std::memory_order_acquire)) return;
+    std::lock_guard<std::mutex> lk(g_mu);
+    set_captured_locked(*ev, nullptr);
 }
 
 CUresult capture_legacy_check(const Stream &s) {
@@ -183,11 +251,11 @@ CUresult capture_legacy_check(const Stream &s) {
 CUresult capture_record(const std::shared_ptr<Stream> &s, const std::shared_ptr<Event> &ev,
                         bool external, bool *taken) {
     *taken = false;
-    if (!any_capture()) return CUDA_SUCCESS;
+    if (plain(*ev)) return CUDA_SUCCESS;
     std::lock_guard<std::mutex> lk(g_mu);
     Capture *c = s->capture.get();
     if (!c) {
-        ev->captured_in.reset();  // recorded outside a capture again
+        set_captured_locked(*ev, nullptr);  // recorded outside a capture again
         return CUDA_SUCCESS;
     }
     *taken = true;
@@ -199,7 +267,7 @@ CUresult capture_record(const std::shared_ptr<Stream> &s, const std::shared_ptr<
         add_node(*c, s.get(), std::move(n));
         return CUDA_SUCCESS;
     }
-    ev->captured_in = s->capture;
+    set_captured_locked(*ev, s->capture);
     ev->captured_deps = *frontier(*c, s.get());
     return CUDA_SUCCESS;
 }
@@ -207,11 +275,14 @@ CUresult capture_record(const std::shared_ptr<Stream> &s, const std::shared_ptr<
 CUresult capture_wait(const std::shared_ptr<Stream> &s, const std::shared_ptr<Event> &ev,
                       bool external, bool *taken) {
     *taken = false;
-    if (!any_capture()) return CUDA_SUCCESS;
+    if (plain(*ev)) return CUDA_SUCCESS;
     std::lock_guard<std::mutex> lk(g_mu);
-    const std::shared_ptr<Capture> src =
-        ev->captured_in && !ev->captured_in->ended ? ev->captured_in : nullptr;
     Capture *c = s->capture.get();
+    if (ev->captured_in && ev->captured_in->ended && !(c && external)) {
+        *taken = true;
+        return CUDA_ERROR_INVALID_VALUE;  // recorded in a capture that ended
+    }
+    const std::shared_ptr<Capture> src = ev->captured_in;
     if (!c && !src) return CUDA_SUCCESS;
     *taken = true;
     if (!c) {  // a fork: the stream joins the event's capture
@@ -227,7 +298,8 @@ CUresult capture_wait(const std::shared_ptr<Stream> &s, const std::shared_ptr<Ev
         add_node(*c, s.get(), std::move(n));
         return CUDA_SUCCESS;
     }
-    if (!src) {  // work outside the capture
+    if (!src) {  // work outside the capture, unless never recorded
+        if (ev_never_recorded(*ev)) return CUDA_SUCCESS;
         c->invalidated = true;
         return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
     }
@@ -265,6 +337,7 @@ void capture_stream_gone(const std::shared_ptr<Stream> &s) {
     Capture &c = *s->capture;
     c.invalidated = true;
     if (c.origin == s) {
+        global().graphs.remove(reinterpret_cast<std::uintptr_t>(c.graph_handle));
         end_locked(s->capture);
         return;
     }
@@ -291,6 +364,9 @@ CUresult stream_begin_capture(CUstream h, CUstreamCaptureMode mode, bool ptsz) {
     c->members.emplace_back(s, std::vector<std::size_t>());
     std::lock_guard<std::mutex> lk(g_mu);
     if (s->capture) return CUDA_ERROR_ILLEGAL_STATE;
+    // The graph has its handle from the start (cuStreamGetCaptureInfo gives
+    // it); an end that gives no graph removes it.
+    c->graph_handle = reinterpret_cast<CUgraph>(global().graphs.add(c->graph));
     c->id = g_next_id++;
     s->capture = c;
     g_live.push_back(std::move(c));
@@ -303,26 +379,28 @@ CUresult stream_end_capture(CUstream h, CUgraph *out, bool ptsz) {
     std::shared_ptr<Stream> s;
     CUresult r = resolve_stream(h, ptsz, &s);
     if (r != CUDA_SUCCESS) return r;
-    if (!out) return CUDA_ERROR_INVALID_VALUE;
-    std::shared_ptr<Graph> graph;
-    {
-        std::lock_guard<std::mutex> lk(g_mu);
-        const std::shared_ptr<Capture> c = s->capture;
-        if (!c) return CUDA_ERROR_ILLEGAL_STATE;
-        if (c->mode != CU_STREAM_CAPTURE_MODE_RELAXED && c->thread != std::this_thread::get_id())
-            return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
-        if (c->origin != s) {
-            c->invalidated = true;
-            return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
-        }
-        const bool ok = joined(*c);
-        end_locked(c);
-        *out = nullptr;
-        if (c->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
-        if (!ok) return CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
-        graph = c->graph;
+    std::lock_guard<std::mutex> lk(g_mu);
+    const std::shared_ptr<Capture> c = s->capture;
+    if (!c) return CUDA_ERROR_ILLEGAL_STATE;
+    if (c->origin != s) {
+        c->invalidated = true;
+        return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
     }
-    *out = reinterpret_cast<CUgraph>(global().graphs.add(std::move(graph)));
+    if (out) *out = nullptr;
+    // The wrong thread ends the capture too, with no graph (as an H100 does).
+    if (c->mode != CU_STREAM_CAPTURE_MODE_RELAXED && c->thread != std::this_thread::get_id())
+        r = CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+    else if (c->invalidated)
+        r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    else if (!joined(*c))
+        r = CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
+    end_locked(c);
+    // A NULL out ends the capture and drops its graph (the driver's answer).
+    if (r != CUDA_SUCCESS || !out) {
+        global().graphs.remove(reinterpret_cast<std::uintptr_t>(c->graph_handle));
+        return r;
+    }
+    *out = c->graph_handle;
     return CUDA_SUCCESS;
 }
 
@@ -364,7 +442,7 @@ CUresult stream_get_capture_info(CUstream h, CUstreamCaptureStatus *status, cuui
         return CUDA_SUCCESS;
     }
     if (id) *id = c->id;
-    if (graph) *graph = nullptr;  // the capture's graph is not a handle until it ends
+    if (graph) *graph = c->graph_handle;
     c->info.clear();
     for (std::size_t i : *frontier(*c, s.get())) c->info.push_back(node_handle(i));
     if (deps) *deps = c->info.data();
@@ -377,9 +455,8 @@ CUresult thread_exchange_capture_mode(CUstreamCaptureMode *mode) {
     const pthread_key_t key = mode_key();
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
     if (!mode) return CUDA_ERROR_INVALID_VALUE;
-    if (*mode != CU_STREAM_CAPTURE_MODE_GLOBAL && *mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
-        *mode != CU_STREAM_CAPTURE_MODE_RELAXED)
-        return CUDA_ERROR_INVALID_VALUE;
+    // Any value is taken and given back, unknown ones too (as an H100 does);
+    // the rules treat an unknown mode as global.
     const CUstreamCaptureMode old = thread_mode();
     if (pthread_setspecific(key, reinterpret_cast<void *>(static_cast<std::uintptr_t>(*mode))) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -415,28 +492,12 @@ CUresult graph_launch(CUgraphExec e, CUstream h, bool ptsz) {
     if (r != CUDA_SUCCESS) return r;
     if (s->ctx != exec->ctx) return CUDA_ERROR_INVALID_CONTEXT;
     if (any_capture()) {
+        // The driver refuses a launch into a capture, which it invalidates.
         std::lock_guard<std::mutex> lk(g_mu);
-        if (Capture *c = s->capture.get()) {  // the graph's nodes join the capture
+        if (Capture *c = s->capture.get()) {
             if (c->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
-            std::vector<std::size_t> *f = frontier(*c, s.get());
-            const std::size_t base = c->graph->nodes.size();
-            std::vector<char> has_dependent(exec->nodes.size(), 0);
-            for (const Node &n : exec->nodes) {
-                Node copy = n;
-                copy.deps.clear();
-                for (std::size_t d : n.deps) {
-                    copy.deps.push_back(base + d);
-                    has_dependent[d] = 1;
-                }
-                if (n.deps.empty()) copy.deps = *f;
-                c->graph->nodes.push_back(std::move(copy));
-            }
-            if (!exec->nodes.empty()) {
-                f->clear();
-                for (std::size_t i = 0; i < exec->nodes.size(); i++)
-                    if (!has_dependent[i]) f->push_back(base + i);
-            }
-            return CUDA_SUCCESS;
+            c->invalidated = true;
+            return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
         }
     }
     if ((r = capture_legacy_check(*s)) != CUDA_SUCCESS) return r;
@@ -458,7 +519,10 @@ CUresult graph_launch(CUgraphExec e, CUstream h, bool ptsz) {
     for (const Node &n : exec->nodes) {
         std::uint64_t seq = 0;
         switch (n.kind) {
-        case Node::Kind::EventRecord: r = record_queued(n.event, s, &seq); break;
+        case Node::Kind::EventRecord:
+            capture_forget_event(n.event);  // recorded again, outside any capture
+            r = record_queued(n.event, s, &seq);
+            break;
         case Node::Kind::EventWait: r = wait_queued(s, n.event, &seq); break;
         case Node::Kind::HostFn: r = host_func_queued(s, n.fn, n.data, &seq); break;
         }

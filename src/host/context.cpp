@@ -323,7 +323,7 @@ CUresult ctx_synchronize(CUcontext ctx) {
     CUresult r = CUDA_SUCCESS;
     Context *c = ctx ? context_from_handle(ctx) : require_context(&r);
     if (!c) return CUDA_ERROR_INVALID_CONTEXT;
-    if (const CUresult cr = capture_unsafe_call()) return cr;
+    if (const CUresult cr = capture_context_sync(c)) return cr;
     return context_synchronize(c);
 }
 

@@ -135,6 +135,7 @@ CUresult event_elapsed_time(float *ms, CUevent start, CUevent end) {
     if (!ms) return CUDA_ERROR_INVALID_HANDLE;  // what the driver returns for it
     std::shared_ptr<Event> a = find_event(start), b = find_event(end);
     if (!a || !b) return CUDA_ERROR_INVALID_HANDLE;
+    if (const CUresult r = capture_elapsed_check(a, b)) return r;
     if ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING) return CUDA_ERROR_INVALID_HANDLE;
     Snapshot sa = snapshot(*a), sb = snapshot(*b);
     if (sa.issued == 0 || sb.issued == 0 || a->ctx != b->ctx) return CUDA_ERROR_INVALID_HANDLE;

@@ -101,6 +101,7 @@ struct Event {
     // guarded by its lock).
     std::shared_ptr<Capture> captured_in;
     std::vector<std::size_t> captured_deps;
+    std::atomic<bool> captured{false};  // captured_in is set: read without the lock
 };
 
 // A node of a graph made by stream capture; it depends on earlier nodes
@@ -274,7 +275,10 @@ CUresult capture_host_func(const std::shared_ptr<Stream> &s, CUhostFn fn, void *
 // calling thread's capture mode); a call that could synchronize (context).
 CUresult capture_sync_check(const std::shared_ptr<Stream> &s);
 CUresult capture_event_check(const std::shared_ptr<Event> &ev);
+CUresult capture_elapsed_check(const std::shared_ptr<Event> &a, const std::shared_ptr<Event> &b);
+void capture_forget_event(const std::shared_ptr<Event> &ev);  // recorded by a graph launch
 CUresult capture_unsafe_call();
+CUresult capture_context_sync(Context *ctx);
 // Work queued on the legacy default stream while a blocking stream captures.
 CUresult capture_legacy_check(const Stream &s);
 void capture_stream_gone(const std::shared_ptr<Stream> &s);

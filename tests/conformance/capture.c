@@ -619,6 +619,11 @@ static void t_begin_end(void)
         EXPECTF(cs == CU_STREAM_CAPTURE_STATUS_ACTIVE && id != 0 && n == 0,
                 "capture info: status %d id %llu, %zu dependencies", (int)cs,
                 (unsigned long long)id, n);
+        g = NULL;
+        EXPECT_CU(cu->stream_get_capture_info(r.s[0], &cs, NULL, &g, NULL, NULL, NULL),
+                  CUDA_SUCCESS);
+        EXPECTF(g != NULL, "capture info: no graph while capturing");
+        g = NULL;
         EXPECT_CU(cu->launch_host_func(r.s[0], host_count, NULL), CUDA_SUCCESS);
         EXPECT_CU(cu->stream_get_capture_info(r.s[0], &cs, &id2, NULL, &deps, NULL, &n),
                   CUDA_SUCCESS);
@@ -628,6 +633,18 @@ static void t_begin_end(void)
     EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_SUCCESS);
     EXPECT(g != NULL);
     EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_NONE);
+    if (g != NULL)
+        EXPECT_CU(cu->graph_destroy(g), CUDA_SUCCESS);
+    /* an end with no place for the graph ends the capture all the same */
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_end_capture(r.s[0], NULL), CUDA_SUCCESS);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_NONE);
+    /* the per-thread default stream may be captured */
+    EXPECT_CU(cu->stream_begin_capture(CU_STREAM_PER_THREAD, CU_STREAM_CAPTURE_MODE_RELAXED),
+              CUDA_SUCCESS);
+    EXPECT_CAP(CU_STREAM_PER_THREAD, CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    g = NULL;
+    EXPECT_CU(cu->stream_end_capture(CU_STREAM_PER_THREAD, &g), CUDA_SUCCESS);
     if (g != NULL)
         EXPECT_CU(cu->graph_destroy(g), CUDA_SUCCESS);
 out:
@@ -768,18 +785,21 @@ static void t_mode_rules(void)
     if (g != NULL)
         cu->graph_destroy(g);
     g = NULL;
-    /* a bad mode leaves the thread's mode as it was */
+    /* the driver takes a mode it does not know (seen on an H100) */
     m = (CUstreamCaptureMode)9;
-    EXPECT_CU(cu->thread_exchange_capture_mode(&m), CUDA_ERROR_INVALID_VALUE);
-    m = CU_STREAM_CAPTURE_MODE_GLOBAL;
     EXPECT_CU(cu->thread_exchange_capture_mode(&m), CUDA_SUCCESS);
     EXPECT(m == CU_STREAM_CAPTURE_MODE_GLOBAL);
+    m = CU_STREAM_CAPTURE_MODE_GLOBAL;
+    EXPECT_CU(cu->thread_exchange_capture_mode(&m), CUDA_SUCCESS);
+    EXPECT_CU(cu->thread_exchange_capture_mode(NULL), CUDA_ERROR_INVALID_VALUE);
 out:
     if (cu != NULL)
         raw_close(cu, &r);
 }
 
-/* A capture not begun relaxed ends on the thread that began it. */
+/* A capture not begun relaxed ends on the thread that began it: the end on
+ * another thread is WRONG_THREAD, and ends the capture with no graph (as an
+ * H100 does). */
 static void t_wrong_thread(void)
 {
     const conf_cu *cu = conf_cu_get();
@@ -790,11 +810,10 @@ static void t_wrong_thread(void)
         goto out;
     EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
               CUDA_SUCCESS);
-    EXPECT_CU(on_thread(cu, r.ctx, r.s[0], 1, 0, NULL), CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD);
-    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_ACTIVE);
-    EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_SUCCESS);
-    if (g != NULL)
-        cu->graph_destroy(g);
+    EXPECT_CU(on_thread(cu, r.ctx, r.s[0], 1, 0, &g), CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD);
+    EXPECT(g == NULL);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_NONE);
+    EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_ERROR_ILLEGAL_STATE);
     g = NULL;
     EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
     EXPECT_CU(on_thread(cu, r.ctx, r.s[0], 1, 0, &g), CUDA_SUCCESS);
@@ -886,6 +905,9 @@ static void t_isolation_merge(void)
     EXPECT_CU(cu->event_record(r.e[2], r.s[2]), CUDA_SUCCESS);
     EXPECT_CU(cu->stream_synchronize(r.s[2]), CUDA_SUCCESS);
     EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    /* a never-recorded event is nothing to wait for */
+    EXPECT_CU(cu->stream_wait_event(r.s[0], r.e[1], 0), CUDA_SUCCESS);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_ACTIVE);
     EXPECT_CU(cu->stream_wait_event(r.s[0], r.e[2], CU_EVENT_WAIT_EXTERNAL), CUDA_SUCCESS);
     EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_ACTIVE);
     EXPECT_CU(cu->stream_wait_event(r.s[0], r.e[2], 0), CUDA_ERROR_STREAM_CAPTURE_ISOLATION);
@@ -921,6 +943,26 @@ static void t_legacy_implicit(void)
     EXPECT_CU(cu->event_record(r.e[0], CU_STREAM_LEGACY), CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
     EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_INVALIDATED);
     EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    /* so are a legacy synchronize and query, and a context synchronize, even
+     * in relaxed mode */
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_synchronize(CU_STREAM_LEGACY), CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_query(CU_STREAM_LEGACY), CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    if (cu->ctx_synchronize != NULL) {
+        CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+        EXPECT_CU(cu->thread_exchange_capture_mode(&m), CUDA_SUCCESS);
+        EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_RELAXED),
+                  CUDA_SUCCESS);
+        EXPECT_CU(cu->ctx_synchronize(), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+        EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+        EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+        EXPECT_CU(cu->thread_exchange_capture_mode(&m), CUDA_SUCCESS);
+    }
     EXPECT_CU(cu->stream_begin_capture(r.s[1], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
     EXPECT_CU(cu->stream_is_capturing(CU_STREAM_LEGACY, &cs), CUDA_SUCCESS);
     EXPECT_CU(cu->event_record(r.e[0], CU_STREAM_LEGACY), CUDA_SUCCESS);
@@ -934,28 +976,52 @@ out:
         raw_close(cu, &r);
 }
 
-/* An event last recorded in a capture cannot be queried or synchronized
- * (CAPTURED_EVENT) until the capture ends. */
+/* An event last recorded in a capture: a query (or synchronize) is
+ * CAPTURED_EVENT and invalidates the capture; an elapsed time is
+ * CAPTURED_EVENT and leaves it valid. Once that capture is invalidated or
+ * ended, every use but a new record is INVALID_VALUE (as an H100 answers). */
 static void t_captured_event(void)
 {
     const conf_cu *cu = conf_cu_get();
     raw_set r;
     CUgraph g = NULL;
+    float ms = 0.0f;
 
     if (cu == NULL || !raw_open(cu, &r, 0) || cu->event_synchronize == NULL)
         goto out;
     EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
     EXPECT_CU(cu->event_record(r.e[0], r.s[0]), CUDA_SUCCESS);
     EXPECT_CU(cu->event_query(r.e[0]), CUDA_ERROR_CAPTURED_EVENT);
-    EXPECT_CU(cu->event_synchronize(r.e[0]), CUDA_ERROR_CAPTURED_EVENT);
-    conf_note("after CAPTURED_EVENT: capture status %d", cap_status(cu, r.s[0]));
-    g = NULL;
-    {
-        CUresult e = cu->stream_end_capture(r.s[0], &g);
-        conf_note("then cuStreamEndCapture -> %d, graph %s", (int)e, g ? "given" : "none");
-    }
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    EXPECT_CU(cu->event_synchronize(r.e[0]), CUDA_ERROR_INVALID_VALUE);
+    EXPECT_CU(cu->event_query(r.e[0]), CUDA_ERROR_INVALID_VALUE);
+    EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    EXPECT(g == NULL);
+    EXPECT_CU(cu->event_query(r.e[0]), CUDA_ERROR_INVALID_VALUE);
+    /* the synchronize invalidates the same way */
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT_CU(cu->event_record(r.e[1], r.s[0]), CUDA_SUCCESS);
+    EXPECT_CU(cu->event_synchronize(r.e[1]), CUDA_ERROR_CAPTURED_EVENT);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    /* an elapsed time does not; after a good end the events are unusable */
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT_CU(cu->event_record(r.e[0], r.s[0]), CUDA_SUCCESS);
+    EXPECT_CU(cu->event_record(r.e[1], r.s[0]), CUDA_SUCCESS);
+    EXPECT_CU(cu->event_elapsed_time(&ms, r.e[0], r.e[1]), CUDA_ERROR_CAPTURED_EVENT);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_SUCCESS);
     if (g != NULL)
-        cu->graph_destroy(g);
+        EXPECT_CU(cu->graph_destroy(g), CUDA_SUCCESS);
+    g = NULL;
+    EXPECT_CU(cu->event_query(r.e[0]), CUDA_ERROR_INVALID_VALUE);
+    EXPECT_CU(cu->event_synchronize(r.e[0]), CUDA_ERROR_INVALID_VALUE);
+    EXPECT_CU(cu->event_elapsed_time(&ms, r.e[0], r.e[1]), CUDA_ERROR_INVALID_VALUE);
+    EXPECT_CU(cu->stream_wait_event(r.s[1], r.e[0], 0), CUDA_ERROR_INVALID_VALUE);
+    /* a new record outside a capture makes it an event again */
+    EXPECT_CU(cu->event_record(r.e[0], r.s[1]), CUDA_SUCCESS);
+    EXPECT_CU(cu->event_synchronize(r.e[0]), CUDA_SUCCESS);
+    EXPECT_CU(cu->event_query(r.e[0]), CUDA_SUCCESS);
 out:
     if (cu != NULL)
         raw_close(cu, &r);
@@ -968,7 +1034,7 @@ static void t_graph_replay(void)
     const conf_cu *cu = conf_cu_get();
     raw_set r;
     CUgraph g = NULL;
-    CUgraphExec x = NULL;
+    CUgraphExec x = NULL, x2_unused = NULL;
     float ms = -1.0f;
     int i;
 
@@ -998,23 +1064,18 @@ static void t_graph_replay(void)
     }
     EXPECTF(__atomic_load_n(&g_count, __ATOMIC_SEQ_CST) == 3, "%d host nodes ran, 3 expected",
             __atomic_load_n(&g_count, __ATOMIC_SEQ_CST));
-    /* a launch of the graph is captured into another capture as its nodes */
+    /* a launch into a capturing stream is refused, and invalidates it */
     EXPECT_CU(cu->stream_begin_capture(r.s[2], CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
-    EXPECT_CU(cu->graph_launch(x, r.s[2]), CUDA_SUCCESS);
+    EXPECT_CU(cu->graph_launch(x, r.s[2]), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    EXPECT_CAP(r.s[2], CU_STREAM_CAPTURE_STATUS_INVALIDATED);
     EXPECT(__atomic_load_n(&g_count, __ATOMIC_SEQ_CST) == 3);
     {
         CUgraph g2 = NULL;
-        CUgraphExec x2 = NULL;
-        EXPECT_CU(cu->stream_end_capture(r.s[2], &g2), CUDA_SUCCESS);
-        if (g2 != NULL && cu->graph_instantiate(&x2, g2, 0) == CUDA_SUCCESS) {
-            EXPECT_CU(cu->graph_launch(x2, r.s[2]), CUDA_SUCCESS);
-            EXPECT_CU(cu->stream_synchronize(r.s[2]), CUDA_SUCCESS);
-            EXPECT(__atomic_load_n(&g_count, __ATOMIC_SEQ_CST) == 4);
-            EXPECT_CU(cu->graph_exec_destroy(x2), CUDA_SUCCESS);
-        }
-        if (g2 != NULL)
-            EXPECT_CU(cu->graph_destroy(g2), CUDA_SUCCESS);
+        EXPECT_CU(cu->stream_end_capture(r.s[2], &g2), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+        EXPECT(g2 == NULL);
     }
+    EXPECT_CU(cu->graph_launch(NULL, r.s[1]), CUDA_ERROR_INVALID_VALUE);
+    EXPECT_CU(cu->graph_instantiate(&x2_unused, NULL, 0), CUDA_ERROR_INVALID_VALUE);
 out:
     if (x != NULL)
         EXPECT_CU(cu->graph_exec_destroy(x), CUDA_SUCCESS);

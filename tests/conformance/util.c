@@ -493,6 +493,14 @@ const conf_cu *conf_cu_get(void)
     (void)lookup(gp, "cuStreamSynchronize", &cu.stream_synchronize, 0);
     (void)lookup(gp, "cuEventRecordWithFlags", &cu.event_record_with_flags, 0);
     (void)lookup(gp, "cuEventSynchronize", &cu.event_synchronize, 0);
+    {
+        /* the CUDA 12 form, with no argument (13.0's takes a context) */
+        void *p = NULL;
+        CUdriverProcAddressQueryResult q = CU_GET_PROC_ADDRESS_SUCCESS;
+        if (gp("cuCtxSynchronize", &p, 12080, 0, &q) == CUDA_SUCCESS &&
+            q == CU_GET_PROC_ADDRESS_SUCCESS && p != NULL)
+            memcpy(&cu.ctx_synchronize, &p, sizeof p);
+    }
     (void)lookup(gp, "cuCtxCreate", &cu.ctx_create, 0);
     (void)lookup(gp, "cuCtxDestroy", &cu.ctx_destroy, 0);
     (void)lookup(gp, "cuCtxPushCurrent", &cu.ctx_push_current, 0);

@@ -147,6 +147,7 @@ typedef struct conf_cu {
     CUresult (*stream_synchronize)(CUstream);
     CUresult (*event_record_with_flags)(CUevent, CUstream, unsigned);
     CUresult (*event_synchronize)(CUevent);
+    CUresult (*ctx_synchronize)(void);
     /* Contexts the caller makes (contexts.c); the CUDA 13 signatures. */
     CUresult (*ctx_create)(CUcontext *, CUctxCreateParams *, unsigned,
                            CUdevice);
