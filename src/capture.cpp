@@ -47,13 +47,12 @@ evx_status_t mark_capturing(const char *fn, const Stream *s, const void *h, bool
     *capturing = false;
     if (!cu().cuStreamIsCapturing) return 0;
     CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
-    CUresult res;
-    {
-        ContextGuard guard;
-        const evx_status_t st = stream_context(guard, fn, s);
-        if (st) return st;
-        res = cu().cuStreamIsCapturing(s->cu, &cs);
-    }
+    ContextGuard guard;
+    evx_status_t st = stream_context(guard, fn, s);
+    if (st) return st;
+    const CUresult res = cu().cuStreamIsCapturing(s->cu, &cs);
+    st = guard.leave(fn, "the stream's capture status was read, nothing was recorded");
+    if (st) return st;
     // IMPLICIT (the legacy stream while a blocking stream captures): the
     // record that follows fails with it, saying why.
     if (res != CUDA_SUCCESS && res != CUDA_ERROR_STREAM_CAPTURE_IMPLICIT)
@@ -68,7 +67,7 @@ evx_status_t record_graph_mark(const char *fn, CUevent ev, const Stream *s, cons
     evx_status_t st = stream_context(guard, fn, s);
     if (st) return st;
     const CUresult res = cu().cuEventRecordWithFlags(ev, s->cu, CU_EVENT_RECORD_EXTERNAL);
-    if (res == CUDA_SUCCESS) return 0;
+    if (res == CUDA_SUCCESS) return guard.leave(fn, "the mark was recorded, but the call fails");
     if (is_capture_status(res))
         return capture_failed(fn, "cuEventRecordWithFlags", res, h, s);
     return driver_failed(res, fn, "cuEventRecordWithFlags",
