@@ -24,6 +24,15 @@ EVX_BEGIN_DECLS
  * A timer or timeline may be used from several threads, but its marks are
  * ordered by the calls that make them: mark from one thread, or order the
  * calls yourself.
+ *
+ * A mark made on a stream that is being captured into a CUDA graph is a
+ * node of the graph (an external event record node): each launch of the
+ * graph records it, and after a launch the reads give that launch's times.
+ * A read that needs such a mark before any launch recorded it is
+ * ::EVX_ERROR_ILLEGAL_STATE, naming the mark; one while a launch is in
+ * flight is ::EVX_ERROR_NOT_READY. Each mark in a capture keeps a driver
+ * event of its own until the timer or timeline is destroyed, which must
+ * not happen before the graph's last launch (docs/graphs.md).
  *  @{ */
 
 /**
@@ -83,7 +92,8 @@ EVX_API evx_status_t evx_timer_stop(evx_timer_t timer, evx_stream_t stream);
  * @return ::EVX_SUCCESS; ::EVX_ERROR_NOT_READY while the marked work is
  *         pending; ::EVX_ERROR_INVALID_VALUE if @p ms is NULL;
  *         ::EVX_ERROR_INVALID_HANDLE; ::EVX_ERROR_ILLEGAL_STATE if the
- *         timer was not started and stopped.
+ *         timer was not started and stopped, or a mark made in a capture
+ *         was not recorded by a launch of its graph yet.
  *
  * Thread-safe.
  */
@@ -180,7 +190,9 @@ EVX_API evx_status_t evx_timeline_count(evx_timeline_t timeline,
  *        @p ms is NULL, how many there are; may be NULL.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_NOT_READY if any mark's work is
  *         pending (nothing is written); ::EVX_ERROR_INVALID_VALUE if @p ms
- *         is NULL and @p max is not 0; ::EVX_ERROR_INVALID_HANDLE.
+ *         is NULL and @p max is not 0; ::EVX_ERROR_INVALID_HANDLE;
+ *         ::EVX_ERROR_ILLEGAL_STATE if a mark made in a capture was not
+ *         recorded by a launch of its graph yet (nothing is written).
  *
  * Thread-safe.
  */
@@ -191,7 +203,9 @@ EVX_API evx_status_t evx_timeline_intervals(evx_timeline_t timeline,
 /**
  * @brief Waits for the last mark's work to complete.
  * @param timeline the timeline.
- * @return ::EVX_SUCCESS (also with no marks); ::EVX_ERROR_INVALID_HANDLE; a
+ * @return ::EVX_SUCCESS (also with no marks); ::EVX_ERROR_INVALID_HANDLE;
+ *         ::EVX_ERROR_ILLEGAL_STATE if a mark made in a capture was not
+ *         recorded by a launch of its graph yet (nothing to wait for); a
  *         status from the driver.
  * Thread-safe.
  */

@@ -2032,7 +2032,9 @@ evx_timeline_intervals = Prototype(
 
     Returns: EVX_SUCCESS; EVX_ERROR_NOT_READY if any mark's work is pending
     (nothing is written); EVX_ERROR_INVALID_VALUE if ms is NULL and max is not
-    0; EVX_ERROR_INVALID_HANDLE.
+    0; EVX_ERROR_INVALID_HANDLE; EVX_ERROR_ILLEGAL_STATE if a mark made in a
+    capture was not recorded by a launch of its graph yet (nothing is
+    written).
 
     Thread-safe.
     """)
@@ -2087,8 +2089,10 @@ evx_timeline_synchronize = Prototype(
 
     timeline: the timeline.
 
-    Returns: EVX_SUCCESS (also with no marks); EVX_ERROR_INVALID_HANDLE; a
-    status from the driver. Thread-safe.
+    Returns: EVX_SUCCESS (also with no marks); EVX_ERROR_INVALID_HANDLE;
+    EVX_ERROR_ILLEGAL_STATE if a mark made in a capture was not recorded by a
+    launch of its graph yet (nothing to wait for); a status from the driver.
+    Thread-safe.
     """)
 
 # evx_status_t evx_timer_destroy(evx_timer_t timer)
@@ -2122,7 +2126,8 @@ evx_timer_elapsed = Prototype(
 
     Returns: EVX_SUCCESS; EVX_ERROR_NOT_READY while the marked work is
     pending; EVX_ERROR_INVALID_VALUE if ms is NULL; EVX_ERROR_INVALID_HANDLE;
-    EVX_ERROR_ILLEGAL_STATE if the timer was not started and stopped.
+    EVX_ERROR_ILLEGAL_STATE if the timer was not started and stopped, or a
+    mark made in a capture was not recorded by a launch of its graph yet.
 
     Thread-safe.
     """)

@@ -1358,7 +1358,8 @@ extern "C" {
     #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_NOT_READY while the marked work is"]
     #[doc = "         pending; ::EVX_ERROR_INVALID_VALUE if @p ms is NULL;"]
     #[doc = "         ::EVX_ERROR_INVALID_HANDLE; ::EVX_ERROR_ILLEGAL_STATE if the"]
-    #[doc = "         timer was not started and stopped."]
+    #[doc = "         timer was not started and stopped, or a mark made in a capture"]
+    #[doc = "         was not recorded by a launch of its graph yet."]
     #[doc = ""]
     #[doc = " Thread-safe."]
     pub fn evx_timer_elapsed(timer: evx_timer_t, ms: *mut f32) -> evx_status_t;
@@ -1454,7 +1455,9 @@ extern "C" {
     #[doc = "        @p ms is NULL, how many there are; may be NULL."]
     #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_NOT_READY if any mark's work is"]
     #[doc = "         pending (nothing is written); ::EVX_ERROR_INVALID_VALUE if @p ms"]
-    #[doc = "         is NULL and @p max is not 0; ::EVX_ERROR_INVALID_HANDLE."]
+    #[doc = "         is NULL and @p max is not 0; ::EVX_ERROR_INVALID_HANDLE;"]
+    #[doc = "         ::EVX_ERROR_ILLEGAL_STATE if a mark made in a capture was not"]
+    #[doc = "         recorded by a launch of its graph yet (nothing is written)."]
     #[doc = ""]
     #[doc = " Thread-safe."]
     pub fn evx_timeline_intervals(
@@ -1467,7 +1470,9 @@ extern "C" {
 extern "C" {
     #[doc = " @brief Waits for the last mark's work to complete."]
     #[doc = " @param timeline the timeline."]
-    #[doc = " @return ::EVX_SUCCESS (also with no marks); ::EVX_ERROR_INVALID_HANDLE; a"]
+    #[doc = " @return ::EVX_SUCCESS (also with no marks); ::EVX_ERROR_INVALID_HANDLE;"]
+    #[doc = "         ::EVX_ERROR_ILLEGAL_STATE if a mark made in a capture was not"]
+    #[doc = "         recorded by a launch of its graph yet (nothing to wait for); a"]
     #[doc = "         status from the driver."]
     #[doc = " Thread-safe."]
     pub fn evx_timeline_synchronize(timeline: evx_timeline_t) -> evx_status_t;
