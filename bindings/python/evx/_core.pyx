@@ -633,6 +633,11 @@ cdef class timed:
     for the block). A timed object times one block. Its timer is destroyed
     when the timed object is garbage and kept by the thread for its next
     block, so a block makes no driver object.
+
+    A block on a stream being captured into a CUDA graph is timed inside
+    the graph (docs/graphs.md): each read of ``t.elapsed_ms`` gives the time
+    of the graph's last launch, and raises ``CudaError`` (ILLEGAL_STATE)
+    before the first launch.
     """
 
     cdef StreamCore stream      # kept: the marks are on it
@@ -641,6 +646,7 @@ cdef class timed:
     cdef float ms
     cdef int dev
     cdef bint own               # the stream was wrapped here: closed at the end
+    cdef bint graph             # the block was captured: its time is each launch's
     cdef unsigned char state
 
     def __cinit__(self, stream):
@@ -704,6 +710,7 @@ cdef class timed:
     def __exit__(self, exc_type, exc, tb):
         cdef evx_stream_t s = <evx_stream_t>self.stream.h
         cdef evx_status_t st = EVX_SUCCESS
+        cdef evx_capture_status_t cs = 0
         if self.state != T_RUNNING:
             raise misuse("evx.timed.__exit__", "__exit__ without __enter__ (as "
                          "evx_timer_stop on a timer not started)")
@@ -712,6 +719,11 @@ cdef class timed:
         else:
             with nogil:
                 st = evx_timer_stop(self.t, s)
+                # A captured block's marks are the graph's (a driver
+                # without capture has no captured blocks).
+                if st == EVX_SUCCESS and evx_stream_get_capture_status(s, &cs) != EVX_SUCCESS:
+                    cs = 0
+            self.graph = cs != 0
             err = failure(st, "evx.timed") if st else None
         if err is None:
             self.state = T_STOPPED
@@ -749,6 +761,8 @@ cdef class timed:
             st = evx_timer_synchronize(t, &ms)
         if st:
             raise failure(st, "evx.timed.elapsed_ms")
+        if self.graph:                   # each launch records the marks again
+            return ms
         if self.state == T_STOPPED:      # another thread may have read it
             self.ms = ms
             self.state = T_READ

@@ -48,6 +48,8 @@ cdef extern from "evx/evx.h" nogil:
     evx_status_t evx_timer_start(evx_timer_t timer, evx_stream_t stream)
     evx_status_t evx_timer_stop(evx_timer_t timer, evx_stream_t stream)
     evx_status_t evx_timer_synchronize(evx_timer_t timer, float *ms)
+    ctypedef int evx_capture_status_t
+    evx_status_t evx_stream_get_capture_status(evx_stream_t stream, evx_capture_status_t *out)
     evx_status_t evx_event_record_with_flags(evx_event_t event, evx_stream_t stream,
                                              unsigned flags)
     evx_status_t evx_event_query(evx_event_t event)

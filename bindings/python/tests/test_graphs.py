@@ -65,11 +65,15 @@ class Graphs:
         assert self.cu.cuGraphLaunch(exec_, stream.native) == 0
 
 
+_SLEEP_US = [5000]
+
+
 @HOSTFN
 def _sleep_5ms(_data):
-    # A C-level sleep, run at each launch of the graph (a graph's host node
-    # runs many times; evx's launch_host_func is for one run).
-    ctypes.CDLL(None).usleep(5000)
+    # A sleep run at each launch of the graph (a graph's host node runs many
+    # times; evx's launch_host_func is for one run); 5 ms unless a test
+    # sets another time for the next launches.
+    ctypes.CDLL(None).usleep(_SLEEP_US[0])
 
 
 def test_timeline_marks_in_a_captured_graph(evx, dev, stream):
@@ -97,3 +101,34 @@ def test_timeline_marks_in_a_captured_graph(evx, dev, stream):
             assert cu.cu.cuGraphExecDestroy(exec_) == 0
             assert cu.cu.cuGraphDestroy(graph) == 0
             tl.close()
+
+
+def test_timed_block_in_a_captured_graph(evx, stream):
+    with Graphs(evx) as cu:
+        cu.begin(stream)
+        with evx.timed(stream) as t:         # both marks are nodes of the graph
+            assert cu.cu.cuLaunchHostFunc(stream.native, _sleep_5ms, None) == 0
+        graph = cu.end(stream)
+        with pytest.raises(evx.CudaError) as e:
+            t.elapsed_ms
+        assert e.value.status == evx.Status.ERROR_ILLEGAL_STATE
+        assert "the start mark" in e.value.message
+        exec_ = cu.instantiate(graph)
+        try:
+            for _ in range(2):
+                cu.launch(exec_, stream)
+                assert t.elapsed_ms >= 4.0
+            _SLEEP_US[0] = 30000
+            cu.launch(exec_, stream)
+            assert t.elapsed_ms >= 25.0      # this launch's time, read again each time
+            # a block outside the graph is read once, as before
+            with evx.timed(stream) as u:
+                pass
+            first = u.elapsed_ms
+            cu.launch(exec_, stream)
+            assert t.elapsed_ms >= 25.0 and u.elapsed_ms == first
+        finally:
+            stream.record().sync()
+            _SLEEP_US[0] = 5000
+            assert cu.cu.cuGraphExecDestroy(exec_) == 0
+            assert cu.cu.cuGraphDestroy(graph) == 0
