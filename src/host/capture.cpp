@@ -31,12 +31,14 @@
 // An invalidated capture refuses further work with STREAM_CAPTURE_INVALIDATED
 // until cuStreamEndCapture ends it (which then gives no graph).
 //
-// All capture state is guarded by one lock, taken with no other lock held;
-// under it only an Event::mu is taken. Global::captures and Event::captured
-// let the calls skip it while nothing is captured.
+// All capture state is guarded by one lock, the innermost: no other lock is
+// taken under it (a record on the legacy stream takes it under Event::mu).
+// Global::captures and Event::captured let the calls skip it while nothing
+// is captured.
 #include <pthread.h>
 
 #include <algorithm>
+#include <cstring>
 #include <thread>
 
 #include "api.hpp"
@@ -76,8 +78,9 @@ pthread_key_t mode_key() {
     return key;
 }
 
-CUstreamCaptureMode thread_mode() {
-    return static_cast<CUstreamCaptureMode>(reinterpret_cast<std::uintptr_t>(pthread_getspecific(mode_key())));
+// As an unsigned: the thread may have set a value the enum does not name.
+unsigned thread_mode() {
+    return static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(pthread_getspecific(mode_key())));
 }
 
 std::vector<std::size_t> *frontier(Capture &c, const Stream *s) {
@@ -98,6 +101,10 @@ void add_node(Capture &c, const Stream *s, Node n) {
 
 void end_locked(std::shared_ptr<Capture> c) {  // a copy: it resets the streams' pointers
     c->ended = true;
+    // The graph lives on under its handle, if the end gives it; the capture
+    // (which events recorded in it keep) no longer holds it, nor its nodes'
+    // events.
+    c->graph.reset();
     for (auto &m : c->members) m.first->capture.reset();
     c->members.clear();
     g_live.erase(std::remove(g_live.begin(), g_live.end(), c), g_live.end());
@@ -166,7 +173,7 @@ bool joined(const Capture &c) {
 
 CUresult capture_unsafe_call() {
     if (!any_capture()) return CUDA_SUCCESS;
-    const CUstreamCaptureMode mode = thread_mode();
+    const unsigned mode = thread_mode();
     if (mode == CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_SUCCESS;
     const std::thread::id me = std::this_thread::get_id();
     bool refused = false;
@@ -276,6 +283,7 @@ CUresult capture_wait(const std::shared_ptr<Stream> &s, const std::shared_ptr<Ev
                       bool external, bool *taken) {
     *taken = false;
     if (plain(*ev)) return CUDA_SUCCESS;
+    const bool never_recorded = ev_never_recorded(*ev);  // before the lock: it is innermost
     std::lock_guard<std::mutex> lk(g_mu);
     Capture *c = s->capture.get();
     if (ev->captured_in && ev->captured_in->ended && !(c && external)) {
@@ -299,7 +307,7 @@ CUresult capture_wait(const std::shared_ptr<Stream> &s, const std::shared_ptr<Ev
         return CUDA_SUCCESS;
     }
     if (!src) {  // work outside the capture, unless never recorded
-        if (ev_never_recorded(*ev)) return CUDA_SUCCESS;
+        if (never_recorded) return CUDA_SUCCESS;
         c->invalidated = true;
         return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
     }
@@ -456,11 +464,15 @@ CUresult thread_exchange_capture_mode(CUstreamCaptureMode *mode) {
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
     if (!mode) return CUDA_ERROR_INVALID_VALUE;
     // Any value is taken and given back, unknown ones too (as an H100 does);
-    // the rules treat an unknown mode as global.
-    const CUstreamCaptureMode old = thread_mode();
-    if (pthread_setspecific(key, reinterpret_cast<void *>(static_cast<std::uintptr_t>(*mode))) != 0)
+    // the rules treat an unknown mode as global. Copied as bytes: a value
+    // the enum does not name must not be loaded as the enum.
+    unsigned next = 0;
+    static_assert(sizeof next == sizeof *mode, "CUstreamCaptureMode is not an unsigned's size");
+    std::memcpy(&next, mode, sizeof next);
+    const unsigned old = thread_mode();
+    if (pthread_setspecific(key, reinterpret_cast<void *>(static_cast<std::uintptr_t>(next))) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    *mode = old;
+    std::memcpy(mode, &old, sizeof old);
     return CUDA_SUCCESS;
 }
 
