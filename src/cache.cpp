@@ -114,9 +114,14 @@ bool refill(CacheBucket *b, int device, unsigned flags) {
     return b->n > 0;
 }
 
-void flush_bucket(CacheBucket *b, int device, unsigned flags) {
-    to_depot(device, flags, b->ev, b->n);
+// Empties one of the thread's own stacks into `out` under its hold (for a
+// driver call outside it); how many.
+uint32_t take_all(ThreadRecord *r, CacheBucket *b, CachedEvent *out) {
+    const OwnHold holding(r);
+    const uint32_t n = b->n;
+    for (uint32_t i = 0; i < n; ++i) out[i] = b->ev[i];
     b->n = 0;
+    return n;
 }
 
 }  // namespace
@@ -193,9 +198,12 @@ void cache_give(ThreadRecord *r, int device, unsigned flags, CUevent ev, bool fo
 }
 
 void cache_flush_thread(ThreadRecord *r) {
-    const OwnHold holding(r);
-    for (uint32_t key = 0; key < r->nbuckets; ++key)
-        if (r->buckets[key]) flush_bucket(r->buckets[key], static_cast<int>(key / 4), key % 4);
+    for (uint32_t key = 0; key < r->nbuckets; ++key) {
+        if (!r->buckets[key]) continue;
+        CachedEvent ev[kBucketSize];
+        const uint32_t n = take_all(r, r->buckets[key], ev);
+        to_depot(static_cast<int>(key / 4), key % 4, ev, n);
+    }
 }
 
 // Registered as the thread-exit stage after the handles' (thread.hpp).
@@ -252,10 +260,9 @@ evx_status_t cache_trim(ThreadRecord *r, const char *fn, int device) {
         const uint32_t key = key_of(device, flags);
         evx_status_t r1 = CUDA_SUCCESS, r2 = CUDA_SUCCESS;
         if (key < r->nbuckets && r->buckets[key]) {
-            const OwnHold holding(r);
-            CacheBucket *b = r->buckets[key];
-            r1 = destroy_all(device, b->ev, b->n);
-            b->n = 0;
+            CachedEvent ev[kBucketSize];
+            const uint32_t n = take_all(r, r->buckets[key], ev);
+            r1 = destroy_all(device, ev, n);
         }
         Depot *d = depot(device, flags);
         if (d) {
