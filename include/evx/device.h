@@ -165,7 +165,8 @@ EVX_API evx_status_t evx_device_stream_priority_range(int device, int *least,
  *         `cuEventDestroy` it refused: the other kept events are destroyed
  *         all the same, and none is kept).
  *
- * Thread-safe.
+ * Thread-safe. An event create or destroy (or a timer's or timeline's) on
+ * another thread may wait while this call destroys what that thread keeps.
  */
 EVX_API evx_status_t evx_device_trim(int device);
 

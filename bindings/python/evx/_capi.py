@@ -827,7 +827,8 @@ evx_device_trim = Prototype(
     it refused: the other kept events are destroyed all the same, and none is
     kept).
 
-    Thread-safe.
+    Thread-safe. An event create or destroy (or a timer's or timeline's) on
+    another thread may wait while this call destroys what that thread keeps.
     """)
 
 # evx_status_t evx_driver_get_path(const char **path)

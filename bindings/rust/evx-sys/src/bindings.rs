@@ -454,7 +454,8 @@ extern "C" {
     #[doc = "         `cuEventDestroy` it refused: the other kept events are destroyed"]
     #[doc = "         all the same, and none is kept)."]
     #[doc = ""]
-    #[doc = " Thread-safe."]
+    #[doc = " Thread-safe. An event create or destroy (or a timer's or timeline's) on"]
+    #[doc = " another thread may wait while this call destroys what that thread keeps."]
     pub fn evx_device_trim(device: ::std::os::raw::c_int) -> evx_status_t;
 }
 #[doc = " Default: timing on, spin-wait synchronization."]
