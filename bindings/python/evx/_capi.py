@@ -952,9 +952,10 @@ evx_event_destroy = Prototype(
     an event from a pool is back in its pool (idle or pending, not in use),
     the driver event of an interprocess event or of one recorded in another
     context is destroyed, and that of any other event is among those evx keeps
-    for reuse, where evx_device_trim() on any thread destroys it. (This
-    thread's creates reuse it after at most 31 more destroys on this thread:
-    such destroys are collected, to look at other threads' calls once per 32.)
+    for reuse, where evx_device_trim() on any thread destroys it. (Its reuse
+    by this thread's creates may wait for up to 31 more destroys on this
+    thread: such destroys are collected, to look at other threads' calls once
+    per 32.)
 
     event: the event.
 
