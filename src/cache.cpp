@@ -19,6 +19,7 @@
 
 #include "driver.hpp"
 #include "evx/event.h"
+#include "handle.hpp"
 
 namespace evx {
 
@@ -113,9 +114,14 @@ bool refill(CacheBucket *b, int device, unsigned flags) {
     return b->n > 0;
 }
 
-void flush_bucket(CacheBucket *b, int device, unsigned flags) {
-    to_depot(device, flags, b->ev, b->n);
+// Empties one of the thread's own stacks into `out` under its hold (for a
+// driver call outside it); how many.
+uint32_t take_all(ThreadRecord *r, CacheBucket *b, CachedEvent *out) {
+    const OwnHold holding(r);
+    const uint32_t n = b->n;
+    for (uint32_t i = 0; i < n; ++i) out[i] = b->ev[i];
     b->n = 0;
+    return n;
 }
 
 }  // namespace
@@ -140,18 +146,25 @@ evx_status_t destroy_driver_event(int device, CUevent ev) {
     return destroy_all(device, &one, 1);
 }
 
+// A thread's own stacks are used under its hold (own_enter(), thread.hpp):
+// a trim on another thread destroys what they keep (cache_trim()). Driver
+// calls are made outside the hold.
+
 evx_status_t cache_take(ThreadRecord *r, const char *fn, int device, unsigned flags,
                         CUevent *out, bool *former) {
     *former = false;
     if (flags & EVX_EVENT_INTERPROCESS) return create_driver_event(fn, device, flags, out);
+    own_enter(r);
     CacheBucket *b = bucket(r, device, flags);
-    if (__builtin_expect(b == nullptr, 0)) return create_driver_event(fn, device, flags, out);
-    if (__builtin_expect(b->n > 0, 1) || refill(b, device, flags)) {
-        const CachedEvent &c = b->ev[--b->n];
+    if (__builtin_expect(b != nullptr, 1) &&
+        (__builtin_expect(b->n > 0, 1) || refill(b, device, flags))) {
+        const CachedEvent c = b->ev[--b->n];
+        own_leave(r);
         *out = c.ev;
         *former = c.former;
         return 0;
     }
+    own_leave(r);
     return create_driver_event(fn, device, flags, out);
 }
 
@@ -161,42 +174,95 @@ void cache_give(ThreadRecord *r, int device, unsigned flags, CUevent ev, bool fo
         destroy_all(device, &c, 1);  // its IPC handle may have left the process
         return;
     }
+    own_enter(r);
     CacheBucket *b = bucket(r, device, flags);
-    if (__builtin_expect(b == nullptr, 0)) {
-        to_depot(device, flags, &c, 1);
+    if (__builtin_expect(b != nullptr && b->n < kBucketSize, 1)) {
+        b->ev[b->n++] = c;
+        own_leave(r);
         return;
     }
-    if (__builtin_expect(b->n == kBucketSize, 0)) {
-        // The older half goes to the depot.
-        to_depot(device, flags, b->ev, kBucketSize / 2);
+    // No stack, or a full one: it (or the stack's older half) goes to the
+    // depot.
+    CachedEvent spill[kBucketSize / 2 + 1];
+    uint32_t n = 0;
+    if (b == nullptr) {
+        spill[n++] = c;
+    } else {
+        for (; n < kBucketSize / 2; ++n) spill[n] = b->ev[n];
         for (uint32_t i = 0; i < kBucketSize / 2; ++i) b->ev[i] = b->ev[i + kBucketSize / 2];
         b->n = kBucketSize / 2;
+        b->ev[b->n++] = c;
     }
-    b->ev[b->n++] = c;
+    own_leave(r);
+    to_depot(device, flags, spill, n);
 }
 
 void cache_flush_thread(ThreadRecord *r) {
-    for (uint32_t key = 0; key < r->nbuckets; ++key)
-        if (r->buckets[key]) flush_bucket(r->buckets[key], static_cast<int>(key / 4), key % 4);
+    for (uint32_t key = 0; key < r->nbuckets; ++key) {
+        if (!r->buckets[key]) continue;
+        CachedEvent ev[kBucketSize];
+        const uint32_t n = take_all(r, r->buckets[key], ev);
+        to_depot(static_cast<int>(key / 4), key % 4, ev, n);
+    }
 }
 
 // Registered as the thread-exit stage after the handles' (thread.hpp).
 const ExitHookEntry kCacheExit(kExitCaches, cache_flush_thread);
 
+namespace {
+
+// Destroys what a thread's stacks keep for a device; the first failure
+// of destroy_all() (or CUDA_SUCCESS).
+evx_status_t trim_stacks(ThreadRecord *r, int device) {
+    evx_status_t first = CUDA_SUCCESS;
+    for (unsigned flags = 0; flags < 4; ++flags) {
+        const uint32_t key = key_of(device, flags);
+        if (key < r->nbuckets && r->buckets[key]) {
+            CacheBucket *b = r->buckets[key];
+            const evx_status_t st = destroy_all(device, b->ev, b->n);
+            b->n = 0;
+            if (first == CUDA_SUCCESS) first = st;
+        }
+    }
+    return first;
+}
+
+struct TrimOthers {
+    int device;
+    evx_status_t first;
+};
+
+// For steal_others(): another thread's collected destroys are freed into
+// this thread's cache (or handed to their last holders), and what its
+// stacks keep for the device is destroyed.
+void trim_other(ThreadRecord *self, ThreadRecord *other, void *arg) {
+    TrimOthers *t = static_cast<TrimOthers *>(arg);
+    retire_take_over(self, other);
+    const evx_status_t st = trim_stacks(other, t->device);
+    if (t->first == CUDA_SUCCESS) t->first = st;
+}
+
+}  // namespace
+
 evx_status_t cache_trim(ThreadRecord *r, const char *fn, int device) {
+    // Every other thread's first, while this one holds nothing of its own:
+    // what they collected lands in this thread's stacks, destroyed below.
+    // (Without heavy_barrier() nothing of theirs is reached.)
+    TrimOthers others{device, CUDA_SUCCESS};
+    (void)steal_others(r, trim_other, &others);
     ContextGuard guard;
     evx_status_t st = guard.enter(fn, device);
     if (st) return st;
-    evx_status_t first = CUDA_SUCCESS;
+    evx_status_t first = others.first;
     for (unsigned flags = 0; flags < 4; ++flags) {
         // Pending work is allowed: the driver frees such an event once the
         // work completes.
         const uint32_t key = key_of(device, flags);
         evx_status_t r1 = CUDA_SUCCESS, r2 = CUDA_SUCCESS;
         if (key < r->nbuckets && r->buckets[key]) {
-            CacheBucket *b = r->buckets[key];
-            r1 = destroy_all(device, b->ev, b->n);
-            b->n = 0;
+            CachedEvent ev[kBucketSize];
+            const uint32_t n = take_all(r, r->buckets[key], ev);
+            r1 = destroy_all(device, ev, n);
         }
         Depot *d = depot(device, flags);
         if (d) {

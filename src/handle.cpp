@@ -6,12 +6,8 @@
 // while a call held it.
 #include "handle.hpp"
 
-#include <linux/membarrier.h>
 #include <sched.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cinttypes>
 #include <cstdlib>
@@ -121,31 +117,6 @@ struct Marks {
     }
 };
 
-// A barrier on every thread of the process that runs now: each executes a
-// full fence at some point during this call. It is what lets the end of a
-// call (release_hazards) order its store and its load with a compiler
-// barrier only. membarrier(2) where the kernel has it; else a protection
-// change of a page this process touched, which makes the kernel interrupt
-// every CPU that may hold its mappings (the fallback of folly's
-// asymmetricHeavyBarrier and .NET's FlushProcessWriteBuffers).
-void heavy_barrier() {
-    static const bool expedited =
-        syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-    if (expedited && syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
-        return;
-    static std::mutex mu;
-    static void *page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE,
-                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    std::lock_guard<std::mutex> lock(mu);
-    if (page != MAP_FAILED && mprotect(page, 4096, PROT_READ | PROT_WRITE) == 0) {
-        __atomic_fetch_add(static_cast<int *>(page), 1, __ATOMIC_SEQ_CST);
-        if (mprotect(page, 4096, PROT_READ) == 0) return;
-    }
-    // Neither: the flagged threads may have missed the flag. Nothing is freed
-    // early; what they held waits for the next reclaim (a later destroy or
-    // the end of a flagged call).
-}
-
 // Frees every entry of g_held that no hazard holds. The lock orders the
 // passes of racing threads: each pass sees the hazards cleared by threads
 // whose passes came before it, so of two holders that leave together the
@@ -203,7 +174,10 @@ bool defer_held(ThreadRecord *r, const uint32_t *index, uint32_t n) {
             }
         }
     }
-    heavy_barrier();
+    // Without the barrier (the system has none) the flagged threads may
+    // have missed the flag. Nothing is freed early; what they held waits
+    // for the next reclaim (a later destroy or the end of a flagged call).
+    (void)heavy_barrier();
     reclaim_pass(r);
     return true;
 }
@@ -331,27 +305,35 @@ void slot_spill(ThreadRecord *r) {
 evx_status_t retire(ThreadRecord *r, const void *h) {
     const uint32_t index = handle_index(handle_value(h));
     Slot *s = &slot_ref(index);
-    evx_status_t status = 0;
     if (s->kind.load(std::memory_order_relaxed) == kEvent && s->event.pool == nullptr &&
         !(s->event.flags & EVX_EVENT_INTERPROCESS) &&
-        s->event.away.load(std::memory_order_acquire) == nullptr && push_retired(r, index)) {
+        s->event.away.load(std::memory_order_acquire) == nullptr) {
         // Plain events are freed in batches: one scan of every thread's
         // hazard slots per kRetireBatch destroys, instead of one per destroy,
         // keeps destroy cheap and leaves the other threads' hazard lines in
-        // their own caches. Interprocess events are not batched: their
-        // destroy closes the driver event now (ipc.h), unless a racing call
-        // holds it. Nor are events recorded in other contexts: their driver
-        // events there are destroyed now, so that the caller may destroy
-        // those contexts next (contexts.cpp).
-    } else if (!held(index + 1)) {
-        status = free_object(r, s);
-        slot_free(r, index);
-    } else if (!defer_held(r, &index, 1)) {
-        // No memory for the list: wait for the holder to let go.
-        status = retire_waiting(r, h);
+        // their own caches. A batched event's driver event is kept for reuse
+        // as a cached one is, and as reachable: a trim on any thread takes
+        // the batch over (retire_take_over()). Interprocess events are not
+        // batched: their destroy closes the driver event now (ipc.h), unless
+        // a racing call holds it. Nor are events recorded in other contexts:
+        // their driver events there are destroyed now, so that the caller
+        // may destroy those contexts next (contexts.cpp).
+        own_enter(r);
+        const bool pushed = push_retired(r, index);
+        const bool due = r->retired_n >= r->retire_limit;
+        own_leave(r);
+        if (__builtin_expect(pushed, 1)) {
+            if (__builtin_expect(due, 0)) retire_rescan(r);
+            return 0;
+        }
     }
-    if (r->retired_n >= r->retire_limit) retire_rescan(r);
-    return status;
+    if (!held(index + 1)) {
+        const evx_status_t status = free_object(r, s);
+        slot_free(r, index);
+        return status;
+    }
+    // No memory for the list: wait for the holder to let go.
+    return defer_held(r, &index, 1) ? 0 : retire_waiting(r, h);
 }
 
 evx_status_t retire_waiting(ThreadRecord *r, const void *h) {
@@ -371,25 +353,62 @@ evx_status_t retire_waiting(ThreadRecord *r, const void *h) {
     return status;
 }
 
-void retire_rescan(ThreadRecord *r) {
-    // One pass over the hazard slots for the whole list (seq_cst loads, after
-    // the generation exchanges of every retired handle: see held()).
+namespace {
+
+// One pass over the hazard slots for `n` retired plain events (seq_cst
+// loads, after the generation exchanges of every retired handle: see
+// held()): those no thread holds are freed into `r`'s cache and slots; those
+// held are handed to the shared list, freed as their last holder ends.
+// Returns how many of them are left at the start of `index` (held, and no
+// memory to hand them over).
+uint32_t rescan(ThreadRecord *r, uint32_t *index, uint32_t n) {
     const Marks marks;
     uint32_t kept = 0;
-    for (uint32_t i = 0; i < r->retired_n; ++i) {
-        const uint32_t index = r->retired[i];
-        if (marks.has(index + 1)) {
-            r->retired[kept++] = index;
+    for (uint32_t i = 0; i < n; ++i) {
+        if (marks.has(index[i] + 1)) {
+            index[kept++] = index[i];
         } else {
-            free_object(r, &slot_ref(index));
-            slot_free(r, index);
+            free_object(r, &slot_ref(index[i]));
+            slot_free(r, index[i]);
         }
     }
-    r->retired_n = kept;
-    // Those held are freed as their last holder ends; kept here only when
-    // there is no memory to hand them over, for the next scan.
-    if (kept > 0 && defer_held(r, r->retired, kept)) r->retired_n = 0;
-    r->retire_limit = r->retired_n + kRetireBatch;
+    return kept > 0 && !defer_held(r, index, kept) ? kept : 0;
+}
+
+}  // namespace
+
+void retire_rescan(ThreadRecord *r) {
+    // The list is taken out under the hold, a part at a time, and scanned
+    // outside it: the frees give to this thread's cache, which takes the
+    // hold itself.
+    constexpr uint32_t kPart = 64;
+    for (;;) {
+        uint32_t part[kPart];
+        own_enter(r);
+        const uint32_t n = r->retired_n < kPart ? r->retired_n : kPart;
+        r->retired_n -= n;
+        for (uint32_t i = 0; i < n; ++i) part[i] = r->retired[r->retired_n + i];
+        own_leave(r);
+        const uint32_t kept = n > 0 ? rescan(r, part, n) : 0;
+        if (n == 0 || kept > 0) {
+            // Held, and no memory to hand them over: back on the list for
+            // the next scan, in the room they left (a thief only shortens
+            // the list).
+            own_enter(r);
+            for (uint32_t i = 0; i < kept; ++i) r->retired[r->retired_n++] = part[i];
+            r->retire_limit = r->retired_n + kRetireBatch;
+            own_leave(r);
+            return;
+        }
+    }
+}
+
+void retire_take_over(ThreadRecord *r, ThreadRecord *other) {
+    // r holds nothing of its own here (steal_others()); its cache takes
+    // r's hold as the frees give to it.
+    if (other->retired_n == 0) return;
+    other->retired_n = rescan(r, other->retired, other->retired_n);
+    other->retire_limit = other->retired_n + kRetireBatch;
 }
 
 void reclaim_held(ThreadRecord *r) {

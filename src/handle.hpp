@@ -141,7 +141,7 @@ void reclaim_held(ThreadRecord *r) __attribute__((cold, noinline));
 // holding what it retired. The compiler barrier keeps the load after the
 // store; the hardware may still move it before the store, which the
 // destroyer covers with a barrier on every thread of the process
-// (heavy_barrier() in handle.cpp): either it then sees this store, or this
+// (heavy_barrier() in thread.cpp): either it then sees this store, or this
 // load sees its flag. See docs/design.md, "Reclaiming what a call held".
 inline void release_hazards(ThreadRecord *r) {
     r->hazards.store(0, std::memory_order_release);
@@ -269,9 +269,9 @@ inline evx_status_t unpublish(const void *h, uint32_t want, const char *fn,
 // if none does, else as the last call that holds it ends (the retiring
 // thread does nothing more for it). Plain events (not from a pool) are
 // first collected: the scan that frees them runs once per kRetireBatch of
-// them, and those it finds held are then freed as their last holder ends.
-// Returns the status of freeing it now (a deferred free returns
-// EVX_SUCCESS).
+// them (or at a trim on any thread: retire_take_over()), and those it finds
+// held are then freed as their last holder ends. Returns the status of
+// freeing it now (a deferred free returns EVX_SUCCESS).
 evx_status_t retire(ThreadRecord *r, const void *h);
 
 // Frees the object of an unpublished slot now: waits until no thread holds
@@ -283,6 +283,11 @@ evx_status_t retire_waiting(ThreadRecord *r, const void *h);
 // pass over the hazard slots); those held are freed as their last holder
 // ends.
 void retire_rescan(ThreadRecord *r);
+
+// retire_rescan() of another thread's list, by `r` (a trim), while
+// steal_others() keeps that thread out of it: what no thread holds is freed
+// into r's cache.
+void retire_take_over(ThreadRecord *r, ThreadRecord *other);
 
 // Frees the object of a retired slot of one kind (the slot's obj; for
 // events, its Event). Each module registers the hook of its kinds.

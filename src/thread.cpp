@@ -6,7 +6,12 @@
 // leaves it for the next new thread.
 #include "thread.hpp"
 
+#include <linux/membarrier.h>
 #include <pthread.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <mutex>
 #include <new>
@@ -68,6 +73,60 @@ ThreadRecord *attach_thread() {
     if (g_key_ok) pthread_setspecific(g_exit_key, r);
     t_record = r;
     return r;
+}
+
+// membarrier(2) where the kernel has it; else a protection change of a page
+// this process touched, which makes the kernel interrupt every CPU that may
+// hold its mappings (the fallback of folly's asymmetricHeavyBarrier and
+// .NET's FlushProcessWriteBuffers).
+bool heavy_barrier() {
+    static const bool expedited =
+        syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    if (expedited && syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+        return true;
+    static std::mutex mu;
+    static void *page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE,
+                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    std::lock_guard<std::mutex> lock(mu);
+    if (page != MAP_FAILED && mprotect(page, 4096, PROT_READ | PROT_WRITE) == 0) {
+        __atomic_fetch_add(static_cast<int *>(page), 1, __ATOMIC_SEQ_CST);
+        if (mprotect(page, 4096, PROT_READ) == 0) return true;
+    }
+    return false;
+}
+
+void own_wait(ThreadRecord *r) {
+    // Called with the outermost hold just taken: give it up while the thief
+    // works, then take it again and look once more (a second thief may have
+    // come meanwhile).
+    for (;;) {
+        r->busy.store(0, std::memory_order_release);
+        while (r->steal.load(std::memory_order_acquire) != 0) sched_yield();
+        r->busy.store(1, std::memory_order_relaxed);
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+        if (r->steal.load(std::memory_order_acquire) == 0) return;
+    }
+}
+
+bool steal_others(ThreadRecord *self, StealVisit visit, void *arg) {
+    static std::mutex mu;  // one thief at a time: two would wait for each other
+    std::lock_guard<std::mutex> lock(mu);
+    // Records are only ever added at the head: from this one on, the same
+    // records both times.
+    ThreadRecord *const head = thread_list();
+    for (ThreadRecord *t = head; t; t = t->next)
+        if (t != self) t->steal.store(1, std::memory_order_seq_cst);
+    const bool ordered = heavy_barrier();
+    for (ThreadRecord *t = head; t; t = t->next) {
+        if (t == self) continue;
+        if (ordered) {
+            // A hold is a few list or cache operations: never a wait.
+            while (t->busy.load(std::memory_order_acquire) != 0) sched_yield();
+            visit(self, t, arg);
+        }
+        t->steal.store(0, std::memory_order_release);
+    }
+    return ordered;
 }
 
 }  // namespace evx

@@ -45,6 +45,14 @@ struct ThreadRecord {
     evx_status_t last_status = 0;
     char message[kMessageSize] = {};
 
+    // The owner's hold on what another thread may reach into: the retired
+    // list and the event caches below (see own_enter()). busy: 1 while the
+    // owner holds them; steal: set by a thread that wants to reach in
+    // (steal_others()). On the line the owner writes on every create and
+    // destroy anyway.
+    alignas(64) std::atomic<uint32_t> busy{0};
+    std::atomic<uint32_t> steal{0};
+
     // Free handle slots: a FIFO ring (quarantine) and a stack of slots
     // ready for use at once (fresh ones, or old ones from other threads).
     uint32_t ring_head = 0;
@@ -53,14 +61,17 @@ struct ThreadRecord {
     uint32_t ring[kRingSize];
     uint32_t ready[kReadyMax];
 
-    // Destroyed handles whose objects are not freed yet: events waiting for
-    // the next batch scan, and objects another thread held at destroy.
+    // Destroyed handles whose objects are not freed yet: plain events
+    // waiting for the next batch scan (another thread's trim may take them
+    // over, under the owner's hold), and, when there was no memory to hand
+    // them over, objects another thread held.
     uint32_t *retired = nullptr;
     uint32_t retired_n = 0;
     uint32_t retired_cap = 0;
     uint32_t retire_limit = kRetireBatch;  // scan when retired_n reaches it
 
-    // Event caches, device * 4 + (flags & 3); allocated on first use.
+    // Event caches, device * 4 + (flags & 3); allocated on first use. Used
+    // under the owner's hold: another thread's trim destroys what they keep.
     CacheBucket **buckets = nullptr;
     uint32_t nbuckets = 0;
 };
@@ -79,6 +90,55 @@ inline ThreadRecord *self() {
 
 // The registry of every record ever made (records are never freed).
 ThreadRecord *thread_list();
+
+// A barrier on every thread of the process that runs now: each executes a
+// full fence at some point during this call. It lets the other side of a
+// store-then-load handshake order its store and load with a compiler
+// barrier only (release_hazards() in handle.hpp, own_enter() below). False
+// when the system offers no way to do it (nothing was ordered).
+bool heavy_barrier();
+
+// --- the owner's hold on its record --------------------------------------
+//
+// A thread's retired list and event caches are its own: it uses them with
+// no lock. Another thread reaches into them only through steal_others(),
+// for evx_device_trim(). The owner's side is a plain store, a compiler
+// barrier and a load of its own steal flag; the thief's side sets the
+// flags, runs heavy_barrier() and waits for each owner's busy word to be 0.
+// So either the thief sees the owner's hold (and waits for its end), or the
+// owner sees the flag (and waits for the thief). Holds do not nest: a hold
+// covers list and stack operations only, never a free hook (which gives to
+// the cache) or a driver call.
+
+// The owner waits for a thief to be done with its record (cold).
+void own_wait(ThreadRecord *r) __attribute__((cold, noinline));
+
+inline void own_enter(ThreadRecord *r) {
+    r->busy.store(1, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (__builtin_expect(r->steal.load(std::memory_order_acquire) != 0, 0)) own_wait(r);
+}
+
+inline void own_leave(ThreadRecord *r) { r->busy.store(0, std::memory_order_release); }
+
+// The owner's hold for a block.
+class OwnHold {
+public:
+    explicit OwnHold(ThreadRecord *r) : r_(r) { own_enter(r_); }
+    ~OwnHold() { own_leave(r_); }
+    OwnHold(const OwnHold &) = delete;
+    OwnHold &operator=(const OwnHold &) = delete;
+
+private:
+    ThreadRecord *r_;
+};
+
+// Runs visit(self, other, arg) on every record but `self`, each while its
+// owner holds nothing and cannot start a hold. One thief at a time (a
+// mutex); the caller must hold nothing of its own record. False, with
+// nothing visited, when heavy_barrier() is not available.
+using StealVisit = void (*)(ThreadRecord *self, ThreadRecord *other, void *arg);
+bool steal_others(ThreadRecord *self, StealVisit visit, void *arg);
 
 // Work a module does for a thread that exits, before its record is left for
 // reuse: registered at library load (as the handle table's free hooks are),

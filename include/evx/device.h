@@ -143,11 +143,21 @@ EVX_API evx_status_t evx_device_stream_priority_range(int device, int *least,
  *
  * evx keeps the driver events of destroyed evx events and reuses them
  * for new ones (see evx_device_create_event()). This call destroys the ones
- * kept for @p device by the calling thread and in the cache all threads
- * share (another thread's own ones move there when that thread exits);
- * events in use or in pools are left alone. A kept event whose former work
- * is still pending is destroyed too: the driver frees it once that work
- * completes. Only needed to give memory back.
+ * kept for @p device, whichever thread destroyed their events and whichever
+ * thread keeps them, with no call of those threads; events in use or in
+ * pools are left alone, as is one a call of another thread still holds
+ * (it is kept as that call returns). So are the events of the timers
+ * another thread keeps for its next evx_device_create_timer(): that
+ * thread's trim or exit destroys them (the calling thread's go now). A
+ * kept event whose former work is still pending is destroyed too: the
+ * driver frees it once that work completes. Only needed to give memory
+ * back.
+ *
+ * Other threads' kept events are reached through a barrier on every
+ * thread of the process (membarrier(2), else a page-protection change);
+ * where the system offers neither, only the calling thread's are
+ * destroyed, and those of the cache all threads share (where a thread's
+ * go when it exits).
  *
  * @param device a device ordinal.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_DEVICE; a driver-loading
@@ -155,7 +165,8 @@ EVX_API evx_status_t evx_device_stream_priority_range(int device, int *least,
  *         `cuEventDestroy` it refused: the other kept events are destroyed
  *         all the same, and none is kept).
  *
- * Thread-safe.
+ * Thread-safe. An event create or destroy (or a timer's or timeline's) on
+ * another thread may wait while this call destroys what that thread keeps.
  */
 EVX_API evx_status_t evx_device_trim(int device);
 

@@ -95,16 +95,15 @@ EVX_API evx_status_t evx_device_create_event(int device, unsigned flags,
  * the driver event is reused or freed only once that work is done. An
  * event acquired from a pool goes back to its pool.
  *
- * When other threads are inside calls on the event, the event is reclaimed
- * as the last of those calls returns, with no later call of any thread: an
- * event from a pool is then back in its pool (idle or pending, not in use),
- * the driver event of an interprocess event or of one recorded in another
- * context is destroyed. The driver event of any other event joins those
- * evx keeps for reuse after at most 31 more destroys on this thread, an
- * evx_device_trim() on this thread (which destroys it) or this thread's
- * exit, whichever comes first, or, if a call still holds it then, as that
- * call returns: destroys of such events are collected, to look at other
- * threads' calls once per 32.
+ * Once every call on the event (of this thread or others) has returned, the
+ * event is reclaimed, with no later call of any thread and no thread's
+ * exit: an event from a pool is back in its pool (idle or pending, not in
+ * use), the driver event of an interprocess event or of one recorded in
+ * another context is destroyed, and that of any other event is among
+ * those evx keeps for reuse, where evx_device_trim() on any thread
+ * destroys it. (Its reuse by this thread's creates may wait for up to 31
+ * more destroys on this thread: such destroys are collected, to look at
+ * other threads' calls once per 32.)
  *
  * @param event the event.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE if @p event is not a

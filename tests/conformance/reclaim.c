@@ -7,8 +7,10 @@
  * have returned, with no further call of any thread and no thread exiting:
  * a pooled event is idle or pending again and can be acquired, an owned
  * driver stream is destroyed, an interprocess event's driver event is
- * destroyed, a timer's or timeline's driver events are back in evx's cache,
- * a notifier's internal streams are destroyed and its descriptor closed.
+ * destroyed, a plain event's, a timer's or timeline's driver events are back
+ * in evx's cache (for a plain event: where a trim on a third thread destroys
+ * it), a notifier's internal streams are destroyed and its descriptor
+ * closed.
  *
  * Each case runs three threads: B makes the racing call, A destroys or
  * releases, the case's thread checks. A and B then stay alive and idle
@@ -36,7 +38,7 @@
 #include "harness.h"
 #include "util.h"
 
-enum obj { O_POOL, O_IPC, O_STREAM, O_TIMER, O_TIMELINE, O_NOTIFIER };
+enum obj { O_POOL, O_IPC, O_PLAIN, O_STREAM, O_TIMER, O_TIMELINE, O_NOTIFIER };
 enum op { P_SYNC, P_QUERY, P_RECORD, P_WAIT, P_ELAPSED, P_WATCH };
 enum how { H_DESTROY, H_RELEASE };
 
@@ -44,7 +46,7 @@ typedef struct scene {
     int obj, op, how;
     int loop; /* B calls until the handle dies (real driver, calls that never wait) */
     evx_event_pool_t pool;
-    evx_event_t ev;     /* O_POOL, O_IPC: the event that dies */
+    evx_event_t ev;     /* O_POOL, O_IPC, O_PLAIN: the event that dies */
     evx_stream_t s;     /* the work stream (O_STREAM: the stream that dies) */
     evx_stream_t other; /* a second stream of the device */
     evx_event_t mark;   /* a recorded timing event of `other` */
@@ -81,6 +83,7 @@ static evx_status_t racing_call(scene *sc)
     switch (sc->obj) {
     case O_POOL:
     case O_IPC:
+    case O_PLAIN:
         switch (sc->op) {
         case P_SYNC: return evx_event_synchronize(sc->ev);
         case P_QUERY: return evx_event_query(sc->ev);
@@ -146,7 +149,8 @@ static evx_status_t end_object(scene *sc)
     case O_POOL:
         return sc->how == H_RELEASE ? evx_event_pool_release(sc->pool, sc->ev)
                                     : evx_event_destroy(sc->ev);
-    case O_IPC: return evx_event_destroy(sc->ev);
+    case O_IPC:
+    case O_PLAIN: return evx_event_destroy(sc->ev);
     case O_STREAM: return evx_stream_destroy(sc->s);
     case O_TIMER: return evx_timer_destroy(sc->timer);
     case O_NOTIFIER: return evx_notifier_destroy(sc->notifier);
@@ -209,6 +213,10 @@ static int scene_make(scene *sc, conf_gate *gate)
             NULL)
             return 0;
         break;
+    case O_PLAIN:
+        if ((sc->ev = make_event(0, 0)) == NULL)
+            return 0;
+        break;
     case O_TIMER:
         if (!EXPECT_OK(evx_device_create_timer(0, &sc->timer)) ||
             !EXPECT_OK(evx_timer_start(sc->timer, sc->s)))
@@ -250,7 +258,8 @@ static int scene_make(scene *sc, conf_gate *gate)
         return 0;
     switch (sc->obj) {
     case O_POOL:
-    case O_IPC: return EXPECT_OK(evx_event_record(sc->ev, sc->s));
+    case O_IPC:
+    case O_PLAIN: return EXPECT_OK(evx_event_record(sc->ev, sc->s));
     case O_TIMER: return EXPECT_OK(evx_timer_stop(sc->timer, sc->s));
     case O_TIMELINE: return EXPECT_OK(evx_timeline_mark(sc->timeline, sc->s, &n));
     default: return 1;
@@ -392,6 +401,15 @@ static int round_once(int obj, int op, int how, int *raced)
         EXPECTF(live_becomes(0, sc.base.events),
                 "the destroyed interprocess event's driver event is still alive after "
                 "both calls returned (events: want %lld)", sc.base.events);
+    if (h != NULL && obj == O_PLAIN) {
+        /* Kept for reuse, by A's or B's thread: a trim on this third thread
+         * reaches it wherever it is kept. */
+        trim_all();
+        EXPECTF(live_becomes(0, sc.base.events),
+                "the destroyed event's driver event is still alive after both calls "
+                "returned and a trim on another thread (events: want %lld)",
+                sc.base.events);
+    }
     astore(&sc.leave_b, 1);
     pthread_join(tb, NULL);
     b_started = 0;
@@ -424,7 +442,7 @@ out:
     } else if (obj == O_POOL) {
         if (sc.ev != NULL)
             EXPECT_OK(evx_event_pool_release(sc.pool, sc.ev));
-    } else if (obj == O_IPC) {
+    } else if (obj == O_IPC || obj == O_PLAIN) {
         drop_event(&sc.ev);
     } else if (obj == O_TIMER) {
         drop_timer(&sc.timer);
@@ -453,6 +471,81 @@ static void run(int obj, int op, int how)
                   "inside one)", raced);
 }
 
+/* A thread makes and destroys `n` plain events of its own (recorded), then
+ * stays parked: a trim on this thread destroys their driver events, whether
+ * the destroying thread still collects them (its batch: fewer than 32
+ * destroys) or keeps them in its own cache (the rest). */
+typedef struct churn {
+    int n;
+    evx_stream_t s;
+    evx_status_t st;
+    const char *call;
+    int done, leave;
+} churn;
+
+static void *churn_main(void *arg)
+{
+    churn *c = (churn *)arg;
+    evx_event_t ev[40];
+    int i, made = 0;
+    for (; made < c->n && c->st == EVX_SUCCESS; made++) {
+        if ((c->st = evx_device_create_event(0, 0, &ev[made])) != EVX_SUCCESS) {
+            c->call = "evx_device_create_event";
+            break;
+        }
+        if ((c->st = evx_event_record(ev[made], c->s)) != EVX_SUCCESS)
+            c->call = "evx_event_record";
+    }
+    for (i = 0; i < made; i++) {
+        evx_status_t st = evx_event_destroy(ev[i]);
+        if (st != EVX_SUCCESS && c->st == EVX_SUCCESS) {
+            c->st = st;
+            c->call = "evx_event_destroy";
+        }
+    }
+    astore(&c->done, 1);
+    (void)wait_flag(&c->leave, 1, 60000);
+    return NULL;
+}
+
+static void plain_trim(int n)
+{
+    churn c;
+    evx_host_live base;
+    pthread_t t;
+    if (host_debug_get() == NULL) {
+        conf_skip("a real driver cannot count its live events");
+        return;
+    }
+    memset(&c, 0, sizeof c);
+    c.n = n;
+    if ((c.s = make_stream(0)) == NULL)
+        return;
+    trim_all();
+    read_live(&base);
+    if (!EXPECT(pthread_create(&t, NULL, churn_main, &c) == 0)) {
+        drop_stream(&c.s);
+        return;
+    }
+    if (EXPECTF(wait_flag(&c.done, 1, 10000), "the destroying thread did not finish") &&
+        EXPECTF(c.st == EVX_SUCCESS, "%s returned %s on the destroying thread", c.call,
+                evx_status_name(c.st))) {
+        /* The destroying thread is parked: it makes no further call. */
+        trim_all();
+        EXPECTF(live_becomes(0, base.events),
+                "destroyed on a parked thread (%d events), their driver events are still "
+                "alive after a trim on another thread (events: want %lld)",
+                n, base.events);
+    }
+    astore(&c.leave, 1);
+    pthread_join(t, NULL);
+    EXPECT_OK(evx_stream_synchronize(c.s));
+    drop_stream(&c.s);
+}
+
+static void t_plain_trim_1(void) { plain_trim(1); }
+static void t_plain_trim_40(void) { plain_trim(40); }
+
 #define CASE(name, obj, op, how) \
     static void t_##name(void) { run(obj, op, how); }
 CASE(pool_release_sync, O_POOL, P_SYNC, H_RELEASE)
@@ -469,6 +562,11 @@ CASE(ipc_destroy_sync, O_IPC, P_SYNC, H_DESTROY)
 CASE(ipc_destroy_query, O_IPC, P_QUERY, H_DESTROY)
 CASE(ipc_destroy_record, O_IPC, P_RECORD, H_DESTROY)
 CASE(ipc_destroy_wait, O_IPC, P_WAIT, H_DESTROY)
+CASE(plain_destroy_sync, O_PLAIN, P_SYNC, H_DESTROY)
+CASE(plain_destroy_query, O_PLAIN, P_QUERY, H_DESTROY)
+CASE(plain_destroy_record, O_PLAIN, P_RECORD, H_DESTROY)
+CASE(plain_destroy_wait, O_PLAIN, P_WAIT, H_DESTROY)
+CASE(plain_destroy_elapsed, O_PLAIN, P_ELAPSED, H_DESTROY)
 CASE(stream_destroy_sync, O_STREAM, P_SYNC, H_DESTROY)
 CASE(stream_destroy_query, O_STREAM, P_QUERY, H_DESTROY)
 CASE(stream_destroy_record, O_STREAM, P_RECORD, H_DESTROY)
@@ -496,6 +594,13 @@ const conf_case conf_reclaim_cases[] = {
     {"reclaim.ipc_event_destroy_during_query", t_ipc_destroy_query},
     {"reclaim.ipc_event_destroy_during_record", t_ipc_destroy_record},
     {"reclaim.ipc_event_destroy_during_wait", t_ipc_destroy_wait},
+    {"reclaim.plain_event_destroy_during_synchronize", t_plain_destroy_sync},
+    {"reclaim.plain_event_destroy_during_query", t_plain_destroy_query},
+    {"reclaim.plain_event_destroy_during_record", t_plain_destroy_record},
+    {"reclaim.plain_event_destroy_during_wait", t_plain_destroy_wait},
+    {"reclaim.plain_event_destroy_during_elapsed", t_plain_destroy_elapsed},
+    {"reclaim.plain_events_trimmed_from_another_thread_1", t_plain_trim_1},
+    {"reclaim.plain_events_trimmed_from_another_thread_40", t_plain_trim_40},
     {"reclaim.stream_destroy_during_synchronize", t_stream_destroy_sync},
     {"reclaim.stream_destroy_during_query", t_stream_destroy_query},
     {"reclaim.stream_destroy_during_record", t_stream_destroy_record},

@@ -25,8 +25,10 @@
  * notifier, event, timer, timeline and stream in the table destroyed; each
  * pool then counts no event in use, and on the host emulation the live
  * streams, contexts and host functions are back to the start of the run.
- * (Live driver events are counted only at the end, after a trim: each
- * worker keeps destroyed events' driver events for reuse until it exits.)
+ * (Live driver events are counted only at the end, after a trim: a trim
+ * here would reach the workers' kept driver events, but each worker also
+ * keeps up to four freed timers, events and all, until its own trim or
+ * its exit.)
  * The keeper is made again and the workers go on.
  *
  * A watchdog thread turns a hang into a failure: a worker whose call has not

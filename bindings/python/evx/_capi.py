@@ -806,11 +806,19 @@ evx_device_trim = Prototype(
 
     evx keeps the driver events of destroyed evx events and reuses them for
     new ones (see evx_device_create_event()). This call destroys the ones kept
-    for device by the calling thread and in the cache all threads share
-    (another thread's own ones move there when that thread exits); events in
-    use or in pools are left alone. A kept event whose former work is still
-    pending is destroyed too: the driver frees it once that work completes.
-    Only needed to give memory back.
+    for device, whichever thread destroyed their events and whichever thread
+    keeps them, with no call of those threads; events in use or in pools are
+    left alone, as is one a call of another thread still holds (it is kept as
+    that call returns). So are the events of the timers another thread keeps
+    for its next evx_device_create_timer(): that thread's trim or exit
+    destroys them (the calling thread's go now). A kept event whose former
+    work is still pending is destroyed too: the driver frees it once that work
+    completes. Only needed to give memory back.
+
+    Other threads' kept events are reached through a barrier on every thread
+    of the process (membarrier(2), else a page-protection change); where the
+    system offers neither, only the calling thread's are destroyed, and those
+    of the cache all threads share (where a thread's go when it exits).
 
     device: a device ordinal.
 
@@ -819,7 +827,8 @@ evx_device_trim = Prototype(
     it refused: the other kept events are destroyed all the same, and none is
     kept).
 
-    Thread-safe.
+    Thread-safe. An event create or destroy (or a timer's or timeline's) on
+    another thread may wait while this call destroys what that thread keeps.
     """)
 
 # evx_status_t evx_driver_get_path(const char **path)
@@ -938,16 +947,15 @@ evx_event_destroy = Prototype(
     the driver event is reused or freed only once that work is done. An event
     acquired from a pool goes back to its pool.
 
-    When other threads are inside calls on the event, the event is reclaimed
-    as the last of those calls returns, with no later call of any thread: an
-    event from a pool is then back in its pool (idle or pending, not in use),
+    Once every call on the event (of this thread or others) has returned, the
+    event is reclaimed, with no later call of any thread and no thread's exit:
+    an event from a pool is back in its pool (idle or pending, not in use),
     the driver event of an interprocess event or of one recorded in another
-    context is destroyed. The driver event of any other event joins those evx
-    keeps for reuse after at most 31 more destroys on this thread, an
-    evx_device_trim() on this thread (which destroys it) or this thread's
-    exit, whichever comes first, or, if a call still holds it then, as that
-    call returns: destroys of such events are collected, to look at other
-    threads' calls once per 32.
+    context is destroyed, and that of any other event is among those evx keeps
+    for reuse, where evx_device_trim() on any thread destroys it. (Its reuse
+    by this thread's creates may wait for up to 31 more destroys on this
+    thread: such destroys are collected, to look at other threads' calls once
+    per 32.)
 
     event: the event.
 
