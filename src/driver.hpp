@@ -73,7 +73,17 @@ namespace evx {
     X(cuStreamIsCapturing, cuStreamIsCapturing, kOptionalEntry, 0, 0, CUresult(CUstream, CUstreamCaptureStatus *)) \
     /* The thread's capture interaction mode, for the queries evx makes for \
        its own bookkeeping (internal_event_query()). */ \
-    X(cuThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, kOptionalEntry, 0, 0, CUresult(CUstreamCaptureMode *))
+    X(cuThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, kOptionalEntry, 0, 0, CUresult(CUstreamCaptureMode *)) \
+    /* Fences (fence.cpp), which refuse to work without them: attributes, \
+       pinned host memory and the 64-bit stream memory operations. */ \
+    X(cuDeviceGetAttribute, cuDeviceGetAttribute, kOptionalEntry, 0, 0, CUresult(int *, CUdevice_attribute, CUdevice)) \
+    X(cuMemHostAlloc, cuMemHostAlloc, kOptionalEntry, 0, 0, CUresult(void **, size_t, unsigned)) \
+    X(cuMemFreeHost, cuMemFreeHost, kOptionalEntry, 0, 0, CUresult(void *)) \
+    X(cuMemHostGetDevicePointer, cuMemHostGetDevicePointer, kOptionalEntry, 0, 0, CUresult(CUdeviceptr *, void *, unsigned)) \
+    X(cuMemHostRegister, cuMemHostRegister, kOptionalEntry, 0, 0, CUresult(void *, size_t, unsigned)) \
+    X(cuMemHostUnregister, cuMemHostUnregister, kOptionalEntry, 0, 0, CUresult(void *)) \
+    X(cuStreamWriteValue64, cuStreamWriteValue64, kOptionalEntry, 0, 0, CUresult(CUstream, CUdeviceptr, cuuint64_t, unsigned)) \
+    X(cuStreamWaitValue64, cuStreamWaitValue64, kOptionalEntry, 0, 0, CUresult(CUstream, CUdeviceptr, cuuint64_t, unsigned))
 // clang-format on
 
 constexpr bool kRequiredEntry = true;

@@ -209,6 +209,7 @@ const char *kind_name(uint32_t kind) {
     case kTimer: return "timer";
     case kTimeline: return "timeline";
     case kNotifier: return "notifier";
+    case kFence: return "fence";
     default: return nullptr;
     }
 }

@@ -35,6 +35,7 @@ enum Kind : uint32_t {
     kTimer = 4,
     kTimeline = 5,
     kNotifier = 6,
+    kFence = 7,
 };
 
 // "event", "stream", ...; nullptr for a tag that is no kind.

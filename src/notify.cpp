@@ -49,8 +49,10 @@
 
 #include "driver.hpp"
 #include "error.hpp"
+#include "evx/fence.h"
 #include "evx/notify.h"
 #include "evx/status.h"
+#include "fence.hpp"
 #include "handle.hpp"
 #include "objects.hpp"
 #include "scope.hpp"
@@ -328,13 +330,24 @@ bool queue_for_pump(Notifier *n, DeviceLanes &d, Lane *lane, Watch *w) {
 // The watch of both public calls, the notifier and event held by hazards.
 // It takes the notifier's mutex twice when a lane is free: to count the
 // watch (and take its lane), and to queue it for the pump.
+// What a fence watch waits for (evx_notifier_watch_fence): a stream wait on
+// the fence's word in place of the event's cuStreamWaitEvent.
+struct ValueWait {
+    int device;
+    bool reached;  // the counter is there already
+    CUdeviceptr addr;
+    uint64_t value;
+};
+
 evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, Event *e,
-                   uint64_t token, evx_notify_fn_t cb, void *user_data) {
-    // Complete already (never recorded in this life, or the driver says so):
-    // nothing to wait for.
-    bool complete = !e->recorded.load(std::memory_order_acquire);
+                   uint64_t token, evx_notify_fn_t cb, void *user_data,
+                   const ValueWait *vw = nullptr) {
+    const int device = vw ? vw->device : e->device;
+    // Complete already (never recorded in this life, or the driver says so;
+    // a fence's value reached): nothing to wait for.
+    bool complete = vw ? vw->reached : !e->recorded.load(std::memory_order_acquire);
     CUresult q = CUDA_ERROR_NOT_READY;
-    if (!complete) {
+    if (!complete && !vw) {
         q = internal_event_query(e->cu.load(std::memory_order_acquire));
         complete = q == CUDA_SUCCESS;
     }
@@ -353,13 +366,21 @@ evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, 
             return 0;
         }
         ++n->pending;
-        lane = pick_lane(n, n->devices[e->device]);
+        lane = pick_lane(n, n->devices[device]);
     }
     evx_status_t st = 0;
     Watch *w = new (std::nothrow) Watch{n, nullptr, token, cb, user_data};
     if (!w) st = fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
-    if (!st && !lane) st = take_lane(fn, n, e->device, &lane);
-    if (!st && !complete) {
+    if (!st && !lane) st = take_lane(fn, n, device, &lane);
+    if (!st && !complete && vw) {
+        const CUresult res =
+            cu().cuStreamWaitValue64(lane->cu, vw->addr, vw->value, CU_STREAM_WAIT_VALUE_GEQ);
+        if (res != CUDA_SUCCESS)
+            st = driver_failed(res, fn, "cuStreamWaitValue64",
+                               "an internal stream of device %d, fence 0x%" PRIx64
+                               ", value %" PRIu64,
+                               device, handle_value(eh), vw->value);
+    } else if (!st && !complete) {
         const CUresult res =
             cu().cuStreamWaitEvent(lane->cu, e->cu.load(std::memory_order_acquire), 0);
         if (res != CUDA_SUCCESS)
@@ -375,7 +396,7 @@ evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, 
             // wait for GPU work (see the top of the file), and the caller
             // must not. At once here only if the pump cannot be made.
             std::lock_guard<std::mutex> lk(n->mu);
-            DeviceLanes &d = n->devices[e->device];
+            DeviceLanes &d = n->devices[device];
             launch = !queue_for_pump(n, d, lane, w);
             if (launch) ++d.inflight;
         }
@@ -383,11 +404,11 @@ evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, 
         const CUresult res = cu().cuLaunchHostFunc(lane->cu, deliver, w);
         if (res == CUDA_SUCCESS) return 0;
         std::lock_guard<std::mutex> lk(n->mu);
-        DeviceLanes &d = n->devices[e->device];
+        DeviceLanes &d = n->devices[device];
         --d.inflight;
         if (d.lanes_queued) n->pump_cv.notify_one();
         st = driver_failed(res, fn, "cuLaunchHostFunc", "an internal stream of device %d",
-                           e->device);
+                           device);
     }
     delete w;
     std::lock_guard<std::mutex> lk(n->mu);
@@ -547,6 +568,23 @@ EVX_API evx_status_t evx_notifier_watch_callback(evx_notifier_t notifier, evx_ev
                       [&](Slot &sn, Slot &se) {
                           return watch(fn, notifier, static_cast<Notifier *>(sn.obj), event,
                                        &se.event, 0, cb, user_data);
+                      });
+}
+
+EVX_API evx_status_t evx_notifier_watch_fence(evx_notifier_t notifier, evx_fence_t fence,
+                                              uint64_t value, uint64_t token) {
+    static const char fn[] = "evx_notifier_watch_fence";
+    if (value > EVX_FENCE_MAX_VALUE)
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: value %" PRIu64 " is above EVX_FENCE_MAX_VALUE (2^63 - 1)", fn, value);
+    return with_live2(fn, notifier, kNotifier, "notifier", fence, kFence, "fence",
+                      [&](Slot &sn, Slot &sf) {
+                          Fence *f = static_cast<Fence *>(sf.obj);
+                          const bool reached = fence_value(f) >= value;
+                          if (!reached) fence_mark_used(f);
+                          const ValueWait vw{f->device, reached, f->dptr, value};
+                          return watch(fn, notifier, static_cast<Notifier *>(sn.obj), fence,
+                                       nullptr, token, nullptr, nullptr, &vw);
                       });
 }
 

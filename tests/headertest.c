@@ -94,10 +94,15 @@ static const any_fn all_functions[] = {
     FN(evx_timeline_reset),
 };
 
-/* evx/ipc.h, evx/capture.h, evx/lifetime.h */
+/* evx/ipc.h, evx/capture.h, evx/lifetime.h, evx/fence.h */
 static const any_fn engine_functions[] = {
     FN(evx_event_get_ipc_handle), FN(evx_device_open_ipc_event),
     FN(evx_stream_get_capture_status), FN(evx_stream_wrap_external_with_release),
+    /* evx/fence.h */
+    FN(evx_device_create_fence), FN(evx_fence_destroy), FN(evx_fence_signal),
+    FN(evx_stream_wait_fence), FN(evx_fence_signal_host), FN(evx_fence_get_value),
+    FN(evx_fence_wait_host), FN(evx_fence_get_ipc_handle), FN(evx_device_open_ipc_fence),
+    FN(evx_notifier_watch_fence),
 };
 
 int main(void)

@@ -25,5 +25,6 @@
 #include "evx/ipc.h"
 #include "evx/capture.h"
 #include "evx/lifetime.h"
+#include "evx/fence.h"
 
 #endif /* EVX_EVX_H */

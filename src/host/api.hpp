@@ -90,6 +90,18 @@ CUresult event_query(CUevent e);
 CUresult event_synchronize(CUevent e);
 CUresult event_elapsed_time(float *ms, CUevent start, CUevent end);
 
+// memops.cpp: pinned host memory (the device sees it at the same address,
+// as under unified addressing) and the 64-bit stream memory operations.
+CUresult mem_host_alloc(void **pp, std::size_t bytes, unsigned flags);
+CUresult mem_free_host(void *p);
+CUresult mem_host_get_device_pointer(CUdeviceptr *dptr, void *p, unsigned flags);
+CUresult mem_host_register(void *p, std::size_t bytes, unsigned flags);
+CUresult mem_host_unregister(void *p);
+CUresult stream_write_value64(CUstream h, CUdeviceptr addr, cuuint64_t value, unsigned flags,
+                              bool ptsz);
+CUresult stream_wait_value64(CUstream h, CUdeviceptr addr, cuuint64_t value, unsigned flags,
+                             bool ptsz);
+
 // ipc.cpp
 CUresult ipc_get_event_handle(CUipcEventHandle *handle, CUevent e);
 CUresult ipc_open_event_handle(CUevent *ph, CUipcEventHandle handle);

@@ -226,6 +226,15 @@ CUresult device_get_attribute(int *value, CUdevice_attribute attr, CUdevice dev)
     case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *value = dev; return CUDA_SUCCESS;
     case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID:
     case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: *value = 0; return CUDA_SUCCESS;
+    // Stream memory operations on mapped host memory (memops.cpp); no
+    // flush of remote writes (there is no remote writer to flush).
+    case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM:
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS:
+    case CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR: *value = 1; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES: *value = 0; return CUDA_SUCCESS;
     default: return CUDA_ERROR_INVALID_VALUE;  // not modelled
     }
 }

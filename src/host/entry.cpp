@@ -28,6 +28,10 @@
 #undef cuStreamBeginCapture
 #undef cuStreamGetCaptureInfo
 #undef cuGraphInstantiate
+#undef cuMemHostGetDevicePointer
+#undef cuMemHostRegister
+#undef cuStreamWriteValue64
+#undef cuStreamWaitValue64
 
 #define EVXH_API extern "C" __attribute__((visibility("default")))
 // An injected fault (debug.cpp) fails the call before it does anything.
@@ -124,6 +128,16 @@ EVXH_STREAM_CALL(cuStreamGetFlags, "cuStreamGetFlags", stream_get_flags, (CUstre
 EVXH_STREAM_CALL(cuStreamGetDevice, "cuStreamGetDevice", stream_get_device, (CUstream s, CUdevice *d), EVXH_ARGS(s, d))
 EVXH_STREAM_CALL(cuStreamGetCtx, "cuStreamGetCtx", stream_get_ctx, (CUstream s, CUcontext *c), EVXH_ARGS(s, c, nullptr))
 EVXH_STREAM_CALL(cuStreamGetCtx_v2, "cuStreamGetCtx", stream_get_ctx, (CUstream s, CUcontext *c, CUgreenCtx *g), EVXH_ARGS(s, c, g))
+EVXH_CALL(cuMemHostAlloc, "cuMemHostAlloc", (void **p, size_t n, unsigned int f), mem_host_alloc(p, n, f))
+EVXH_CALL(cuMemFreeHost, "cuMemFreeHost", (void *p), mem_free_host(p))
+EVXH_CALL(cuMemHostGetDevicePointer_v2, "cuMemHostGetDevicePointer", (CUdeviceptr *d, void *p, unsigned int f),
+          mem_host_get_device_pointer(d, p, f))
+EVXH_CALL(cuMemHostRegister_v2, "cuMemHostRegister", (void *p, size_t n, unsigned int f), mem_host_register(p, n, f))
+EVXH_CALL(cuMemHostUnregister, "cuMemHostUnregister", (void *p), mem_host_unregister(p))
+EVXH_STREAM_CALL(cuStreamWriteValue64_v2, "cuStreamWriteValue64", stream_write_value64,
+                 (CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f), EVXH_ARGS(s, a, v, f))
+EVXH_STREAM_CALL(cuStreamWaitValue64_v2, "cuStreamWaitValue64", stream_wait_value64,
+                 (CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f), EVXH_ARGS(s, a, v, f))
 EVXH_STREAM_CALL(cuStreamIsCapturing, "cuStreamIsCapturing", stream_is_capturing, (CUstream s, CUstreamCaptureStatus *st),
                  EVXH_ARGS(s, st))
 EVXH_STREAM_CALL(cuStreamBeginCapture_v2, "cuStreamBeginCapture", stream_begin_capture,
@@ -217,6 +231,15 @@ const Proc kProcs[] = {
     {"cuStreamGetCtx",
      {{9020, fn(&cuStreamGetCtx), fn(&cuStreamGetCtx_ptsz)}, {12050, fn(&cuStreamGetCtx_v2), fn(&cuStreamGetCtx_v2_ptsz)}}},
     EVXH_PT("cuStreamIsCapturing", 10000, &cuStreamIsCapturing),
+    EVXH_P1("cuMemHostAlloc", 2020, &cuMemHostAlloc),
+    EVXH_P1("cuMemFreeHost", 2000, &cuMemFreeHost),
+    EVXH_P1("cuMemHostGetDevicePointer", 3020, &cuMemHostGetDevicePointer_v2),
+    EVXH_P1("cuMemHostRegister", 6050, &cuMemHostRegister_v2),
+    EVXH_P1("cuMemHostUnregister", 4000, &cuMemHostUnregister),
+    // The v1 (9.0) and v2 (11.7) memory operations share a signature; the
+    // emulation has the v2 semantics (no opt-in needed) for both.
+    EVXH_PT("cuStreamWriteValue64", 9000, &cuStreamWriteValue64_v2),
+    EVXH_PT("cuStreamWaitValue64", 9000, &cuStreamWaitValue64_v2),
     EVXH_P1("cuThreadExchangeStreamCaptureMode", 10010, &cuThreadExchangeStreamCaptureMode),
     EVXH_PT("cuStreamBeginCapture", 10010, &cuStreamBeginCapture_v2),
     EVXH_PT("cuStreamEndCapture", 10000, &cuStreamEndCapture),

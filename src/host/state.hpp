@@ -42,7 +42,7 @@ struct Dep {
 
 // One piece of queued work.
 struct Item {
-    enum class Kind { Record, HostFn, Wait };
+    enum class Kind { Record, HostFn, Wait, WriteValue, WaitValue };
     Kind kind = Kind::Wait;
     std::uint64_t seq = 0;
     std::vector<Dep> deps;          // waited for before the item runs
@@ -52,6 +52,9 @@ struct Item {
     void *data = nullptr;
     std::shared_ptr<IpcLink> ipc;   // Wait: also for this IPC event's record
     std::uint64_t ipc_gen = 0;
+    std::uint64_t *addr = nullptr;  // WriteValue, WaitValue (memops.cpp)
+    std::uint64_t value = 0;
+    unsigned flags = 0;
 };
 
 struct Stream {
@@ -284,6 +287,10 @@ CUresult capture_legacy_check(const Stream &s);
 void capture_stream_gone(const std::shared_ptr<Stream> &s);
 
 std::int64_t now_ns();
+
+// --- memops.cpp (host memory and stream memory operations)
+void run_write_value(const Item &it);  // a worker reached a WriteValue item
+void run_wait_value(const Item &it);   // blocks until its condition holds
 
 // --- ipc.cpp (INTERPROCESS events; see its header comment)
 CUresult ipc_attach(Event &ev);                   // at cuEventCreate

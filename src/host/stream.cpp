@@ -41,6 +41,8 @@ void run_item(Stream &s, Item &it) {
     case Item::Kind::Wait:
         if (it.ipc) ipc_wait(*it.ipc, it.ipc_gen);  // a record of any process
         break;
+    case Item::Kind::WriteValue: run_write_value(it); break;
+    case Item::Kind::WaitValue: run_wait_value(it); break;
     }
 }
 

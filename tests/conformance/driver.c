@@ -198,6 +198,8 @@ int conf_child_main(const char *mode)
         return conf_fault_child(mode);
     if (strcmp(mode, "ipc-peer") == 0)
         return conf_ipc_child();
+    if (strcmp(mode, "fence-peer") == 0)
+        return conf_fence_child();
     fprintf(stderr, "unknown child mode %s\n", mode);
     return 2;
 }

@@ -53,6 +53,7 @@ extern const conf_case conf_lifetime_cases[];
 extern const conf_case conf_capture_cases[];
 extern const conf_case conf_contexts_cases[];
 extern const conf_case conf_reclaim_cases[];
+extern const conf_case conf_fence_cases[];
 
 /* Child modes run by some cases in a fresh process (argv[1] == "--child"). */
 int conf_child_main(const char *mode);
@@ -60,6 +61,8 @@ int conf_child_main(const char *mode);
 int conf_fault_child(const char *mode);
 /* The second process of ipc.two_processes (mode "ipc-peer", ipc.c). */
 int conf_ipc_child(void);
+/* The second process of fence.ipc_two_processes (mode "fence-peer", fences.c). */
+int conf_fence_child(void);
 
 int conf_expect_status(evx_status_t got, evx_status_t want, const char *text,
                        const char *file, int line);

@@ -28,6 +28,19 @@ EVX_VERSION_NUMBER = 10000
 #: Patch version: changes for fixes that leave the ABI alone.
 EVX_VERSION_PATCH = 0
 
+#: Flags of evx_device_create_fence(): none.
+EVX_FENCE_DEFAULT = 0
+
+#: The fence may be exported to other processes (evx_fence_get_ipc_handle()).
+EVX_FENCE_INTERPROCESS = 1
+
+#: The largest value a fence may hold: 2^63 - 1 (the GPU's wait compares
+#: cyclically, so values stay below 2^63).
+EVX_FENCE_MAX_VALUE = 9223372036854775807
+
+#: The size of an IPC fence handle, in bytes.
+EVX_IPC_FENCE_HANDLE_SIZE = 64
+
 #: The size of an IPC event handle, in bytes (`CU_IPC_HANDLE_SIZE`).
 EVX_IPC_HANDLE_SIZE = 64
 
@@ -545,6 +558,11 @@ evx_timeline_t = _ct.c_void_p  # opaque handle: struct evx_timeline_ *
 #: A timer: a start and a stop mark on streams of one device.
 evx_timer_t = _ct.c_void_p  # opaque handle: struct evx_timer_ *
 
+#: A fence: a counter of a device that only grows. Opaque; checked on every
+#: call (a zero, forged, stale or destroyed handle gets
+#: EVX_ERROR_INVALID_HANDLE, never a crash).
+evx_fence_t = _ct.c_void_p  # opaque handle: struct evx_fence_s *
+
 #: The release callback of evx_stream_wrap_external_with_release().
 evx_release_fn_t = _ct.CFUNCTYPE(None, _ct.c_void_p)
 
@@ -562,6 +580,18 @@ evx_host_fn_t = _ct.CFUNCTYPE(None, _ct.c_void_p)
 
 # --------------------------------------------------------------------------
 # Structs
+
+
+class evx_ipc_fence_handle(_ct.Structure):
+    """An exported fence: plain bytes. Copy it, send it, compare it with `memcmp`.
+
+    C: struct evx_ipc_fence_handle (include/evx/fence.h): 64 bytes, aligned to 1.
+    """
+
+    _fields_ = [
+        # Opaque bytes, meaningful only to evx on the same machine.
+        ("reserved", (_ct.c_ubyte * 64)),  # offset 0
+    ]
 
 
 class evx_ipc_event_handle(_ct.Structure):
@@ -650,6 +680,7 @@ class evx_event_pool_stats(_ct.Structure):
         ("exhausted_total", _ct.c_uint64),  # offset 40
     ]
 
+evx_ipc_fence_handle_t = evx_ipc_fence_handle
 evx_ipc_event_handle_t = evx_ipc_event_handle
 evx_notifier_options_t = evx_notifier_options
 evx_event_pool_options_t = evx_event_pool_options
@@ -1146,6 +1177,236 @@ evx_event_synchronize = Prototype(
     EVX_ERROR_INVALID_HANDLE; a status from the driver.
 
     Thread-safe; takes no global lock.
+    """)
+
+# evx_status_t evx_device_create_fence(int device, uint64_t initial_value, unsigned int flags, evx_fence_t *out)
+#   Makes a fence of a device.
+evx_device_create_fence = Prototype(
+    "evx_device_create_fence", evx_status_t,
+    (("device", _ct.c_int), ("initial_value", _ct.c_uint64), ("flags", _ct.c_uint), ("out", _ct.POINTER(evx_fence_t)),),
+    """evx_status_t evx_device_create_fence(int device, uint64_t initial_value, unsigned int flags, evx_fence_t *out)
+
+    Makes a fence of a device.
+
+    device: the device, 0 to evx_device_count() - 1.
+
+    initial_value: the counter's first value, at most EVX_FENCE_MAX_VALUE.
+
+    flags: EVX_FENCE_DEFAULT or EVX_FENCE_INTERPROCESS.
+
+    out [out]: receives the fence.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if out is NULL, flags has
+    unknown bits or initial_value is above EVX_FENCE_MAX_VALUE;
+    EVX_ERROR_INVALID_DEVICE if device is out of range;
+    EVX_ERROR_NOT_SUPPORTED if the driver lacks stream memory operations or
+    the device lacks an attribute they need (the message names it);
+    EVX_ERROR_OUT_OF_MEMORY; a status from the driver. On failure `*out` is
+    NULL when out is not NULL.
+
+    Thread-safe.
+    """)
+
+# evx_status_t evx_device_open_ipc_fence(int device, const evx_ipc_fence_handle_t *handle, evx_fence_t *out)
+#   Opens a fence exported by another process, as a fence of
+evx_device_open_ipc_fence = Prototype(
+    "evx_device_open_ipc_fence", evx_status_t,
+    (("device", _ct.c_int), ("handle", _ct.POINTER(evx_ipc_fence_handle_t)), ("out", _ct.POINTER(evx_fence_t)),),
+    """evx_status_t evx_device_open_ipc_fence(int device, const evx_ipc_fence_handle_t *handle, evx_fence_t *out)
+
+    Opens a fence exported by another process, as a fence of
+
+    device. Either process may then signal it and wait for it; the rule that
+    values grow holds across the processes.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if handle or out is NULL, or
+    the handle names no live fence of this machine; EVX_ERROR_INVALID_DEVICE;
+    EVX_ERROR_INVALID_CONTEXT if the handle was exported by this same process
+    (as the driver answers for IPC events); EVX_ERROR_NOT_SUPPORTED as for
+    evx_device_create_fence(); a status from the driver. On failure `*out` is
+    NULL when out is not NULL.
+
+    Thread-safe.
+    """)
+
+# evx_status_t evx_fence_destroy(evx_fence_t fence)
+#   Ends a fence's handle. Work already queued on it still runs (see the
+#   group's text).
+evx_fence_destroy = Prototype(
+    "evx_fence_destroy", evx_status_t,
+    (("fence", evx_fence_t),),
+    """evx_status_t evx_fence_destroy(evx_fence_t fence)
+
+    Ends a fence's handle. Work already queued on it still runs (see the group's text).
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE if fence is not a live
+    fence (a second destroy included).
+
+    Thread-safe.
+    """)
+
+# evx_status_t evx_fence_get_ipc_handle(evx_fence_t fence, evx_ipc_fence_handle_t *out)
+#   Exports a fence made with EVX_FENCE_INTERPROCESS for another process of the
+#   same machine.
+evx_fence_get_ipc_handle = Prototype(
+    "evx_fence_get_ipc_handle", evx_status_t,
+    (("fence", evx_fence_t), ("out", _ct.POINTER(evx_ipc_fence_handle_t)),),
+    """evx_status_t evx_fence_get_ipc_handle(evx_fence_t fence, evx_ipc_fence_handle_t *out)
+
+    Exports a fence made with EVX_FENCE_INTERPROCESS for another process of the same machine.
+
+    The counter of such a fence is a POSIX shared-memory object (`/dev/shm`)
+    that each process maps and registers with the driver
+    (`cuMemHostRegister`). The handle holds its name. The exporting process
+    must keep its fence alive until every peer has opened it (destroying it
+    removes the name; peers that opened it before keep working). Processes in
+    containers need a shared `/dev/shm` (for example `docker run --ipc=host`,
+    or `--ipc=container:NAME`).
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if out is NULL;
+    EVX_ERROR_INVALID_HANDLE if fence is not live, or was made without
+    EVX_FENCE_INTERPROCESS.
+
+    Thread-safe.
+    """)
+
+# evx_status_t evx_fence_get_value(evx_fence_t fence, uint64_t *value)
+#   Reads the counter (a plain load: no driver call).
+evx_fence_get_value = Prototype(
+    "evx_fence_get_value", evx_status_t,
+    (("fence", evx_fence_t), ("value", _ct.POINTER(_ct.c_uint64)),),
+    """evx_status_t evx_fence_get_value(evx_fence_t fence, uint64_t *value)
+
+    Reads the counter (a plain load: no driver call).
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE; EVX_ERROR_INVALID_VALUE if
+    value is NULL.
+
+    Thread-safe.
+    """)
+
+# evx_status_t evx_fence_signal(evx_fence_t fence, evx_stream_t stream, uint64_t value)
+#   Queues on a stream a signal of the fence: when the stream's work queued
+#   before it is done, the counter becomes value (`cuStreamWriteValue64`).
+evx_fence_signal = Prototype(
+    "evx_fence_signal", evx_status_t,
+    (("fence", evx_fence_t), ("stream", evx_stream_t), ("value", _ct.c_uint64),),
+    """evx_status_t evx_fence_signal(evx_fence_t fence, evx_stream_t stream, uint64_t value)
+
+    Queues on a stream a signal of the fence: when the stream's work queued before it is done, the counter becomes value (`cuStreamWriteValue64`).
+
+    fence: the fence.
+
+    stream: a stream of the fence's device.
+
+    value: above every value signalled or queued before on the fence, at most
+    EVX_FENCE_MAX_VALUE.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE if fence or stream is not
+    live, or the stream is of another device; EVX_ERROR_INVALID_VALUE if value
+    is not above the last value signalled or queued (the message names both)
+    or above EVX_FENCE_MAX_VALUE; a status from the driver (then nothing is
+    queued and the value counts as never queued).
+
+    Thread-safe.
+    """)
+
+# evx_status_t evx_fence_signal_host(evx_fence_t fence, uint64_t value)
+#   Sets the counter to value from the host, now.
+evx_fence_signal_host = Prototype(
+    "evx_fence_signal_host", evx_status_t,
+    (("fence", evx_fence_t), ("value", _ct.c_uint64),),
+    """evx_status_t evx_fence_signal_host(evx_fence_t fence, uint64_t value)
+
+    Sets the counter to value from the host, now.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE; EVX_ERROR_INVALID_VALUE if
+    value is not above the last value signalled or queued (the message names
+    both) or above EVX_FENCE_MAX_VALUE; EVX_ERROR_ILLEGAL_STATE if a signal
+    queued on a stream has not run yet (it would set the counter back when it
+    runs; the message names its value).
+
+    Thread-safe; makes no driver call.
+    """)
+
+# evx_status_t evx_fence_wait_host(evx_fence_t fence, uint64_t value, uint64_t timeout_ns)
+#   Waits on the host until the counter is at least value, or
+evx_fence_wait_host = Prototype(
+    "evx_fence_wait_host", evx_status_t,
+    (("fence", evx_fence_t), ("value", _ct.c_uint64), ("timeout_ns", _ct.c_uint64),),
+    """evx_status_t evx_fence_wait_host(evx_fence_t fence, uint64_t value, uint64_t timeout_ns)
+
+    Waits on the host until the counter is at least value, or
+
+    timeout_ns nanoseconds have passed.
+
+    The calling thread spins for at most a few microseconds, then sleeps: a
+    host signal (in any process) wakes it at once; a signal from a stream is
+    seen within the thread's next wake-up, which comes at most about 100
+    microseconds apart (the GPU's write raises no interrupt).
+
+    fence: the fence.
+
+    value: the value to wait for, at most EVX_FENCE_MAX_VALUE.
+
+    timeout_ns: how long to wait at most; 0 only looks (a query); `UINT64_MAX`
+    waits without limit.
+
+    Returns: EVX_SUCCESS when the counter is at least value; EVX_ERROR_TIMEOUT
+    when it is not by the timeout (the message names the value reached);
+    EVX_ERROR_INVALID_HANDLE; EVX_ERROR_INVALID_VALUE if value is above
+    EVX_FENCE_MAX_VALUE.
+
+    Thread-safe.
+    """)
+
+# evx_status_t evx_notifier_watch_fence(evx_notifier_t notifier, evx_fence_t fence, uint64_t value, uint64_t token)
+#   Watches a fence: queues token in the notifier when the counter reaches
+#   value (see evx/notify.h).
+evx_notifier_watch_fence = Prototype(
+    "evx_notifier_watch_fence", evx_status_t,
+    (("notifier", evx_notifier_t), ("fence", evx_fence_t), ("value", _ct.c_uint64), ("token", _ct.c_uint64),),
+    """evx_status_t evx_notifier_watch_fence(evx_notifier_t notifier, evx_fence_t fence, uint64_t value, uint64_t token)
+
+    Watches a fence: queues token in the notifier when the counter reaches value (see evx/notify.h).
+
+    The watch is a `cuStreamWaitValue64` on an internal stream of the notifier
+    followed by the same delivery as an event's watch: no thread polls, none
+    blocks per watch. A value reached already is delivered by the call itself.
+    A watch holds its internal stream until the value is reached, and
+    evx_notifier_destroy() waits for every pending watch: reach the values
+    watched (or leave no watch pending) before destroying the notifier.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE for a notifier or fence
+    that is not live; EVX_ERROR_INVALID_VALUE if value is above
+    EVX_FENCE_MAX_VALUE; EVX_ERROR_OUT_OF_MEMORY; a status from the driver.
+
+    Thread-safe; never blocks on GPU work.
+    """)
+
+# evx_status_t evx_stream_wait_fence(evx_stream_t stream, evx_fence_t fence, uint64_t value)
+#   Queues on a stream a wait until the fence's counter is at least
+evx_stream_wait_fence = Prototype(
+    "evx_stream_wait_fence", evx_status_t,
+    (("stream", evx_stream_t), ("fence", evx_fence_t), ("value", _ct.c_uint64),),
+    """evx_status_t evx_stream_wait_fence(evx_stream_t stream, evx_fence_t fence, uint64_t value)
+
+    Queues on a stream a wait until the fence's counter is at least
+
+    value (`cuStreamWaitValue64`, greater or equal). The signal may be queued
+    later, on any stream, in any process sharing the fence.
+
+    stream: a stream of the fence's device.
+
+    fence: the fence.
+
+    value: the value to wait for, at most EVX_FENCE_MAX_VALUE.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE as for evx_fence_signal();
+    EVX_ERROR_INVALID_VALUE if value is above EVX_FENCE_MAX_VALUE; a status
+    from the driver.
+
+    Thread-safe.
     """)
 
 # evx_status_t evx_device_open_ipc_event(int device, const evx_ipc_event_handle_t *handle, evx_event_t *out)
@@ -2230,6 +2491,16 @@ FUNCTIONS = (
     evx_event_record,
     evx_event_record_with_flags,
     evx_event_synchronize,
+    evx_device_create_fence,
+    evx_device_open_ipc_fence,
+    evx_fence_destroy,
+    evx_fence_get_ipc_handle,
+    evx_fence_get_value,
+    evx_fence_signal,
+    evx_fence_signal_host,
+    evx_fence_wait_host,
+    evx_notifier_watch_fence,
+    evx_stream_wait_fence,
     evx_device_open_ipc_event,
     evx_event_get_ipc_handle,
     evx_stream_wrap_external_with_release,
@@ -2284,6 +2555,10 @@ MACROS = {
     "EVX_VERSION_MINOR": "int",
     "EVX_VERSION_NUMBER": "int",
     "EVX_VERSION_PATCH": "int",
+    "EVX_FENCE_DEFAULT": "int",
+    "EVX_FENCE_INTERPROCESS": "int",
+    "EVX_FENCE_MAX_VALUE": "int",
+    "EVX_IPC_FENCE_HANDLE_SIZE": "int",
     "EVX_IPC_HANDLE_SIZE": "int",
     "EVX_NOTIFIER_DEFAULT_STREAMS": "int",
     "EVX_NOTIFIER_MAX_STREAMS": "int",
@@ -2439,6 +2714,7 @@ ENUMS = {
 
 #: Every struct: C tag -> class.
 STRUCTS = {
+    "evx_ipc_fence_handle": evx_ipc_fence_handle,
     "evx_ipc_event_handle": evx_ipc_event_handle,
     "evx_notifier_options": evx_notifier_options,
     "evx_event_pool_options": evx_event_pool_options,
@@ -2454,6 +2730,8 @@ TYPEDEFS = {
     "evx_stream_t": evx_stream_t,
     "evx_timeline_t": evx_timeline_t,
     "evx_timer_t": evx_timer_t,
+    "evx_fence_t": evx_fence_t,
+    "evx_ipc_fence_handle_t": evx_ipc_fence_handle_t,
     "evx_ipc_event_handle_t": evx_ipc_event_handle_t,
     "evx_release_fn_t": evx_release_fn_t,
     "evx_notifier_options_t": evx_notifier_options_t,

@@ -9,6 +9,9 @@ pub const EVX_VERSION_NUMBER: u32 = 10000;
 pub const EVX_NOTIFIER_DEFAULT_STREAMS: u32 = 8;
 pub const EVX_NOTIFIER_MAX_STREAMS: u32 = 64;
 pub const EVX_IPC_HANDLE_SIZE: u32 = 64;
+pub const EVX_FENCE_DEFAULT: u32 = 0;
+pub const EVX_FENCE_INTERPROCESS: u32 = 1;
+pub const EVX_IPC_FENCE_HANDLE_SIZE: u32 = 64;
 pub type __uint32_t = ::std::os::raw::c_uint;
 pub type __uint64_t = ::std::os::raw::c_ulong;
 #[doc = " @brief A status code. Its values are those of `CUresult` in the CUDA 13"]
@@ -1938,5 +1941,249 @@ extern "C" {
         release: evx_release_fn_t,
         user_data: *mut ::std::os::raw::c_void,
         out: *mut evx_stream_t,
+    ) -> evx_status_t;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct evx_fence_s {
+    _unused: [u8; 0],
+}
+#[doc = " @brief A fence: a counter of a device that only grows. Opaque; checked"]
+#[doc = " on every call (a zero, forged, stale or destroyed handle gets"]
+#[doc = " ::EVX_ERROR_INVALID_HANDLE, never a crash)."]
+pub type evx_fence_t = *mut evx_fence_s;
+#[doc = " @brief An exported fence: plain bytes. Copy it, send it, compare it with"]
+#[doc = "  `memcmp`."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct evx_ipc_fence_handle {
+    #[doc = " Opaque bytes, meaningful only to evx on the same machine."]
+    pub reserved: [::std::os::raw::c_uchar; 64usize],
+}
+#[test]
+fn bindgen_test_layout_evx_ipc_fence_handle() {
+    assert_eq!(
+        ::std::mem::size_of::<evx_ipc_fence_handle>(),
+        64usize,
+        concat!("Size of: ", stringify!(evx_ipc_fence_handle))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<evx_ipc_fence_handle>(),
+        1usize,
+        concat!("Alignment of ", stringify!(evx_ipc_fence_handle))
+    );
+    fn test_field_reserved() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_ipc_fence_handle>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reserved) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_ipc_fence_handle),
+                "::",
+                stringify!(reserved)
+            )
+        );
+    }
+    test_field_reserved();
+}
+impl Default for evx_ipc_fence_handle {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+#[doc = " @brief An exported fence: plain bytes. Copy it, send it, compare it with"]
+#[doc = "  `memcmp`."]
+pub type evx_ipc_fence_handle_t = evx_ipc_fence_handle;
+extern "C" {
+    #[doc = " @brief Makes a fence of a device."]
+    #[doc = ""]
+    #[doc = " @param device the device, 0 to evx_device_count() - 1."]
+    #[doc = " @param initial_value the counter's first value, at most"]
+    #[doc = "        ::EVX_FENCE_MAX_VALUE."]
+    #[doc = " @param flags ::EVX_FENCE_DEFAULT or ::EVX_FENCE_INTERPROCESS."]
+    #[doc = " @param[out] out receives the fence."]
+    #[doc = " @return ::EVX_SUCCESS;"]
+    #[doc = "         ::EVX_ERROR_INVALID_VALUE if @p out is NULL, @p flags has unknown"]
+    #[doc = "         bits or @p initial_value is above ::EVX_FENCE_MAX_VALUE;"]
+    #[doc = "         ::EVX_ERROR_INVALID_DEVICE if @p device is out of range;"]
+    #[doc = "         ::EVX_ERROR_NOT_SUPPORTED if the driver lacks stream memory"]
+    #[doc = "         operations or the device lacks an attribute they need (the"]
+    #[doc = "         message names it); ::EVX_ERROR_OUT_OF_MEMORY; a status from the"]
+    #[doc = "         driver. On failure `*out` is NULL when @p out is not NULL."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_device_create_fence(
+        device: ::std::os::raw::c_int,
+        initial_value: u64,
+        flags: ::std::os::raw::c_uint,
+        out: *mut evx_fence_t,
+    ) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Ends a fence's handle. Work already queued on it still runs (see"]
+    #[doc = " the group's text)."]
+    #[doc = ""]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE if @p fence is not a"]
+    #[doc = "         live fence (a second destroy included)."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_fence_destroy(fence: evx_fence_t) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Queues on a stream a signal of the fence: when the stream's work"]
+    #[doc = " queued before it is done, the counter becomes @p value"]
+    #[doc = " (`cuStreamWriteValue64`)."]
+    #[doc = ""]
+    #[doc = " @param fence the fence."]
+    #[doc = " @param stream a stream of the fence's device."]
+    #[doc = " @param value above every value signalled or queued before on the fence,"]
+    #[doc = "        at most ::EVX_FENCE_MAX_VALUE."]
+    #[doc = " @return ::EVX_SUCCESS;"]
+    #[doc = "         ::EVX_ERROR_INVALID_HANDLE if @p fence or @p stream is not live,"]
+    #[doc = "         or the stream is of another device;"]
+    #[doc = "         ::EVX_ERROR_INVALID_VALUE if @p value is not above the last value"]
+    #[doc = "         signalled or queued (the message names both) or above"]
+    #[doc = "         ::EVX_FENCE_MAX_VALUE; a status from the driver (then nothing is"]
+    #[doc = "         queued and the value counts as never queued)."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_fence_signal(fence: evx_fence_t, stream: evx_stream_t, value: u64) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Queues on a stream a wait until the fence's counter is at least"]
+    #[doc = " @p value (`cuStreamWaitValue64`, greater or equal). The signal may be"]
+    #[doc = " queued later, on any stream, in any process sharing the fence."]
+    #[doc = ""]
+    #[doc = " @param stream a stream of the fence's device."]
+    #[doc = " @param fence the fence."]
+    #[doc = " @param value the value to wait for, at most ::EVX_FENCE_MAX_VALUE."]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE as for"]
+    #[doc = "         evx_fence_signal(); ::EVX_ERROR_INVALID_VALUE if @p value is"]
+    #[doc = "         above ::EVX_FENCE_MAX_VALUE; a status from the driver."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_stream_wait_fence(
+        stream: evx_stream_t,
+        fence: evx_fence_t,
+        value: u64,
+    ) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Sets the counter to @p value from the host, now."]
+    #[doc = ""]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE;"]
+    #[doc = "         ::EVX_ERROR_INVALID_VALUE if @p value is not above the last value"]
+    #[doc = "         signalled or queued (the message names both) or above"]
+    #[doc = "         ::EVX_FENCE_MAX_VALUE; ::EVX_ERROR_ILLEGAL_STATE if a signal"]
+    #[doc = "         queued on a stream has not run yet (it would set the counter"]
+    #[doc = "         back when it runs; the message names its value)."]
+    #[doc = ""]
+    #[doc = " Thread-safe; makes no driver call."]
+    pub fn evx_fence_signal_host(fence: evx_fence_t, value: u64) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Reads the counter (a plain load: no driver call)."]
+    #[doc = ""]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE;"]
+    #[doc = "         ::EVX_ERROR_INVALID_VALUE if @p value is NULL."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_fence_get_value(fence: evx_fence_t, value: *mut u64) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Waits on the host until the counter is at least @p value, or"]
+    #[doc = " @p timeout_ns nanoseconds have passed."]
+    #[doc = ""]
+    #[doc = " The calling thread spins for at most a few microseconds, then sleeps:"]
+    #[doc = " a host signal (in any process) wakes it at once; a signal from a stream"]
+    #[doc = " is seen within the thread's next wake-up, which comes at most about"]
+    #[doc = " 100 microseconds apart (the GPU's write raises no interrupt)."]
+    #[doc = ""]
+    #[doc = " @param fence the fence."]
+    #[doc = " @param value the value to wait for, at most ::EVX_FENCE_MAX_VALUE."]
+    #[doc = " @param timeout_ns how long to wait at most; 0 only looks (a query);"]
+    #[doc = "        `UINT64_MAX` waits without limit."]
+    #[doc = " @return ::EVX_SUCCESS when the counter is at least @p value;"]
+    #[doc = "         ::EVX_ERROR_TIMEOUT when it is not by the timeout (the message"]
+    #[doc = "         names the value reached);"]
+    #[doc = "         ::EVX_ERROR_INVALID_HANDLE; ::EVX_ERROR_INVALID_VALUE if @p value"]
+    #[doc = "         is above ::EVX_FENCE_MAX_VALUE."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_fence_wait_host(fence: evx_fence_t, value: u64, timeout_ns: u64) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Exports a fence made with ::EVX_FENCE_INTERPROCESS for another"]
+    #[doc = " process of the same machine."]
+    #[doc = ""]
+    #[doc = " The counter of such a fence is a POSIX shared-memory object (`/dev/shm`)"]
+    #[doc = " that each process maps and registers with the driver"]
+    #[doc = " (`cuMemHostRegister`). The handle holds its name. The exporting process"]
+    #[doc = " must keep its fence alive until every peer has opened it (destroying it"]
+    #[doc = " removes the name; peers that opened it before keep working). Processes"]
+    #[doc = " in containers need a shared `/dev/shm` (for example `docker run"]
+    #[doc = " --ipc=host`, or `--ipc=container:NAME`)."]
+    #[doc = ""]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p out is NULL;"]
+    #[doc = "         ::EVX_ERROR_INVALID_HANDLE if @p fence is not live, or was made"]
+    #[doc = "         without ::EVX_FENCE_INTERPROCESS."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_fence_get_ipc_handle(
+        fence: evx_fence_t,
+        out: *mut evx_ipc_fence_handle_t,
+    ) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Opens a fence exported by another process, as a fence of"]
+    #[doc = " @p device. Either process may then signal it and wait for it; the rule"]
+    #[doc = " that values grow holds across the processes."]
+    #[doc = ""]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p handle or @p out"]
+    #[doc = "         is NULL, or the handle names no live fence of this machine;"]
+    #[doc = "         ::EVX_ERROR_INVALID_DEVICE; ::EVX_ERROR_INVALID_CONTEXT if the"]
+    #[doc = "         handle was exported by this same process (as the driver answers"]
+    #[doc = "         for IPC events); ::EVX_ERROR_NOT_SUPPORTED as for"]
+    #[doc = "         evx_device_create_fence(); a status from the driver. On failure"]
+    #[doc = "         `*out` is NULL when @p out is not NULL."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_device_open_ipc_fence(
+        device: ::std::os::raw::c_int,
+        handle: *const evx_ipc_fence_handle_t,
+        out: *mut evx_fence_t,
+    ) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Watches a fence: queues @p token in the notifier when the counter"]
+    #[doc = " reaches @p value (see evx/notify.h)."]
+    #[doc = ""]
+    #[doc = " The watch is a `cuStreamWaitValue64` on an internal stream of the"]
+    #[doc = " notifier followed by the same delivery as an event's watch: no thread"]
+    #[doc = " polls, none blocks per watch. A value reached already is delivered by"]
+    #[doc = " the call itself. A watch holds its internal stream until the value is"]
+    #[doc = " reached, and evx_notifier_destroy() waits for every pending watch: reach"]
+    #[doc = " the values watched (or leave no watch pending) before destroying the"]
+    #[doc = " notifier."]
+    #[doc = ""]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE for a notifier or fence"]
+    #[doc = "         that is not live; ::EVX_ERROR_INVALID_VALUE if @p value is above"]
+    #[doc = "         ::EVX_FENCE_MAX_VALUE; ::EVX_ERROR_OUT_OF_MEMORY; a status from"]
+    #[doc = "         the driver."]
+    #[doc = ""]
+    #[doc = " Thread-safe; never blocks on GPU work."]
+    pub fn evx_notifier_watch_fence(
+        notifier: evx_notifier_t,
+        fence: evx_fence_t,
+        value: u64,
+        token: u64,
     ) -> evx_status_t;
 }

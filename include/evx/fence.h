@@ -1,0 +1,274 @@
+/*
+ * Copyright 2026 The evx Authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file evx/fence.h
+ * @brief Fences: 64-bit counters that only grow, signalled and waited for
+ * on streams, on the host, between processes and from event loops.
+ */
+#ifndef EVX_FENCE_H
+#define EVX_FENCE_H
+
+#include "evx/common.h"
+#include "evx/notify.h"
+
+EVX_BEGIN_DECLS
+
+/** @defgroup evx_fence Fences
+ *  @brief A counter of a device that only grows: "wait for step 7".
+ *
+ * A fence holds a 64-bit value. evx_fence_signal() queues on a stream a
+ * write of a larger value; evx_stream_wait_fence() queues on a stream a wait
+ * until the value is at least a given one; evx_fence_signal_host() and
+ * evx_fence_wait_host() do the same from the host. A wait may be queued
+ * before the signal it waits for, on any stream of the fence's device and
+ * in any process that opened the fence: this is what an event cannot do
+ * (a stream that waits for an event recorded later waits for nothing).
+ *
+ * **Values grow.** Every signal, queued or from the host, must be above
+ * the last value signalled or queued on the fence (in any process that
+ * shares it); evx refuses one that is not with ::EVX_ERROR_INVALID_VALUE
+ * and a message naming both values. Values are below 2^63
+ * (::EVX_FENCE_MAX_VALUE): the GPU compares them cyclically. Signals
+ * queued on different streams must also *run* in increasing order: a
+ * signal that runs after a larger one sets the counter back (evx checks
+ * the order they are queued in, and refuses a host signal while a queued
+ * one has not run yet).
+ *
+ * **On the GPU** a fence is stream memory operations on one 64-bit word:
+ * `cuStreamWriteValue64` signals and `cuStreamWaitValue64` (greater or
+ * equal) waits. The word is pinned host memory mapped to the device, so
+ * that a host read is a plain load and a GPU wait is the GPU front end's
+ * memory-semaphore acquire, which occupies no SM (docs/design.md,
+ * "Fences"). evx_device_create_fence() checks
+ * `CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS` and
+ * `CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY` and refuses a device without
+ * them with ::EVX_ERROR_NOT_SUPPORTED naming the attribute.
+ *
+ * **Destroying a fence** ends its handle at once. Signals and waits already
+ * queued on streams still run against its counter, which evx keeps for
+ * them (as the driver keeps a destroyed event for work that still needs
+ * it): a queued wait whose value nobody can signal any more blocks its
+ * stream for good, as it would have with the fence alive. The counter of
+ * a fence that was never used on a stream is freed at once; that of one
+ * that was stays allocated for the life of the process (a few bytes of
+ * pinned memory): evx cannot know when the GPU is done with it. No evx
+ * call ever touches freed memory.
+ *
+ * No context needs to be current: evx makes the device's primary context
+ * current around the driver calls and leaves the caller's as it was.
+ *  @{ */
+
+/** @brief A fence: a counter of a device that only grows. Opaque; checked
+ * on every call (a zero, forged, stale or destroyed handle gets
+ * ::EVX_ERROR_INVALID_HANDLE, never a crash). */
+typedef struct evx_fence_s *evx_fence_t;
+
+/** @brief Flags of evx_device_create_fence(): none. */
+#define EVX_FENCE_DEFAULT 0x0u
+/** @brief The fence may be exported to other processes
+ *  (evx_fence_get_ipc_handle()). */
+#define EVX_FENCE_INTERPROCESS 0x1u
+
+/** @brief The largest value a fence may hold: 2^63 - 1 (the GPU's wait
+ *  compares cyclically, so values stay below 2^63). */
+#define EVX_FENCE_MAX_VALUE ((uint64_t)0x7FFFFFFFFFFFFFFFull)
+
+/** @brief The size of an IPC fence handle, in bytes. */
+#define EVX_IPC_FENCE_HANDLE_SIZE 64
+
+/** @brief An exported fence: plain bytes. Copy it, send it, compare it with
+ *  `memcmp`. */
+typedef struct evx_ipc_fence_handle {
+    /** Opaque bytes, meaningful only to evx on the same machine. */
+    unsigned char reserved[EVX_IPC_FENCE_HANDLE_SIZE];
+} evx_ipc_fence_handle_t;
+
+/**
+ * @brief Makes a fence of a device.
+ *
+ * @param device the device, 0 to evx_device_count() - 1.
+ * @param initial_value the counter's first value, at most
+ *        ::EVX_FENCE_MAX_VALUE.
+ * @param flags ::EVX_FENCE_DEFAULT or ::EVX_FENCE_INTERPROCESS.
+ * @param[out] out receives the fence.
+ * @return ::EVX_SUCCESS;
+ *         ::EVX_ERROR_INVALID_VALUE if @p out is NULL, @p flags has unknown
+ *         bits or @p initial_value is above ::EVX_FENCE_MAX_VALUE;
+ *         ::EVX_ERROR_INVALID_DEVICE if @p device is out of range;
+ *         ::EVX_ERROR_NOT_SUPPORTED if the driver lacks stream memory
+ *         operations or the device lacks an attribute they need (the
+ *         message names it); ::EVX_ERROR_OUT_OF_MEMORY; a status from the
+ *         driver. On failure `*out` is NULL when @p out is not NULL.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_device_create_fence(int device, uint64_t initial_value,
+                                             unsigned flags, evx_fence_t *out);
+
+/**
+ * @brief Ends a fence's handle. Work already queued on it still runs (see
+ * the group's text).
+ *
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE if @p fence is not a
+ *         live fence (a second destroy included).
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_fence_destroy(evx_fence_t fence);
+
+/**
+ * @brief Queues on a stream a signal of the fence: when the stream's work
+ * queued before it is done, the counter becomes @p value
+ * (`cuStreamWriteValue64`).
+ *
+ * @param fence the fence.
+ * @param stream a stream of the fence's device.
+ * @param value above every value signalled or queued before on the fence,
+ *        at most ::EVX_FENCE_MAX_VALUE.
+ * @return ::EVX_SUCCESS;
+ *         ::EVX_ERROR_INVALID_HANDLE if @p fence or @p stream is not live,
+ *         or the stream is of another device;
+ *         ::EVX_ERROR_INVALID_VALUE if @p value is not above the last value
+ *         signalled or queued (the message names both) or above
+ *         ::EVX_FENCE_MAX_VALUE; a status from the driver (then nothing is
+ *         queued and the value counts as never queued).
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_fence_signal(evx_fence_t fence, evx_stream_t stream,
+                                      uint64_t value);
+
+/**
+ * @brief Queues on a stream a wait until the fence's counter is at least
+ * @p value (`cuStreamWaitValue64`, greater or equal). The signal may be
+ * queued later, on any stream, in any process sharing the fence.
+ *
+ * @param stream a stream of the fence's device.
+ * @param fence the fence.
+ * @param value the value to wait for, at most ::EVX_FENCE_MAX_VALUE.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE as for
+ *         evx_fence_signal(); ::EVX_ERROR_INVALID_VALUE if @p value is
+ *         above ::EVX_FENCE_MAX_VALUE; a status from the driver.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_stream_wait_fence(evx_stream_t stream, evx_fence_t fence,
+                                           uint64_t value);
+
+/**
+ * @brief Sets the counter to @p value from the host, now.
+ *
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE;
+ *         ::EVX_ERROR_INVALID_VALUE if @p value is not above the last value
+ *         signalled or queued (the message names both) or above
+ *         ::EVX_FENCE_MAX_VALUE; ::EVX_ERROR_ILLEGAL_STATE if a signal
+ *         queued on a stream has not run yet (it would set the counter
+ *         back when it runs; the message names its value).
+ *
+ * Thread-safe; makes no driver call.
+ */
+EVX_API evx_status_t evx_fence_signal_host(evx_fence_t fence, uint64_t value);
+
+/**
+ * @brief Reads the counter (a plain load: no driver call).
+ *
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE;
+ *         ::EVX_ERROR_INVALID_VALUE if @p value is NULL.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_fence_get_value(evx_fence_t fence, uint64_t *value);
+
+/**
+ * @brief Waits on the host until the counter is at least @p value, or
+ * @p timeout_ns nanoseconds have passed.
+ *
+ * The calling thread spins for at most a few microseconds, then sleeps:
+ * a host signal (in any process) wakes it at once; a signal from a stream
+ * is seen within the thread's next wake-up, which comes at most about
+ * 100 microseconds apart (the GPU's write raises no interrupt).
+ *
+ * @param fence the fence.
+ * @param value the value to wait for, at most ::EVX_FENCE_MAX_VALUE.
+ * @param timeout_ns how long to wait at most; 0 only looks (a query);
+ *        `UINT64_MAX` waits without limit.
+ * @return ::EVX_SUCCESS when the counter is at least @p value;
+ *         ::EVX_ERROR_TIMEOUT when it is not by the timeout (the message
+ *         names the value reached);
+ *         ::EVX_ERROR_INVALID_HANDLE; ::EVX_ERROR_INVALID_VALUE if @p value
+ *         is above ::EVX_FENCE_MAX_VALUE.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_fence_wait_host(evx_fence_t fence, uint64_t value,
+                                         uint64_t timeout_ns);
+
+/**
+ * @brief Exports a fence made with ::EVX_FENCE_INTERPROCESS for another
+ * process of the same machine.
+ *
+ * The counter of such a fence is a POSIX shared-memory object (`/dev/shm`)
+ * that each process maps and registers with the driver
+ * (`cuMemHostRegister`). The handle holds its name. The exporting process
+ * must keep its fence alive until every peer has opened it (destroying it
+ * removes the name; peers that opened it before keep working). Processes
+ * in containers need a shared `/dev/shm` (for example `docker run
+ * --ipc=host`, or `--ipc=container:NAME`).
+ *
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p out is NULL;
+ *         ::EVX_ERROR_INVALID_HANDLE if @p fence is not live, or was made
+ *         without ::EVX_FENCE_INTERPROCESS.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_fence_get_ipc_handle(evx_fence_t fence,
+                                              evx_ipc_fence_handle_t *out);
+
+/**
+ * @brief Opens a fence exported by another process, as a fence of
+ * @p device. Either process may then signal it and wait for it; the rule
+ * that values grow holds across the processes.
+ *
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p handle or @p out
+ *         is NULL, or the handle names no live fence of this machine;
+ *         ::EVX_ERROR_INVALID_DEVICE; ::EVX_ERROR_INVALID_CONTEXT if the
+ *         handle was exported by this same process (as the driver answers
+ *         for IPC events); ::EVX_ERROR_NOT_SUPPORTED as for
+ *         evx_device_create_fence(); a status from the driver. On failure
+ *         `*out` is NULL when @p out is not NULL.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_device_open_ipc_fence(int device,
+                                               const evx_ipc_fence_handle_t *handle,
+                                               evx_fence_t *out);
+
+/**
+ * @brief Watches a fence: queues @p token in the notifier when the counter
+ * reaches @p value (see evx/notify.h).
+ *
+ * The watch is a `cuStreamWaitValue64` on an internal stream of the
+ * notifier followed by the same delivery as an event's watch: no thread
+ * polls, none blocks per watch. A value reached already is delivered by
+ * the call itself. A watch holds its internal stream until the value is
+ * reached, and evx_notifier_destroy() waits for every pending watch: reach
+ * the values watched (or leave no watch pending) before destroying the
+ * notifier.
+ *
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE for a notifier or fence
+ *         that is not live; ::EVX_ERROR_INVALID_VALUE if @p value is above
+ *         ::EVX_FENCE_MAX_VALUE; ::EVX_ERROR_OUT_OF_MEMORY; a status from
+ *         the driver.
+ *
+ * Thread-safe; never blocks on GPU work.
+ */
+EVX_API evx_status_t evx_notifier_watch_fence(evx_notifier_t notifier, evx_fence_t fence,
+                                              uint64_t value, uint64_t token);
+
+/** @} */
+
+EVX_END_DECLS
+
+#endif /* EVX_FENCE_H */

@@ -1,0 +1,417 @@
+// Copyright 2026 The evx Authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Fences (include/evx/fence.h): a 64-bit counter in pinned host memory
+// mapped to the device, signalled by cuStreamWriteValue64 and waited for by
+// cuStreamWaitValue64 (GEQ) on streams, and by plain loads, stores and a
+// futex on the host. See docs/design.md, "Fences".
+//
+// The rule that values grow is kept in the shared word itself (`last`, a
+// compare-and-swap), so that it holds across the processes that share an
+// IPC fence. A host signal that would overtake a signal queued and not yet
+// run is refused: that signal would set the counter back when it ran.
+#include "fence.hpp"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <climits>
+#include <cstring>
+#include <new>
+
+#include "driver.hpp"
+#include "error.hpp"
+#include "evx/fence.h"
+#include "handle.hpp"
+#include "objects.hpp"
+#include "scope.hpp"
+
+static_assert(sizeof(evx_ipc_fence_handle_t) == EVX_IPC_FENCE_HANDLE_SIZE,
+              "evx_ipc_fence_handle_t is EVX_IPC_FENCE_HANDLE_SIZE bytes");
+
+namespace evx {
+
+namespace {
+
+evx_status_t no_entry(const char *fn, const char *call) {
+    return fail(EVX_ERROR_NOT_SUPPORTED, "%s: the driver (%s) has no %s, which fences need", fn,
+                g_driver.path, call);
+}
+
+// Whether the driver and device can do fences; NOT_SUPPORTED naming the
+// entry point or attribute that is missing. Asked at every creation (a few
+// attribute reads; fences are made rarely), so a driver that changes its
+// answer is seen.
+evx_status_t check_support(const char *fn, int device) {
+    const DriverApi &d = cu();
+    if (!d.cuDeviceGetAttribute) return no_entry(fn, "cuDeviceGetAttribute");
+    if (!d.cuMemHostAlloc) return no_entry(fn, "cuMemHostAlloc");
+    if (!d.cuMemFreeHost) return no_entry(fn, "cuMemFreeHost");
+    if (!d.cuMemHostGetDevicePointer) return no_entry(fn, "cuMemHostGetDevicePointer");
+    if (!d.cuMemHostRegister) return no_entry(fn, "cuMemHostRegister");
+    if (!d.cuMemHostUnregister) return no_entry(fn, "cuMemHostUnregister");
+    if (!d.cuStreamWriteValue64) return no_entry(fn, "cuStreamWriteValue64");
+    if (!d.cuStreamWaitValue64) return no_entry(fn, "cuStreamWaitValue64");
+    static const struct {
+        CUdevice_attribute attr;
+        const char *name;
+    } kNeeded[] = {
+        {CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS,
+         "CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS"},
+        {CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, "CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY"},
+        {CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, "CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING"},
+    };
+    for (const auto &a : kNeeded) {
+        int v = 0;
+        const CUresult r = d.cuDeviceGetAttribute(&v, a.attr, g_driver.devices[device].dev);
+        if (r != CUDA_SUCCESS)
+            return driver_failed(r, fn, "cuDeviceGetAttribute", "%s of device %d", a.name, device);
+        if (!v)
+            return fail(EVX_ERROR_NOT_SUPPORTED,
+                        "%s: device %d reports %s = 0: fences need stream memory operations on "
+                        "mapped host memory",
+                        fn, device, a.name);
+    }
+    return 0;
+}
+
+long futex(uint32_t *word, int op, uint32_t val, const timespec *timeout) {
+    return syscall(SYS_futex, word, op, val, timeout, nullptr, 0);
+}
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+}
+
+int64_t mono_ns() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+evx_status_t check_value(const char *fn, uint64_t value) {
+    if (__builtin_expect(value <= EVX_FENCE_MAX_VALUE, 1)) return 0;
+    return fail(EVX_ERROR_INVALID_VALUE,
+                "%s: value %" PRIu64 " is above EVX_FENCE_MAX_VALUE (2^63 - 1): the GPU "
+                "compares fence values cyclically",
+                fn, value);
+}
+
+// Claims `value` as the last value signalled or queued; INVALID_VALUE if it
+// is not above it. host: also refuses while a queued signal has not run.
+// *prev receives the value it replaced.
+evx_status_t claim_value(const char *fn, const void *h, Fence *f, uint64_t value, bool host,
+                         uint64_t *prev) {
+    FenceWord *w = f->word;
+    uint64_t last = __atomic_load_n(&w->last, __ATOMIC_ACQUIRE);
+    for (;;) {
+        if (value <= last)
+            return fail(EVX_ERROR_INVALID_VALUE,
+                        "%s: value %" PRIu64 " is not above %" PRIu64
+                        ", the last value signalled or queued on fence 0x%" PRIx64
+                        ": fence values only grow",
+                        fn, value, last, handle_value(h));
+        if (host) {
+            const uint64_t cur = __atomic_load_n(&w->value, __ATOMIC_ACQUIRE);
+            if (cur < last)
+                return fail(EVX_ERROR_ILLEGAL_STATE,
+                            "%s: fence 0x%" PRIx64 " has a signal of value %" PRIu64
+                            " queued on a stream that has not run yet (the counter is %" PRIu64
+                            "): a host signal of %" PRIu64
+                            " now would be set back when it runs",
+                            fn, handle_value(h), last, cur, value);
+        }
+        if (__atomic_compare_exchange_n(&w->last, &last, value, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+            break;
+    }
+    *prev = last;
+    return 0;
+}
+
+// Gives a claim back after the driver refused the signal (unless a later
+// claim came in between: then the value stays claimed, which only makes
+// the next signals stricter).
+void unclaim_value(Fence *f, uint64_t value, uint64_t prev) {
+    __atomic_compare_exchange_n(&f->word->last, &value, prev, false, __ATOMIC_ACQ_REL,
+                                __ATOMIC_RELAXED);
+}
+
+evx_status_t fence_free(ThreadRecord *, void *obj) {
+    Fence *f = static_cast<Fence *>(obj);
+    CUresult res = CUDA_SUCCESS;
+    if (f->flags & EVX_FENCE_INTERPROCESS) {
+        fence_ipc_release(f);
+    } else if (!f->used.load(std::memory_order_acquire)) {
+        // Never on a stream: no GPU operation can touch it any more.
+        res = cu().cuMemFreeHost(f->word);
+    }
+    // A used word is kept: queued operations may still reach it.
+    delete f;
+    return res;
+}
+
+const FreeHookEntry kFenceFree(kFence, fence_free);
+
+// The fence and stream of a queued operation, of one device.
+template <class Op>
+evx_status_t on_fence_and_stream(const char *fn, evx_fence_t fence, evx_stream_t stream,
+                                 Op op) noexcept {
+    HandleScope scope;
+    Slot *sf = nullptr, *ss = nullptr;
+    evx_status_t st =
+        scope.lookup2(fn, fence, kFence, "fence", &sf, stream, kStream, "stream", &ss);
+    if (st) return st;
+    Fence *f = static_cast<Fence *>(sf->obj);
+    const Stream *s = static_cast<const Stream *>(ss->obj);
+    if (__builtin_expect(f->device != s->device, 0))
+        return fail(EVX_ERROR_INVALID_HANDLE,
+                    "%s: stream 0x%" PRIx64 " belongs to device %d but fence 0x%" PRIx64
+                    " to device %d",
+                    fn, handle_value(stream), s->device, handle_value(fence), f->device);
+    fence_mark_used(f);
+    return op(f, s);
+}
+
+evx_status_t publish_fence(ThreadRecord *r, const char *fn, Fence *f, evx_fence_t *out) {
+    uint32_t index;
+    const evx_status_t st = slot_alloc(r, fn, &index);
+    if (st) {
+        fence_free(r, f);
+        return st;
+    }
+    *out = publish_as<evx_fence_t>(index, kFence, f);
+    return 0;
+}
+
+// The start of both calls that make a fence: out-pointer, driver, device,
+// support, and a new Fence in *f.
+evx_status_t enter_new_fence(const char *fn, int device, evx_fence_t *out, ThreadRecord **r,
+                             Fence **f) {
+    if (!out) return fail(EVX_ERROR_INVALID_VALUE, "%s: out (the out-pointer) is NULL", fn);
+    *out = nullptr;
+    evx_status_t st = enter_device(fn, device, r);
+    if (!st) st = check_support(fn, device);
+    if (!st) st = enter_device_new(fn, device, r, f);
+    return st;
+}
+
+}  // namespace
+
+}  // namespace evx
+
+using namespace evx;
+
+extern "C" {
+
+EVX_API evx_status_t evx_device_create_fence(int device, uint64_t initial_value, unsigned flags,
+                                             evx_fence_t *out) {
+    static const char fn[] = "evx_device_create_fence";
+    if (out) *out = nullptr;
+    evx_status_t st = check_known_flags(fn, "fence", flags, EVX_FENCE_INTERPROCESS,
+                                        "EVX_FENCE_INTERPROCESS 0x1");
+    if (!st) st = check_value(fn, initial_value);
+    if (st) return st;
+    ThreadRecord *r;
+    Fence *f = nullptr;
+    st = enter_new_fence(fn, device, out, &r, &f);
+    if (st) return st;
+    f->flags = flags;
+    {
+        ContextGuard guard;
+        st = guard.enter(fn, device);
+        if (!st && (flags & EVX_FENCE_INTERPROCESS)) {
+            st = fence_ipc_create(fn, f, initial_value);
+        } else if (!st) {
+            void *p = nullptr;
+            CUresult res = cu().cuMemHostAlloc(&p, sizeof(FenceWord),
+                                               CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+            if (res != CUDA_SUCCESS) {
+                st = driver_failed(res, fn, "cuMemHostAlloc", "%zu bytes for a fence of device %d",
+                                   sizeof(FenceWord), device);
+            } else {
+                f->word = static_cast<FenceWord *>(p);
+                std::memset(f->word, 0, sizeof(FenceWord));
+                f->word->value = f->word->last = initial_value;
+                res = cu().cuMemHostGetDevicePointer(&f->dptr, p, 0);
+                if (res != CUDA_SUCCESS) {
+                    st = driver_failed(res, fn, "cuMemHostGetDevicePointer",
+                                       "the fence's pinned memory, device %d", device);
+                    cu().cuMemFreeHost(p);
+                    f->word = nullptr;
+                }
+            }
+        }
+    }
+    if (st) {
+        delete f;
+        return st;
+    }
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);  // the word is set before the GPU sees it
+    return publish_fence(r, fn, f, out);
+}
+
+EVX_API evx_status_t evx_device_open_ipc_fence(int device, const evx_ipc_fence_handle_t *handle,
+                                               evx_fence_t *out) {
+    static const char fn[] = "evx_device_open_ipc_fence";
+    if (out) *out = nullptr;
+    if (!handle) {
+        if (!out) return fail(EVX_ERROR_INVALID_VALUE, "%s: out (the out-pointer) is NULL", fn);
+        return fail(EVX_ERROR_INVALID_VALUE, "%s: handle is NULL", fn);
+    }
+    ThreadRecord *r;
+    Fence *f = nullptr;
+    evx_status_t st = enter_new_fence(fn, device, out, &r, &f);
+    if (st) return st;
+    f->flags = EVX_FENCE_INTERPROCESS;
+    f->opened = true;
+    {
+        ContextGuard guard;
+        st = guard.enter(fn, device);
+        if (!st) st = fence_ipc_open(fn, f, handle->reserved, sizeof handle->reserved);
+    }
+    if (st) {
+        delete f;
+        return st;
+    }
+    return publish_fence(r, fn, f, out);
+}
+
+EVX_API evx_status_t evx_fence_destroy(evx_fence_t fence) {
+    return destroy_handle(fence, kFence, "evx_fence_destroy", "fence");
+}
+
+EVX_API evx_status_t evx_fence_signal(evx_fence_t fence, evx_stream_t stream, uint64_t value) {
+    static const char fn[] = "evx_fence_signal";
+    evx_status_t st = check_value(fn, value);
+    if (st) return st;
+    return on_fence_and_stream(fn, fence, stream, [&](Fence *f, const Stream *s) -> evx_status_t {
+        uint64_t prev = 0;
+        evx_status_t cst = claim_value(fn, fence, f, value, false, &prev);
+        if (cst) return cst;
+        CUresult res;
+        {
+            ContextGuard guard;
+            cst = stream_context(guard, fn, s);
+            res = cst ? CUDA_SUCCESS : cu().cuStreamWriteValue64(s->cu, f->dptr, value, 0);
+        }
+        if (__builtin_expect(!cst && res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
+        unclaim_value(f, value, prev);
+        if (cst) return cst;
+        if (is_capture_status(res)) return capture_failed(fn, "cuStreamWriteValue64", res, stream, s);
+        return driver_failed(res, fn, "cuStreamWriteValue64",
+                             "fence 0x%" PRIx64 ", stream 0x%" PRIx64 ", value %" PRIu64,
+                             handle_value(fence), handle_value(stream), value);
+    });
+}
+
+EVX_API evx_status_t evx_stream_wait_fence(evx_stream_t stream, evx_fence_t fence, uint64_t value) {
+    static const char fn[] = "evx_stream_wait_fence";
+    evx_status_t st = check_value(fn, value);
+    if (st) return st;
+    return on_fence_and_stream(fn, fence, stream, [&](Fence *f, const Stream *s) -> evx_status_t {
+        CUresult res;
+        {
+            ContextGuard guard;
+            const evx_status_t cst = stream_context(guard, fn, s);
+            if (cst) return cst;
+            res = cu().cuStreamWaitValue64(s->cu, f->dptr, value, CU_STREAM_WAIT_VALUE_GEQ);
+        }
+        if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
+        if (is_capture_status(res)) return capture_failed(fn, "cuStreamWaitValue64", res, stream, s);
+        return driver_failed(res, fn, "cuStreamWaitValue64",
+                             "stream 0x%" PRIx64 ", fence 0x%" PRIx64 ", value %" PRIu64,
+                             handle_value(stream), handle_value(fence), value);
+    });
+}
+
+EVX_API evx_status_t evx_fence_signal_host(evx_fence_t fence, uint64_t value) {
+    static const char fn[] = "evx_fence_signal_host";
+    evx_status_t st = check_value(fn, value);
+    if (st) return st;
+    return with_live(fn, fence, kFence, "fence", [&](Slot &slot) -> evx_status_t {
+        Fence *f = static_cast<Fence *>(slot.obj);
+        uint64_t prev = 0;
+        const evx_status_t cst = claim_value(fn, fence, f, value, true, &prev);
+        if (cst) return cst;
+        FenceWord *w = f->word;
+        __atomic_store_n(&w->value, value, __ATOMIC_RELEASE);
+        __atomic_add_fetch(&w->wake, 1, __ATOMIC_SEQ_CST);
+        // Shared (not private) wake: sleepers of other processes map it too.
+        futex(&w->wake, FUTEX_WAKE, INT_MAX, nullptr);
+        return EVX_SUCCESS;
+    });
+}
+
+EVX_API evx_status_t evx_fence_get_value(evx_fence_t fence, uint64_t *value) {
+    static const char fn[] = "evx_fence_get_value";
+    if (!value) return fail(EVX_ERROR_INVALID_VALUE, "%s: value (the out-pointer) is NULL", fn);
+    return with_live(fn, fence, kFence, "fence", [value](Slot &slot) {
+        *value = fence_value(static_cast<Fence *>(slot.obj));
+        return EVX_SUCCESS;
+    });
+}
+
+EVX_API evx_status_t evx_fence_wait_host(evx_fence_t fence, uint64_t value, uint64_t timeout_ns) {
+    static const char fn[] = "evx_fence_wait_host";
+    evx_status_t st = check_value(fn, value);
+    if (st) return st;
+    return with_live(fn, fence, kFence, "fence", [&](Slot &slot) -> evx_status_t {
+        Fence *f = static_cast<Fence *>(slot.obj);
+        FenceWord *w = f->word;
+        if (fence_value(f) >= value) return EVX_SUCCESS;
+        const int64_t start = mono_ns();
+        // A short spin first: a signal that is about to come is seen with no
+        // sleep and wake-up. Bounded to a few microseconds.
+        const uint64_t spin_ns = timeout_ns < 4000 ? timeout_ns : 4000;
+        while (static_cast<uint64_t>(mono_ns() - start) < spin_ns) {
+            if (fence_value(f) >= value) return EVX_SUCCESS;
+            cpu_relax();
+        }
+        // Then sleep on the wake word: host signals wake it at once; a GPU
+        // signal raises no interrupt, so the sleep is cut into naps that grow
+        // to 100 us, after each of which the counter is read again.
+        int64_t nap = 10000;
+        for (;;) {
+            const uint32_t seen = __atomic_load_n(&w->wake, __ATOMIC_ACQUIRE);
+            const uint64_t cur = fence_value(f);
+            if (cur >= value) return EVX_SUCCESS;
+            const uint64_t spent = static_cast<uint64_t>(mono_ns() - start);
+            if (spent >= timeout_ns)
+                return fail(EVX_ERROR_TIMEOUT,
+                            "%s: fence 0x%" PRIx64 " is at %" PRIu64 ", not yet %" PRIu64
+                            ", after the timeout of %" PRIu64 " ns",
+                            fn, handle_value(fence), cur, value, timeout_ns);
+            const uint64_t left = timeout_ns - spent;
+            const int64_t ns = left < static_cast<uint64_t>(nap) ? static_cast<int64_t>(left) : nap;
+            const timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+            futex(&w->wake, FUTEX_WAIT, seen, &ts);
+            if (nap < 100000) nap *= 2;
+        }
+    });
+}
+
+EVX_API evx_status_t evx_fence_get_ipc_handle(evx_fence_t fence, evx_ipc_fence_handle_t *out) {
+    static const char fn[] = "evx_fence_get_ipc_handle";
+    if (!out) return fail(EVX_ERROR_INVALID_VALUE, "%s: out (the out-pointer) is NULL", fn);
+    return with_live(fn, fence, kFence, "fence", [&](Slot &slot) -> evx_status_t {
+        const Fence *f = static_cast<const Fence *>(slot.obj);
+        if (!(f->flags & EVX_FENCE_INTERPROCESS))
+            return fail(EVX_ERROR_INVALID_HANDLE,
+                        "%s: fence 0x%" PRIx64 " was created without EVX_FENCE_INTERPROCESS: "
+                        "only such a fence can be exported",
+                        fn, handle_value(fence));
+        fence_ipc_handle(f, out->reserved, sizeof out->reserved);
+        return EVX_SUCCESS;
+    });
+}
+
+}  // extern "C"

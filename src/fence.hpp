@@ -1,0 +1,73 @@
+// Copyright 2026 The evx Authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// The object behind a fence handle, as fence.cpp, fence_ipc.cpp and the
+// notifier (notify.cpp) see it. See include/evx/fence.h and
+// docs/design.md, "Fences".
+#ifndef EVX_SRC_FENCE_HPP
+#define EVX_SRC_FENCE_HPP
+
+#include <cuda.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "evx/common.h"
+
+namespace evx {
+
+// The memory of a fence, shared with the GPU (and, for an IPC fence, with
+// other processes): pinned host memory mapped to the device. Plain
+// integers, used only through __atomic builtins (address-free, so they work
+// across processes). The counter the GPU writes and waits on has a cache
+// line of its own: the host's compare-and-swap on `last` and its sleepers'
+// wake word do not share it with the device's polling.
+struct FenceWord {
+    uint64_t value;      // the counter (cuStreamWriteValue64 / cuStreamWaitValue64)
+    char pad0[56];
+    uint64_t last;       // the largest value signalled or queued, in any process
+    uint32_t wake;       // futex word: bumped by every host signal
+    int32_t owner_pid;   // IPC: the process that made the fence
+    char magic[8];       // IPC: "evxfence"
+    char pad1[40];
+};
+static_assert(sizeof(FenceWord) == 128, "FenceWord is two cache lines");
+
+struct Fence {
+    int device = 0;
+    unsigned flags = 0;        // EVX_FENCE_*
+    bool opened = false;       // evx_device_open_ipc_fence()
+    FenceWord *word = nullptr; // host address
+    CUdeviceptr dptr = 0;      // the device's address of word->value
+    // Set by the first signal, wait or watch queued on a stream: from then
+    // on the GPU may touch the word after the handle dies, so it is kept.
+    std::atomic<bool> used{false};
+    // IPC fences: the shared mapping (fence_ipc.cpp).
+    void *map = nullptr;
+    char name[56] = {};
+};
+
+inline uint64_t fence_value(const Fence *f) {
+    return __atomic_load_n(&f->word->value, __ATOMIC_ACQUIRE);
+}
+
+inline void fence_mark_used(Fence *f) {
+    if (!f->used.load(std::memory_order_relaxed)) f->used.store(true, std::memory_order_relaxed);
+}
+
+// --- fence_ipc.cpp: the shared mapping of an EVX_FENCE_INTERPROCESS fence
+
+// Makes the shared object, maps it and registers it with the driver (the
+// device's context current); fills f->word, f->map, f->name.
+evx_status_t fence_ipc_create(const char *fn, Fence *f, uint64_t initial);
+// Opens the object a handle names (same fills). 
+evx_status_t fence_ipc_open(const char *fn, Fence *f, const unsigned char *handle, size_t size);
+// The handle bytes of an IPC fence.
+void fence_ipc_handle(const Fence *f, unsigned char *out, size_t size);
+// At free: unlinks the name (the maker), and unless the GPU may still touch
+// it, unregisters and unmaps it.
+void fence_ipc_release(Fence *f);
+
+}  // namespace evx
+
+#endif  // EVX_SRC_FENCE_HPP

@@ -1,0 +1,204 @@
+// Copyright 2026 The evx Authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Pinned host memory and the 64-bit stream memory operations:
+// cuMemHostAlloc, cuMemFreeHost, cuMemHostRegister, cuMemHostUnregister,
+// cuMemHostGetDevicePointer, cuStreamWriteValue64, cuStreamWaitValue64.
+//
+// The emulated device shares the host's address space (unified
+// addressing): a device pointer of pinned memory is its host address. The
+// ranges allocated or registered are kept, so that a memory operation on an
+// address outside them is refused (CUDA_ERROR_INVALID_VALUE) instead of
+// touching memory the emulation does not own. A write is an atomic store
+// when the stream's worker reaches it; a wait blocks the worker until its
+// condition holds, re-reading the word at growing intervals (up to 100 us),
+// as the GPU's front end re-reads a semaphore: the word may be written by
+// anyone, another process through a shared mapping included, with no call
+// the emulation could hook. The conditions are the driver's: GEQ is the
+// cyclic (int64_t)(*addr - value) >= 0.
+#include <ctime>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "api.hpp"
+#include "state.hpp"
+
+namespace evxh {
+
+namespace {
+
+struct Range {
+    std::size_t bytes;
+    bool allocated;  // cuMemHostAlloc (else cuMemHostRegister)
+};
+
+struct Memory {
+    std::mutex mu;
+    std::map<std::uintptr_t, Range> ranges;  // by start address
+};
+
+// Never destroyed, as global(): workers may still look at it at exit.
+Memory &memory() {
+    static Memory *m = new Memory;
+    return *m;
+}
+
+// The range holding [p, p + bytes), if any; caller holds mu.
+const std::pair<const std::uintptr_t, Range> *find_range(Memory &m, std::uintptr_t p,
+                                                          std::size_t bytes) {
+    auto it = m.ranges.upper_bound(p);
+    if (it == m.ranges.begin()) return nullptr;
+    --it;
+    if (p - it->first + bytes > it->second.bytes) return nullptr;
+    return &*it;
+}
+
+bool overlaps(Memory &m, std::uintptr_t p, std::size_t bytes) {
+    auto it = m.ranges.lower_bound(p);
+    if (it != m.ranges.end() && it->first < p + bytes) return true;
+    if (it == m.ranges.begin()) return false;
+    --it;
+    return it->first + it->second.bytes > p;
+}
+
+constexpr unsigned kAllocFlags =
+    CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED;
+constexpr unsigned kRegisterFlags = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
+                                    CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
+constexpr unsigned kWaitFlags = CU_STREAM_WAIT_VALUE_GEQ | CU_STREAM_WAIT_VALUE_EQ |
+                                CU_STREAM_WAIT_VALUE_AND | CU_STREAM_WAIT_VALUE_NOR;
+
+bool holds(std::uint64_t word, std::uint64_t value, unsigned flags) {
+    switch (flags & 3u) {
+    case CU_STREAM_WAIT_VALUE_GEQ: return static_cast<std::int64_t>(word - value) >= 0;
+    case CU_STREAM_WAIT_VALUE_EQ: return word == value;
+    case CU_STREAM_WAIT_VALUE_AND: return (word & value) != 0;
+    default: return ~(word | value) != 0;  // NOR
+    }
+}
+
+// A memory operation's address: 8-byte aligned, inside pinned memory.
+CUresult check_word(CUdeviceptr addr) {
+    if (addr == 0 || (addr & 7u) != 0) return CUDA_ERROR_INVALID_VALUE;
+    Memory &m = memory();
+    std::lock_guard<std::mutex> lk(m.mu);
+    return find_range(m, static_cast<std::uintptr_t>(addr), 8) ? CUDA_SUCCESS
+                                                               : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult queue_memop(CUstream h, Item::Kind kind, CUdeviceptr addr, cuuint64_t value,
+                     unsigned flags, bool ptsz) {
+    std::shared_ptr<Stream> s;
+    CUresult r = resolve_stream(h, ptsz, &s);
+    if (r != CUDA_SUCCESS) return r;
+    r = check_word(addr);
+    if (r != CUDA_SUCCESS) return r;
+    Item it;
+    it.kind = kind;
+    it.addr = reinterpret_cast<std::uint64_t *>(static_cast<std::uintptr_t>(addr));
+    it.value = value;
+    it.flags = flags;
+    std::uint64_t seq = 0;
+    return submit(s, std::move(it), &seq);
+}
+
+}  // namespace
+
+void run_write_value(const Item &it) { __atomic_store_n(it.addr, it.value, __ATOMIC_SEQ_CST); }
+
+void run_wait_value(const Item &it) {
+    long nap_ns = 1000;
+    while (!holds(__atomic_load_n(it.addr, __ATOMIC_SEQ_CST), it.value, it.flags)) {
+        const timespec ts{0, nap_ns};
+        nanosleep(&ts, nullptr);
+        if (nap_ns < 100 * 1000) nap_ns *= 2;
+    }
+}
+
+CUresult mem_host_alloc(void **pp, std::size_t bytes, unsigned flags) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = CUDA_SUCCESS;
+    if (!require_context(&r)) return r;
+    if (!pp || bytes == 0 || (flags & ~kAllocFlags) != 0) return CUDA_ERROR_INVALID_VALUE;
+    const std::size_t rounded = (bytes + 4095) & ~static_cast<std::size_t>(4095);
+    void *p = std::aligned_alloc(4096, rounded);
+    if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+    std::memset(p, 0, rounded);
+    Memory &m = memory();
+    {
+        std::lock_guard<std::mutex> lk(m.mu);
+        m.ranges.emplace(reinterpret_cast<std::uintptr_t>(p), Range{bytes, true});
+    }
+    *pp = p;
+    return CUDA_SUCCESS;
+}
+
+CUresult mem_free_host(void *p) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    Memory &m = memory();
+    {
+        std::lock_guard<std::mutex> lk(m.mu);
+        auto it = m.ranges.find(reinterpret_cast<std::uintptr_t>(p));
+        if (it == m.ranges.end() || !it->second.allocated) return CUDA_ERROR_INVALID_VALUE;
+        m.ranges.erase(it);
+    }
+    std::free(p);
+    return CUDA_SUCCESS;
+}
+
+CUresult mem_host_get_device_pointer(CUdeviceptr *dptr, void *p, unsigned flags) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = CUDA_SUCCESS;
+    if (!require_context(&r)) return r;
+    if (!dptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    Memory &m = memory();
+    std::lock_guard<std::mutex> lk(m.mu);
+    if (!find_range(m, reinterpret_cast<std::uintptr_t>(p), 1)) return CUDA_ERROR_INVALID_VALUE;
+    *dptr = static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(p));
+    return CUDA_SUCCESS;
+}
+
+CUresult mem_host_register(void *p, std::size_t bytes, unsigned flags) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = CUDA_SUCCESS;
+    if (!require_context(&r)) return r;
+    if (!p || bytes == 0 || (flags & ~kRegisterFlags) != 0) return CUDA_ERROR_INVALID_VALUE;
+    Memory &m = memory();
+    std::lock_guard<std::mutex> lk(m.mu);
+    const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(p);
+    if (overlaps(m, a, bytes)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    m.ranges.emplace(a, Range{bytes, false});
+    return CUDA_SUCCESS;
+}
+
+CUresult mem_host_unregister(void *p) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    Memory &m = memory();
+    std::lock_guard<std::mutex> lk(m.mu);
+    auto it = m.ranges.find(reinterpret_cast<std::uintptr_t>(p));
+    if (it == m.ranges.end() || it->second.allocated) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    m.ranges.erase(it);
+    return CUDA_SUCCESS;
+}
+
+CUresult stream_write_value64(CUstream h, CUdeviceptr addr, cuuint64_t value, unsigned flags,
+                              bool ptsz) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if ((flags & ~static_cast<unsigned>(CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER)) != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    return queue_memop(h, Item::Kind::WriteValue, addr, value, flags, ptsz);
+}
+
+CUresult stream_wait_value64(CUstream h, CUdeviceptr addr, cuuint64_t value, unsigned flags,
+                             bool ptsz) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if ((flags & ~(kWaitFlags | static_cast<unsigned>(CU_STREAM_WAIT_VALUE_FLUSH))) != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    // No remote writes to flush: CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES is 0.
+    if (flags & CU_STREAM_WAIT_VALUE_FLUSH) return CUDA_ERROR_NOT_SUPPORTED;
+    return queue_memop(h, Item::Kind::WaitValue, addr, value, flags, ptsz);
+}
+
+}  // namespace evxh
