@@ -1181,6 +1181,105 @@ static void op_ipc(reader *r)
     }
 }
 
+/* A fence made, used by a run of calls the input chooses, and destroyed
+ * (evx/fence.h). Waits (on streams and by a notifier) are only for values
+ * already signalled or queued, so none can block a stream for good. The
+ * oracle: a signal succeeds exactly when its value is above every value
+ * signalled or queued before (and, from the host, no queued signal is
+ * still to run), and the counter then reads it. */
+static void op_fence(reader *r)
+{
+    const int dev = pick_device(r);
+    const uint8_t fb = u8(r);
+    const unsigned flags = (fb & 1) ? EVX_FENCE_INTERPROCESS : (fb & 2) ? (unsigned)u8(r) : 0;
+    uint64_t initial = (fb & 4) ? u64(r) : (uint64_t)(u8(r));
+    evx_fence_t f = (evx_fence_t)JUNK;
+    evx_status_t st = C(evx_device_create_fence(dev, initial, flags, &f));
+    if (st != EVX_SUCCESS) {
+        REQUIRE(f == NULL, "a failed fence creation left its out-pointer set");
+        REQUIRE(dev < 0 || dev >= n_devices || (flags & ~EVX_FENCE_INTERPROCESS) ||
+                    initial > EVX_FENCE_MAX_VALUE,
+                "a fence with good arguments was refused");
+        return;
+    }
+    REQUIRE(dev >= 0 && dev < n_devices && !(flags & ~EVX_FENCE_INTERPROCESS) &&
+                initial <= EVX_FENCE_MAX_VALUE,
+            "a fence with bad arguments was made");
+    uint64_t last = initial;
+    const int steps = 1 + (u8(r) & 7);
+    for (int i = 0; i < steps; i++) {
+        const uint8_t op = u8(r);
+        const uint64_t v = (op & 0x80) ? u64(r) : last + (u8(r) & 7);
+        uint64_t now = 0;
+        int slot, cls;
+        switch (op & 7) {
+        case 0: {  /* host signal */
+            st = C(evx_fence_signal_host(f, v));
+            if (v <= last || v > EVX_FENCE_MAX_VALUE)
+                REQUIRE(st == EVX_ERROR_INVALID_VALUE, "a host signal not above the last was taken");
+            else
+                REQUIRE(st == EVX_SUCCESS || st == EVX_ERROR_ILLEGAL_STATE,
+                        "a good host signal was refused");
+            if (st == EVX_SUCCESS) {
+                last = v;
+                REQUIRE(C(evx_fence_get_value(f, &now)) == EVX_SUCCESS && now == v,
+                        "the counter does not read the host signal's value");
+            }
+            break;
+        }
+        case 1: {  /* queued signal */
+            evx_stream_t s = (evx_stream_t)pick(r, K_STREAM, &slot, &cls);
+            st = C(evx_fence_signal(f, s, v));
+            if (st == EVX_SUCCESS) {
+                REQUIRE(v > last && v <= EVX_FENCE_MAX_VALUE, "a signal not above the last was queued");
+                last = v;
+            } else if (cls == H_LIVE && T.st[slot].dev == dev && v > last &&
+                       v <= EVX_FENCE_MAX_VALUE) {
+                REQUIRE(0, "a good queued signal was refused");
+            }
+            break;
+        }
+        case 2: {  /* queued wait, for a value signalled or queued already */
+            evx_stream_t s = (evx_stream_t)pick(r, K_STREAM, &slot, &cls);
+            st = C(evx_stream_wait_fence(s, f, v <= last ? v : last));
+            if (cls == H_LIVE && T.st[slot].dev == dev)
+                REQUIRE(st == EVX_SUCCESS, "a good fence wait was refused");
+            break;
+        }
+        case 3:
+            st = C(evx_fence_wait_host(f, v, 0));
+            REQUIRE(st == EVX_SUCCESS || st == EVX_ERROR_TIMEOUT || st == EVX_ERROR_INVALID_VALUE,
+                    "a fence query answered neither reached nor not yet");
+            break;
+        case 4: {
+            evx_ipc_fence_handle_t h;
+            evx_fence_t o = (evx_fence_t)JUNK;
+            st = C(evx_fence_get_ipc_handle(f, null_out(r) ? NULL : &h));
+            if (st == EVX_SUCCESS) {
+                st = C(evx_device_open_ipc_fence(dev, &h, &o));
+                REQUIRE(st == EVX_ERROR_INVALID_CONTEXT && o == NULL,
+                        "a fence handle opened in the process that exported it");
+            }
+            break;
+        }
+        case 5: {  /* a watch of a value signalled or queued, delivered before destroy ends */
+            evx_notifier_t n = NULL;
+            if (C(evx_notifier_create(NULL, &n)) != EVX_SUCCESS) break;
+            st = C(evx_notifier_watch_fence(n, f, v <= last ? v : last, v));
+            REQUIRE(st == EVX_SUCCESS, "a fence watch was refused");
+            REQUIRE(C(evx_notifier_destroy(n)) == EVX_SUCCESS, "a notifier destroy failed");
+            break;
+        }
+        default:
+            st = C(evx_fence_get_value(null_out(r) ? (evx_fence_t)pick(r, K_EVENT, &slot, &cls) : f,
+                                       &now));
+            break;
+        }
+    }
+    REQUIRE(C(evx_fence_destroy(f)) == EVX_SUCCESS, "a fence destroy failed");
+    REQUIRE(C(evx_fence_destroy(f)) == EVX_ERROR_INVALID_HANDLE, "a fence was destroyed twice");
+}
+
 /* Events made and destroyed in a burst, recorded or not: more than evx
  * retires at once (32) and than a thread keeps per device and flags (64),
  * so that the events made after it reuse driver events with a former
@@ -1453,6 +1552,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 op_status(&r);
             else if (b & 2)
                 op_churn(&r);
+            else if (b & 4)
+                op_fence(&r);
             else
                 op_probe_dead(&r);
             break;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 The evx Authors
 # SPDX-License-Identifier: Apache-2.0
-"""Writes the seed corpus of evx-fuzz-api (tests/fuzz/corpus/): seventeen
+"""Writes the seed corpus of evx-fuzz-api (tests/fuzz/corpus/): eighteen
 hand-written programs in the harness's input format, one per area of the
 API, so that a run starts from inputs that reach deep states (recorded
 events, pending host functions, pools handed out, timers stopped) instead of
@@ -118,6 +118,13 @@ def churn(n, dev=DEV0, f=0, st=0, all_live=False):
     return [MISC, 2, (n - 1) | (0x80 if all_live else 0), dev, flags(f), st]
 
 
+def fence(dev=DEV0, fb=0, initial=5, ops=()):
+    """op_fence: a fence made (fb & 1: EVX_FENCE_INTERPROCESS), up to 8
+    steps (each op byte and its arguments, as op_fence reads them), then
+    destroyed (twice)."""
+    return [MISC, 4, dev, fb, initial, max(len(ops), 1) - 1] + [b for op in ops for b in op]
+
+
 def status(which, value):
     return [MISC, 1, which] + list(value.to_bytes(4, "little", signed=True))
 
@@ -225,6 +232,14 @@ SEEDS = {
         ipc_open(0, 193, list(range(64))) + ipc_open(0, 192, [0x41] * 64) +
         ipc_open(0, dev=DEV_BAD) + ipc_open(0, null_handle=1) + ipc_open(1) +
         [EV_DESTROY, 0] + ipc_open(0) + probe_dead(0),
+    # fences: queued signals and waits on table streams, host signals (one
+    # refused while a queued signal is pending, one far above the limit),
+    # queries, a notifier watch, an export and its refused open
+    "fence": st_create(slot=0) + st_create(slot=1) +
+        fence(ops=[[1, 2, 0], [2, 0, 1], [0, 3], [3, 1], [5, 0], [4, 0, 0], [6, 0, 0],
+                   [0x80] + [0xff] * 8]) +
+        fence(fb=1, initial=0, ops=[[4, 0, 0], [1, 1, 1], [2, 1, 0], [0, 4], [5, 0]]) +
+        fence(dev=DEV_BAD) + fence(fb=2, initial=0, ops=[[0, 1]]),
     # borrows with a release callback (also NULL), capture status
     "wrap-release": st_create() + wrap_release(3, DEV0, 1, 0) + wrap_release(1, DEV1, 2) +
         wrap_release(2, DEV0, 3, null_release=1) + wrap_release(0x83, slot=3, arg=1) +
