@@ -112,6 +112,8 @@ int bench_raw_open(bench_raw *raw)
     bad |= LOOKUP(get_proc, raw, MemHostAlloc, 0);
     bad |= LOOKUP(get_proc, raw, MemHostGetDevicePointer, 0);
     bad |= LOOKUP(get_proc, raw, MemFreeHost, 0);
+    bad |= LOOKUP(get_proc, raw, StreamWriteValue64, 0);
+    bad |= LOOKUP(get_proc, raw, StreamWaitValue64, 0);
     if (bad) {
         bench_raw_close(raw);
         return -1;

@@ -49,6 +49,11 @@ typedef struct bench_raw {
     CUresult (*MemHostAlloc)(void **p, size_t size, unsigned flags);
     CUresult (*MemHostGetDevicePointer)(CUdeviceptr *d, void *p, unsigned flags);
     CUresult (*MemFreeHost)(void *p);
+    /* Optional: the 64-bit stream memory operations (evx-fence-bench). */
+    CUresult (*StreamWriteValue64)(CUstream s, CUdeviceptr addr, cuuint64_t value,
+                                   unsigned flags);
+    CUresult (*StreamWaitValue64)(CUstream s, CUdeviceptr addr, cuuint64_t value,
+                                  unsigned flags);
     CUdevice dev;     /* device 0 */
     CUcontext ctx;    /* its primary context, retained by bench_raw_open */
     const char *path; /* as evx_driver_get_path() gives it */

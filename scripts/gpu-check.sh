@@ -3,7 +3,7 @@
 # the conformance suite against the real driver and against the host
 # emulation with the same number of devices, then the stages asked for.
 #
-#   scripts/gpu-check.sh [conformance] [sanitizer] [stress] [interop] [bench] [pybench] [rustbench] [asyncbench] [benchab]
+#   scripts/gpu-check.sh [conformance] [sanitizer] [stress] [interop] [bench] [fencebench] [pybench] [rustbench] [asyncbench] [benchab]
 #
 # sanitizer: the conformance suite under compute-sanitizer (memcheck with
 # leak checking, then synccheck); the stage fails unless each run exits 0
@@ -23,7 +23,7 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/evx-out}
 mkdir -p "$out"
 build=${EVX_GPU_BUILD:-/tmp/evx-gpu-build}
-stages=${*:-conformance sanitizer stress interop bench pybench rustbench asyncbench}
+stages=${*:-conformance sanitizer stress interop bench fencebench pybench rustbench asyncbench}
 status=0
 
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader || true
@@ -92,6 +92,11 @@ for stage in $stages; do
     cat "$out/bench.txt" | grep -v '^BENCH'
     env -u EVX_DRIVER "$build/bench/evx-bench-threads" >"$out/bench-threads.txt" 2>&1 || status=1
     cat "$out/bench-threads.txt"
+    ;;
+  fencebench)
+    echo "=== fences against events and raw stream memory operations (C, real driver)"
+    env -u EVX_DRIVER "$build/bench/evx-fence-bench" >"$out/fence-bench.txt" 2>&1 || status=1
+    grep -v '^BENCH' "$out/fence-bench.txt"
     ;;
   pybench)
     echo "=== Python benchmark, real driver"
