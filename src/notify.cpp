@@ -571,9 +571,10 @@ EVX_API evx_status_t evx_notifier_watch_callback(evx_notifier_t notifier, evx_ev
                       });
 }
 
-EVX_API evx_status_t evx_notifier_watch_fence(evx_notifier_t notifier, evx_fence_t fence,
-                                              uint64_t value, uint64_t token) {
-    static const char fn[] = "evx_notifier_watch_fence";
+// Both fence watches: a token (cb == nullptr) or a callback.
+static evx_status_t watch_fence(const char *fn, evx_notifier_t notifier, evx_fence_t fence,
+                                uint64_t value, uint64_t token, evx_notify_fn_t cb,
+                                void *user_data) {
     if (value > EVX_FENCE_MAX_VALUE)
         return fail(EVX_ERROR_INVALID_VALUE,
                     "%s: value %" PRIu64 " is above EVX_FENCE_MAX_VALUE (2^63 - 1)", fn, value);
@@ -584,8 +585,22 @@ EVX_API evx_status_t evx_notifier_watch_fence(evx_notifier_t notifier, evx_fence
                           if (!reached) fence_mark_used(f);
                           const ValueWait vw{f->device, reached, f->dptr, value};
                           return watch(fn, notifier, static_cast<Notifier *>(sn.obj), fence,
-                                       nullptr, token, nullptr, nullptr, &vw);
+                                       nullptr, token, cb, user_data, &vw);
                       });
+}
+
+EVX_API evx_status_t evx_notifier_watch_fence(evx_notifier_t notifier, evx_fence_t fence,
+                                              uint64_t value, uint64_t token) {
+    return watch_fence("evx_notifier_watch_fence", notifier, fence, value, token, nullptr,
+                       nullptr);
+}
+
+EVX_API evx_status_t evx_notifier_watch_fence_callback(evx_notifier_t notifier,
+                                                       evx_fence_t fence, uint64_t value,
+                                                       evx_notify_fn_t cb, void *user_data) {
+    static const char fn[] = "evx_notifier_watch_fence_callback";
+    if (!cb) return fail(EVX_ERROR_INVALID_VALUE, "%s: fn (the callback) is NULL", fn);
+    return watch_fence(fn, notifier, fence, value, 0, cb, user_data);
 }
 
 EVX_API evx_status_t evx_notifier_read(evx_notifier_t notifier, uint64_t *tokens,

@@ -102,7 +102,7 @@ static const any_fn engine_functions[] = {
     FN(evx_device_create_fence), FN(evx_fence_destroy), FN(evx_fence_signal),
     FN(evx_stream_wait_fence), FN(evx_fence_signal_host), FN(evx_fence_get_value),
     FN(evx_fence_wait_host), FN(evx_fence_get_ipc_handle), FN(evx_device_open_ipc_fence),
-    FN(evx_notifier_watch_fence),
+    FN(evx_notifier_watch_fence), FN(evx_notifier_watch_fence_callback),
 };
 
 int main(void)

@@ -47,6 +47,7 @@ EVX_LAYOUT_SAME_TYPE(evx_fence_signal, evx_status_t (*)(evx_fence_t, evx_stream_
 EVX_LAYOUT_SAME_TYPE(evx_fence_signal_host, evx_status_t (*)(evx_fence_t, uint64_t));
 EVX_LAYOUT_SAME_TYPE(evx_fence_wait_host, evx_status_t (*)(evx_fence_t, uint64_t, uint64_t));
 EVX_LAYOUT_SAME_TYPE(evx_notifier_watch_fence, evx_status_t (*)(evx_notifier_t, evx_fence_t, uint64_t, uint64_t));
+EVX_LAYOUT_SAME_TYPE(evx_notifier_watch_fence_callback, evx_status_t (*)(evx_notifier_t, evx_fence_t, uint64_t, evx_notify_fn_t, void *));
 EVX_LAYOUT_SAME_TYPE(evx_stream_wait_fence, evx_status_t (*)(evx_stream_t, evx_fence_t, uint64_t));
 EVX_LAYOUT_SAME_TYPE(evx_device_open_ipc_event, evx_status_t (*)(int, const evx_ipc_event_handle_t *, evx_event_t *));
 EVX_LAYOUT_SAME_TYPE(evx_event_get_ipc_handle, evx_status_t (*)(evx_event_t, evx_ipc_event_handle_t *));
@@ -313,6 +314,7 @@ int main(void)
     printf("func evx_fence_signal_host 2\n");
     printf("func evx_fence_wait_host 3\n");
     printf("func evx_notifier_watch_fence 4\n");
+    printf("func evx_notifier_watch_fence_callback 5\n");
     printf("func evx_stream_wait_fence 3\n");
     printf("func evx_device_open_ipc_event 3\n");
     printf("func evx_event_get_ipc_handle 2\n");

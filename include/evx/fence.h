@@ -267,6 +267,24 @@ EVX_API evx_status_t evx_device_open_ipc_fence(int device,
 EVX_API evx_status_t evx_notifier_watch_fence(evx_notifier_t notifier, evx_fence_t fence,
                                               uint64_t value, uint64_t token);
 
+/**
+ * @brief Watches a fence and runs a function when the counter reaches
+ * @p value.
+ *
+ * As evx_notifier_watch_fence(), with the delivery of
+ * evx_notifier_watch_callback(): @p fn runs exactly once, never inside
+ * this call, on the driver's host-function thread or the notifier's pump
+ * thread; it must be short and must not call evx or CUDA.
+ *
+ * @return as evx_notifier_watch_fence(), and ::EVX_ERROR_INVALID_VALUE if
+ *         @p fn is NULL. On failure @p fn never runs.
+ *
+ * Thread-safe; never blocks on GPU work.
+ */
+EVX_API evx_status_t evx_notifier_watch_fence_callback(evx_notifier_t notifier,
+                                                       evx_fence_t fence, uint64_t value,
+                                                       evx_notify_fn_t fn, void *user_data);
+
 /** @} */
 
 EVX_END_DECLS

@@ -414,6 +414,7 @@ static void t_notifier(void)
     conf_gate *g = gate_new();
     uint64_t tok[4];
     uint32_t c = 0;
+    int ran = 0, ran2 = 0;
 
     REQUIRE((s = make_stream(0)) != NULL);
     REQUIRE((f = make_fence(0, 1, 0)) != NULL);
@@ -440,6 +441,17 @@ static void t_notifier(void)
     EXPECT(c == 1 && tok[0] == 103);
     EXPECT_FAIL(evx_notifier_watch_fence(n, f, EVX_FENCE_MAX_VALUE + 1, 1),
                 EVX_ERROR_INVALID_VALUE);
+    /* a callback: runs once the value is reached, not before */
+    EXPECT_FAIL(evx_notifier_watch_fence_callback(n, f, 4, NULL, NULL),
+                EVX_ERROR_INVALID_VALUE);
+    REQUIRE_OK(evx_notifier_watch_fence_callback(n, f, 4, host_set_flag, &ran));
+    sleep_ms(50);
+    EXPECTF(!flag_get(&ran), "a callback for 4 ran at 3");
+    EXPECT_OK(evx_fence_signal_host(f, 4));
+    EXPECT(poll_flag(&ran, 20000));
+    /* reached already: runs all the same, never inside the call */
+    REQUIRE_OK(evx_notifier_watch_fence_callback(n, f, 4, host_set_flag, &ran2));
+    EXPECT(poll_flag(&ran2, 20000));
 out:
     gate_open(g);
     if (s != NULL)

@@ -1384,6 +1384,29 @@ evx_notifier_watch_fence = Prototype(
     Thread-safe; never blocks on GPU work.
     """)
 
+# evx_status_t evx_notifier_watch_fence_callback(evx_notifier_t notifier, evx_fence_t fence, uint64_t value, evx_notify_fn_t fn, void *user_data)
+#   Watches a fence and runs a function when the counter reaches
+evx_notifier_watch_fence_callback = Prototype(
+    "evx_notifier_watch_fence_callback", evx_status_t,
+    (("notifier", evx_notifier_t), ("fence", evx_fence_t), ("value", _ct.c_uint64), ("fn", evx_notify_fn_t), ("user_data", _ct.c_void_p),),
+    """evx_status_t evx_notifier_watch_fence_callback(evx_notifier_t notifier, evx_fence_t fence, uint64_t value, evx_notify_fn_t fn, void *user_data)
+
+    Watches a fence and runs a function when the counter reaches
+
+    value.
+
+    As evx_notifier_watch_fence(), with the delivery of
+    evx_notifier_watch_callback(): fn runs exactly once, never inside this
+    call, on the driver's host-function thread or the notifier's pump thread;
+    it must be short and must not call evx or CUDA.
+
+    Returns: as evx_notifier_watch_fence(), and EVX_ERROR_INVALID_VALUE if
+
+    fn is NULL. On failure fn never runs.
+
+    Thread-safe; never blocks on GPU work.
+    """)
+
 # evx_status_t evx_stream_wait_fence(evx_stream_t stream, evx_fence_t fence, uint64_t value)
 #   Queues on a stream a wait until the fence's counter is at least
 evx_stream_wait_fence = Prototype(
@@ -2500,6 +2523,7 @@ FUNCTIONS = (
     evx_fence_signal_host,
     evx_fence_wait_host,
     evx_notifier_watch_fence,
+    evx_notifier_watch_fence_callback,
     evx_stream_wait_fence,
     evx_device_open_ipc_event,
     evx_event_get_ipc_handle,

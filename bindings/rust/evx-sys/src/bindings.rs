@@ -2187,3 +2187,24 @@ extern "C" {
         token: u64,
     ) -> evx_status_t;
 }
+extern "C" {
+    #[doc = " @brief Watches a fence and runs a function when the counter reaches"]
+    #[doc = " @p value."]
+    #[doc = ""]
+    #[doc = " As evx_notifier_watch_fence(), with the delivery of"]
+    #[doc = " evx_notifier_watch_callback(): @p fn runs exactly once, never inside"]
+    #[doc = " this call, on the driver's host-function thread or the notifier's pump"]
+    #[doc = " thread; it must be short and must not call evx or CUDA."]
+    #[doc = ""]
+    #[doc = " @return as evx_notifier_watch_fence(), and ::EVX_ERROR_INVALID_VALUE if"]
+    #[doc = "         @p fn is NULL. On failure @p fn never runs."]
+    #[doc = ""]
+    #[doc = " Thread-safe; never blocks on GPU work."]
+    pub fn evx_notifier_watch_fence_callback(
+        notifier: evx_notifier_t,
+        fence: evx_fence_t,
+        value: u64,
+        fn_: evx_notify_fn_t,
+        user_data: *mut ::std::os::raw::c_void,
+    ) -> evx_status_t;
+}
