@@ -73,7 +73,7 @@ typedef struct evx_fence_s *evx_fence_t;
 
 /** @brief The largest value a fence may hold: 2^63 - 1 (the GPU's wait
  *  compares cyclically, so values stay below 2^63). */
-#define EVX_FENCE_MAX_VALUE ((uint64_t)0x7FFFFFFFFFFFFFFFull)
+#define EVX_FENCE_MAX_VALUE 0x7FFFFFFFFFFFFFFFull
 
 /** @brief The size of an IPC fence handle, in bytes. */
 #define EVX_IPC_FENCE_HANDLE_SIZE 64

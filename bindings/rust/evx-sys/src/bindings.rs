@@ -11,6 +11,7 @@ pub const EVX_NOTIFIER_MAX_STREAMS: u32 = 64;
 pub const EVX_IPC_HANDLE_SIZE: u32 = 64;
 pub const EVX_FENCE_DEFAULT: u32 = 0;
 pub const EVX_FENCE_INTERPROCESS: u32 = 1;
+pub const EVX_FENCE_MAX_VALUE: u64 = 9223372036854775807;
 pub const EVX_IPC_FENCE_HANDLE_SIZE: u32 = 64;
 pub type __uint32_t = ::std::os::raw::c_uint;
 pub type __uint64_t = ::std::os::raw::c_ulong;

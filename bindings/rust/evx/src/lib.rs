@@ -32,8 +32,10 @@ pub use evx_sys as sys;
 
 pub mod notify;
 mod capture;
+mod fence;
 mod ipc;
 pub use capture::CaptureStatus;
+pub use fence::{Fence, FENCE_IPC_HANDLE_SIZE, FENCE_MAX_VALUE};
 pub use ipc::IPC_HANDLE_SIZE;
 
 /// `Result<T, Status>`.

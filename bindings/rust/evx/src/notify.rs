@@ -179,11 +179,19 @@ impl std::fmt::Debug for Notifier {
 }
 
 fn watch_future(raw: sys::evx_notifier_t, event: &Event) -> Result<EventFuture> {
+    callback_future(|cb, user| unsafe {
+        sys::evx_notifier_watch_callback(raw, event.as_raw(), cb, user)
+    })
+}
+
+// A future completed by a notifier callback that `watch` arranges (an event
+// or a fence watch): `watch(callback, user_data)` returns the call's status.
+pub(crate) fn callback_future(
+    watch: impl FnOnce(sys::evx_notify_fn_t, *mut c_void) -> sys::evx_status_t,
+) -> Result<EventFuture> {
     let shared = Arc::new(Shared { state: Mutex::new((false, None)) });
     let user = Arc::into_raw(shared.clone()) as *mut c_void;
-    let st = unsafe {
-        sys::evx_notifier_watch_callback(raw, event.as_raw(), Some(wake_trampoline), user)
-    };
+    let st = watch(Some(wake_trampoline), user);
     if st != 0 {
         // SAFETY: on failure the callback never runs: take the reference back.
         drop(unsafe { Arc::from_raw(user as *const Shared) });
@@ -192,7 +200,8 @@ fn watch_future(raw: sys::evx_notifier_t, event: &Event) -> Result<EventFuture> 
     Ok(EventFuture { shared })
 }
 
-/// The completion of an event's work, as a [`Future`] (output `Result<()>`,
+/// The completion of an event's work (or a fence's value reached), as a
+/// [`Future`] (output `Result<()>`,
 /// always `Ok` once complete). `Send`, `'static`, works with any executor.
 pub struct EventFuture {
     shared: Arc<Shared>,
@@ -231,7 +240,7 @@ impl std::fmt::Debug for EventFuture {
 // and never destroyed.
 static DEFAULT: Mutex<Option<Notifier>> = Mutex::new(None);
 
-fn default_raw() -> Result<sys::evx_notifier_t> {
+pub(crate) fn default_raw() -> Result<sys::evx_notifier_t> {
     let mut n = DEFAULT.lock().unwrap_or_else(|e| e.into_inner());
     if n.is_none() {
         *n = Some(Notifier::new()?);
