@@ -54,6 +54,7 @@ typedef struct bench_raw {
                                    unsigned flags);
     CUresult (*StreamWaitValue64)(CUstream s, CUdeviceptr addr, cuuint64_t value,
                                   unsigned flags);
+    CUresult (*MemHostRegister)(void *p, size_t size, unsigned flags);
     CUdevice dev;     /* device 0 */
     CUcontext ctx;    /* its primary context, retained by bench_raw_open */
     const char *path; /* as evx_driver_get_path() gives it */

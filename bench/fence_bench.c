@@ -22,6 +22,10 @@
  *             cuStreamWriteValue64, evx_stream_wait_fence against
  *             cuStreamWaitValue64 (on a value reached), in batches with a
  *             synchronize between them.
+ *   ipc       as handoff, with stream B in a second process (this program
+ *             run with --ipc-consumer): an IPC fence against an IPC event
+ *             (evx_event_get_ipc_handle), the "done" word in a shared page
+ *             both processes registered.
  *
  * Lines starting with "BENCH" are machine-readable: name, value, unit.
  * --quick: a few trials each (the smoke run on the host emulation, which
@@ -29,8 +33,14 @@
  */
 #define _GNU_SOURCE
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +166,209 @@ static void handoff(void)
     CHECK_EVX(evx_fence_destroy(f));
     CHECK_EVX(evx_stream_destroy(a));
     CHECK_EVX(evx_stream_destroy(b));
+}
+
+/* ---- cross-process hand-off ---------------------------------------------- */
+
+extern char **environ;
+
+typedef struct shared_page {
+    uint64_t go;
+    char pad0[56];
+    uint64_t done;
+} shared_page;
+
+static void to_hex(const unsigned char *b, size_t n, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[b[i] >> 4];
+        out[2 * i + 1] = digits[b[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+static void from_hex(const char *s, unsigned char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned v = 0;
+        if (sscanf(s + 2 * i, "%2x", &v) != 1) exit(3);
+        b[i] = (unsigned char)v;
+    }
+}
+
+/* The page both processes map (a file under /dev/shm) and register. */
+static shared_page *map_page(const char *name, int create, CUdeviceptr *d)
+{
+    const int fd = shm_open(name, create ? O_CREAT | O_RDWR : O_RDWR, 0600);
+    if (fd < 0 || (create && ftruncate(fd, 4096) != 0)) {
+        perror("evx-fence-bench: shm_open");
+        exit(1);
+    }
+    void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        perror("evx-fence-bench: mmap");
+        exit(1);
+    }
+    if (!g_raw.MemHostRegister) {
+        fprintf(stderr, "evx-fence-bench: the driver lacks cuMemHostRegister\n");
+        exit(1);
+    }
+    CHECK_RAW(&g_raw, g_raw.MemHostRegister(p, 4096, CU_MEMHOSTREGISTER_PORTABLE |
+                                                         CU_MEMHOSTREGISTER_DEVICEMAP));
+    CHECK_RAW(&g_raw, g_raw.MemHostGetDevicePointer(d, p, 0));
+    return (shared_page *)p;
+}
+
+/* The consumer: opens the fence and the event, then for each line
+ * "fence V SEQ" or "event SEQ" on stdin queues the wait and the write of
+ * SEQ to done on its stream, and answers "q". */
+static int ipc_consumer(const char *fence_hex, const char *event_hex, const char *page)
+{
+    evx_ipc_fence_handle_t fh;
+    evx_ipc_event_handle_t eh;
+    evx_fence_t f;
+    evx_event_t e;
+    evx_stream_t b;
+    CUstream cb;
+    CUdeviceptr d_page;
+    char line[128];
+
+    from_hex(fence_hex, fh.reserved, sizeof fh.reserved);
+    from_hex(event_hex, eh.reserved, sizeof eh.reserved);
+    CHECK_EVX(evx_device_open_ipc_fence(0, &fh, &f));
+    CHECK_EVX(evx_device_open_ipc_event(0, &eh, &e));
+    CHECK_EVX(evx_device_create_stream(0, EVX_STREAM_NON_BLOCKING, 0, &b));
+    CHECK_EVX(evx_stream_get_native(b, (void **)&cb));
+    (void)map_page(page, 0, &d_page);
+    printf("ready\n");
+    fflush(stdout);
+    while (fgets(line, sizeof line, stdin)) {
+        unsigned long long v = 0, seq = 0;
+        if (sscanf(line, "fence %llu %llu", &v, &seq) == 2) {
+            CHECK_EVX(evx_stream_wait_fence(b, f, v));
+        } else if (sscanf(line, "event %llu", &seq) == 1) {
+            CHECK_EVX(evx_stream_wait_event(b, e, 0));
+        } else {
+            break;
+        }
+        CHECK_RAW(&g_raw, g_raw.StreamWriteValue64(cb, d_page + offsetof(shared_page, done),
+                                                   seq, 0));
+        printf("q\n");
+        fflush(stdout);
+    }
+    CHECK_EVX(evx_stream_synchronize(b));
+    CHECK_EVX(evx_stream_destroy(b));
+    CHECK_EVX(evx_event_destroy(e));
+    CHECK_EVX(evx_fence_destroy(f));
+    return 0;
+}
+
+static void ipc_handoff(const char *self)
+{
+    const int trials = g_quick ? 5 : 1000;
+    char page[64], fhex[2 * EVX_IPC_FENCE_HANDLE_SIZE + 1], ehex[2 * EVX_IPC_HANDLE_SIZE + 1];
+    char line[64];
+    evx_fence_t f;
+    evx_event_t e;
+    evx_stream_t a;
+    CUstream ca;
+    CUdeviceptr d_page;
+    evx_ipc_fence_handle_t fh;
+    evx_ipc_event_handle_t eh;
+    int to[2], from[2];
+    pid_t pid;
+    posix_spawn_file_actions_t fa;
+    double *lat[H_COUNT];
+    uint64_t seq = 0, fv = 0;
+
+    snprintf(page, sizeof page, "/evx-fence-bench-%d", (int)getpid());
+    shared_page *sp = map_page(page, 1, &d_page);
+    CHECK_EVX(evx_device_create_fence(0, 0, EVX_FENCE_INTERPROCESS, &f));
+    CHECK_EVX(evx_device_create_event(0, EVX_EVENT_INTERPROCESS | EVX_EVENT_DISABLE_TIMING, &e));
+    CHECK_EVX(evx_fence_get_ipc_handle(f, &fh));
+    CHECK_EVX(evx_event_get_ipc_handle(e, &eh));
+    CHECK_EVX(evx_device_create_stream(0, EVX_STREAM_NON_BLOCKING, 0, &a));
+    CHECK_EVX(evx_stream_get_native(a, (void **)&ca));
+    to_hex(fh.reserved, sizeof fh.reserved, fhex);
+    to_hex(eh.reserved, sizeof eh.reserved, ehex);
+    if (pipe(to) != 0 || pipe(from) != 0) exit(1);
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, to[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, from[1], 1);
+    posix_spawn_file_actions_addclose(&fa, to[1]);
+    posix_spawn_file_actions_addclose(&fa, from[0]);
+    char *argv[] = {(char *)self, (char *)"--ipc-consumer", fhex, ehex, page, NULL};
+    if (posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ) != 0) {
+        perror("evx-fence-bench: posix_spawn");
+        exit(1);
+    }
+    posix_spawn_file_actions_destroy(&fa);
+    close(to[0]);
+    close(from[1]);
+    FILE *out = fdopen(to[1], "w"), *in = fdopen(from[0], "r");
+    if (!fgets(line, sizeof line, in) || strcmp(line, "ready\n") != 0) {
+        fprintf(stderr, "evx-fence-bench: the consumer did not start\n");
+        exit(1);
+    }
+    for (int v = 0; v < H_COUNT; v++) lat[v] = calloc((size_t)trials, sizeof(double));
+    for (int i = 0; i < trials; i++) {
+        for (int v = 0; v < H_COUNT; v++) {
+            ++seq;
+            CHECK_RAW(&g_raw, g_raw.StreamWaitValue64(ca, d_page + offsetof(shared_page, go), seq,
+                                                     CU_STREAM_WAIT_VALUE_GEQ));
+            if (v == H_NONE) {
+                CHECK_RAW(&g_raw, g_raw.StreamWriteValue64(
+                                      ca, d_page + offsetof(shared_page, done), seq, 0));
+            } else {
+                if (v == H_FENCE) {
+                    CHECK_EVX(evx_fence_signal(f, a, ++fv));
+                    fprintf(out, "fence %llu %llu\n", (unsigned long long)fv,
+                            (unsigned long long)seq);
+                } else {
+                    CHECK_EVX(evx_event_record(e, a));
+                    fprintf(out, "event %llu\n", (unsigned long long)seq);
+                }
+                fflush(out);
+                if (!fgets(line, sizeof line, in)) {
+                    fprintf(stderr, "evx-fence-bench: the consumer ended\n");
+                    exit(1);
+                }
+            }
+            sleep_ns(200 * 1000);
+            const double t0 = bench_now_ns();
+            store(&sp->go, seq);
+            while (load(&sp->done) < seq) {
+            }
+            lat[v][i] = bench_now_ns() - t0;
+        }
+    }
+    fclose(out);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    fclose(in);
+    CHECK_EVX(evx_stream_synchronize(a));
+    double med[H_COUNT];
+    for (int v = 0; v < H_COUNT; v++) med[v] = bench_median(lat[v], trials);
+    printf("cross-process hand-off A -> B (B in a second process), release to done, median of "
+           "%d trials:\n", trials);
+    for (int v = 0; v < H_COUNT; v++) {
+        printf("  %-6s %8.2f us  (hand-off %+.2f us)\n", v == H_EVENT ? "ipc-ev" : kHandoff[v],
+               med[v] / 1e3, (med[v] - med[H_NONE]) / 1e3);
+        printf("BENCH ipc_handoff_%s %.1f ns\n", kHandoff[v], med[v]);
+        free(lat[v]);
+    }
+    printf("  IPC event hand-off / IPC fence hand-off: %.2f\n",
+           (med[H_EVENT] - med[H_NONE]) / (med[H_FENCE] - med[H_NONE]));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "evx-fence-bench: the consumer exited with status %d\n", status);
+        exit(1);
+    }
+    CHECK_EVX(evx_stream_destroy(a));
+    CHECK_EVX(evx_event_destroy(e));
+    CHECK_EVX(evx_fence_destroy(f));
+    shm_unlink(page);
 }
 
 /* ---- host wake-up ------------------------------------------------------- */
@@ -318,7 +531,8 @@ static void calls(void)
 
 int main(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
+    int consumer = argc == 5 && !strcmp(argv[1], "--ipc-consumer");
+    for (int i = 1; i < argc && !consumer; i++) {
         if (!strcmp(argv[i], "--quick")) {
             g_quick = 1;
         } else {
@@ -327,10 +541,12 @@ int main(int argc, char **argv)
         }
     }
     if (bench_raw_open(&g_raw) != 0) return 1;
+    if (consumer) return ipc_consumer(argv[2], argv[3], argv[4]);
     bench_print_driver(stdout, &g_raw);
     words_open();
     calls();
     handoff();
+    ipc_handoff(argv[0]);
     wakeup();
     if (g_raw.MemFreeHost) g_raw.MemFreeHost(g_w.go);
     bench_raw_close(&g_raw);
