@@ -13,6 +13,7 @@
 #include "fence.hpp"
 
 #include <linux/futex.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -378,7 +379,17 @@ EVX_API evx_status_t evx_fence_wait_host(evx_fence_t fence, uint64_t value, uint
         }
         // Then sleep on the wake word: host signals wake it at once; a GPU
         // signal raises no interrupt, so the sleep is cut into naps that grow
-        // to 100 us, after each of which the counter is read again.
+        // to 100 us, after each of which the counter is read again. The
+        // thread's timer slack (50 us by default) would stretch every nap
+        // by up to that much: it is made 1 us for the wait, then restored.
+        const int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+        if (slack > 1000) prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+        struct RestoreSlack {
+            int slack;
+            ~RestoreSlack() {
+                if (slack > 1000) prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(slack), 0, 0, 0);
+            }
+        } restore{slack};
         int64_t nap = 10000;
         for (;;) {
             const uint32_t seen = __atomic_load_n(&w->wake, __ATOMIC_ACQUIRE);
