@@ -41,7 +41,7 @@ others' objects, so its methods import theirs when called):
 - ``_native``: reading another framework's stream and device for
   Stream.wrap and timed;
 - ``_device``, ``_event``, ``_stream``, ``_timing`` (timed, Timeline),
-  ``_pool``: the classes; ``_hostfn``: the host-function trampoline;
+  ``_pool``, ``_fence``: the classes; ``_hostfn``: the host-function trampoline;
 - ``ipc`` and ``aio``: the public modules of interprocess events and of
   asyncio.
 """
@@ -61,13 +61,14 @@ from ._event import Event
 from ._stream import Stream
 from ._timing import Timeline, timed
 from ._pool import EventPool, PoolStats
+from ._fence import Fence
 from . import ipc  # noqa: F401
 
 __all__ = [
     "CudaError", "Device", "Event", "EventPool", "LibraryNotFoundError",
     "PoolStats", "Status", "EventFlags", "StreamFlags", "Stream", "Timeline",
     "timed", "device_count", "driver_version", "driver_path", "is_emulation",
-    "library_version", "library_path", "capi", "implementation",
+    "library_version", "library_path", "capi", "implementation", "Fence",
 ]
 
 #: The version of the headers these bindings were generated from.

@@ -60,6 +60,7 @@ cdef extern from "<dlfcn.h>" nogil:
 import os as _os
 
 cdef object g_error = None         # evx._errors.error, once imported
+cdef object g_fence_wait = None    # evx._fence: Stream.wait(fence, value)
 cdef bint g_release_all = _os.environ.get("EVX_PYTHON_RELEASE_GIL", "") not in ("", "0")
 
 # Devices whose first event has been made: their events are made holding the
@@ -89,6 +90,13 @@ def check_library_version():
             "it loaded (%s) is %d.%d.%d" % (
                 EVX_VERSION_MAJOR, EVX_VERSION_MINOR, EVX_VERSION_MAJOR,
                 library_path(), v // 10000, v // 100 % 100, v % 100))
+
+
+def set_fence_wait(fn):
+    """Called once by evx._fence: ``fn(stream, fence, value)`` queues the
+    wait of ``Stream.wait(fence, value)``."""
+    global g_fence_wait
+    g_fence_wait = fn
 
 
 def releases_gil_always():
@@ -466,16 +474,36 @@ cdef class StreamCore(Handle):
             raise failure(st, "Stream.record")
         return event
 
-    def wait(self, event_or_stream, external=False):
-        """Makes future work on this stream wait for an Event, or for all
-        work queued so far on another Stream (through a temporary event
-        recorded there). Does not block the thread. ``external=True`` waits
-        as an external event node inside stream capture."""
+    def wait(self, event_or_stream, value=None, *, external=False):
+        """Makes future work on this stream wait for an Event, for all work
+        queued so far on another Stream (through a temporary event recorded
+        there), or, with ``value``, until an evx.Fence is at least
+        ``value`` (the fence may be signalled later). Does not block the
+        thread. ``external=True`` waits as an external event node inside
+        stream capture (events and streams only)."""
         cdef evx_stream_t s = <evx_stream_t>self.h
         cdef evx_stream_t other
         cdef evx_event_t e
         cdef evx_status_t st
         cdef unsigned flags = EVX_EVENT_WAIT_DEFAULT
+        if value is not None or not isinstance(event_or_stream, (EventCore, StreamCore)):
+            if isinstance(event_or_stream, (EventCore, StreamCore)):
+                raise TypeError("Stream.wait: a value is given only with an evx.Fence "
+                                "(Stream.wait(fence, value)), not with %s (external= is "
+                                "keyword-only)" % type(event_or_stream).__name__)
+            if value is None:
+                if g_fence_wait is not None and type(event_or_stream).__name__ == "Fence":
+                    raise TypeError("Stream.wait: value must be an int, not NoneType "
+                                    "(Stream.wait(fence, value): the value to wait for)")
+                raise TypeError("Stream.wait() needs an evx.Event, an evx.Stream or an "
+                                "evx.Fence and a value, not %s" % type(event_or_stream).__name__)
+            if external is not False:
+                raise TypeError("Stream.wait: external= is for events and streams, "
+                                "not fences")
+            if s == NULL:
+                raise gone(self, "Stream.wait", "the stream")
+            g_fence_wait(self, event_or_stream, value)
+            return
         if external is not False and checked_flag(external, "Stream.wait", "external"):
             flags = EVX_EVENT_WAIT_EXTERNAL
         cdef EventCore tmp

@@ -169,6 +169,19 @@ class Device(_core.DeviceCore):
         from ._event import Event
         return ipc.open_event(self._id, handle, Event)
 
+    def create_fence(self, initial=0, interprocess=False):
+        """A new :class:`Fence` of this device holding ``initial`` (0 to
+        ``Fence.MAX_VALUE``); ``interprocess=True``: it may be exported to
+        other processes (:attr:`Fence.ipc_handle`, pickling)."""
+        from ._fence import create_fence
+        return create_fence(self._id, initial, interprocess)
+
+    def open_ipc_fence(self, handle):
+        """A new :class:`Fence` of this device for ``handle``, the
+        :attr:`Fence.ipc_handle` of a fence of another process."""
+        from ._fence import open_ipc_fence
+        return open_ipc_fence(self._id, handle)
+
     def trim(self):
         """Releases the idle driver events evx keeps for reuse on this device."""
         check(capi.evx_device_trim(self._id), "Device.trim")

@@ -51,7 +51,7 @@ from ._event import Event
 from ._loader import capi as _capi
 from ._stream import Stream
 
-__all__ = ["wait", "synchronize", "future", "READ_BATCH"]
+__all__ = ["wait", "wait_fence", "synchronize", "future", "READ_BATCH"]
 
 #: Tokens taken from the C notifier per ``evx_notifier_read`` call (at most
 #: ``evx._core.NOTIFIER_READ_MAX``).
@@ -65,6 +65,8 @@ _get_fd = _capi.evx_notifier_get_fd
 _watch = _core.notifier_watch
 _watch_cb = _capi.evx_notifier_watch_callback
 _read = _core.notifier_read
+_watch_fence = _capi.evx_notifier_watch_fence
+_counts = _capi.evx_notifier_get_counts
 _c_void_p = _ct.c_void_p
 _byref = _ct.byref
 
@@ -80,7 +82,7 @@ def _new_notifier():
 class _LoopNotifier:
     """One C notifier serving one event loop."""
 
-    __slots__ = ("h", "fd", "futures", "tokens", "loop_ref", "__weakref__")
+    __slots__ = ("h", "fd", "futures", "tokens", "loop_ref", "fence_h", "__weakref__")
 
     def __init__(self, loop):
         self.h = _new_notifier()
@@ -94,6 +96,7 @@ class _LoopNotifier:
         self.futures = {}
         self.tokens = _itertools.count(1)
         self.loop_ref = _weakref.ref(loop)
+        self.fence_h = None
         loop.add_reader(self.fd, self._on_readable)
         # Destroys the C notifier when the loop goes away; holds no
         # reference to the loop or to self.
@@ -108,11 +111,41 @@ class _LoopNotifier:
         self.futures[token] = fut
         return fut
 
+    def watch_fence(self, loop, handle, value):
+        # Fence watches go to a second notifier of the loop: a value may
+        # never come, and destroying a notifier waits for its pending
+        # watches, so this one is destroyed only if none is pending when
+        # the loop goes (else it is left to the process).
+        if self.fence_h is None:
+            h = _new_notifier()
+            fd = _ct.c_int()
+            st = _get_fd(h, _byref(fd))
+            if st:
+                err = _error(st)
+                _destroy(h)
+                raise err
+            self.fence_h = h
+            loop.add_reader(fd.value, self._on_readable_fence)
+            _weakref.finalize(loop, _finish_if_idle, h).atexit = False
+        token = next(self.tokens)
+        st = _watch_fence(self.fence_h, handle, value, token)
+        if st:
+            raise _error(st, "evx.aio.wait_fence")
+        fut = loop.create_future()
+        self.futures[token] = fut
+        return fut
+
     def _on_readable(self):
+        self._drain(self.h)
+
+    def _on_readable_fence(self):
+        self._drain(self.fence_h)
+
+    def _drain(self, h):
         futures = self.futures
         while True:
             try:
-                tokens = _read(self.h, READ_BATCH)
+                tokens = _read(h, READ_BATCH)
             except Exception as e:
                 loop = self.loop_ref()
                 if loop is not None:
@@ -134,6 +167,17 @@ def _finish(h):
     # for by the C call, which releases the GIL while it waits.
     try:
         _destroy(h)
+    except Exception:
+        pass
+
+
+def _finish_if_idle(h):
+    # A fence notifier: destroyed only when no watch is pending (a fence
+    # value may never come, and the destroy would wait for it).
+    try:
+        pending = _ct.c_uint64()
+        if _counts(h, _byref(pending), None) == 0 and pending.value == 0:
+            _destroy(h)
     except Exception:
         pass
 
@@ -173,6 +217,26 @@ def wait(event):
     _check_event("wait", event)
     loop = _running_loop("wait")
     return _loop_notifier(loop).watch(loop, event, "wait")
+
+
+def wait_fence(fence, value):
+    """An ``asyncio.Future`` that completes (with None) once the fence's
+    counter is at least ``value``: ``await evx.aio.wait_fence(f, 7)`` (or
+    ``await f.wait_async(7)``). A value reached already completes at once.
+    Needs a running loop.
+
+    Cancelling the awaiting task is safe: the watch stays in the C notifier
+    until the value is reached, and its token is then dropped. A watch of a
+    value that never comes keeps its notifier (and one internal stream)
+    for the life of the process."""
+    from ._fence import Fence, _value
+    if not isinstance(fence, Fence):
+        raise TypeError("evx.aio.wait_fence() needs an evx.Fence, not %s"
+                        % type(fence).__name__)
+    v = _value(value, "evx.aio.wait_fence")
+    h = fence._live("evx.aio.wait_fence")
+    loop = _running_loop("wait_fence")
+    return _loop_notifier(loop).watch_fence(loop, h, v)
 
 
 def synchronize(stream):
