@@ -343,11 +343,9 @@ EVX_API evx_status_t evx_fence_signal_host(evx_fence_t fence, uint64_t value) {
         uint64_t prev = 0;
         const evx_status_t cst = claim_value(fn, fence, f, value, true, &prev);
         if (cst) return cst;
-        FenceWord *w = f->word;
-        __atomic_store_n(&w->value, value, __ATOMIC_RELEASE);
-        __atomic_add_fetch(&w->wake, 1, __ATOMIC_SEQ_CST);
-        // Shared (not private) wake: sleepers of other processes map it too.
-        futex(&w->wake, FUTEX_WAKE, INT_MAX, nullptr);
+        __atomic_store_n(&f->word->value, value, __ATOMIC_RELEASE);
+        __atomic_add_fetch(f->wake, 1, __ATOMIC_SEQ_CST);
+        futex(f->wake, f->futex_private ? FUTEX_WAKE_PRIVATE : FUTEX_WAKE, INT_MAX, nullptr);
         return EVX_SUCCESS;
     });
 }
@@ -367,7 +365,6 @@ EVX_API evx_status_t evx_fence_wait_host(evx_fence_t fence, uint64_t value, uint
     if (st) return st;
     return with_live(fn, fence, kFence, "fence", [&](Slot &slot) -> evx_status_t {
         Fence *f = static_cast<Fence *>(slot.obj);
-        FenceWord *w = f->word;
         if (fence_value(f) >= value) return EVX_SUCCESS;
         const int64_t start = mono_ns();
         // A short spin first: a signal that is about to come is seen with no
@@ -392,7 +389,7 @@ EVX_API evx_status_t evx_fence_wait_host(evx_fence_t fence, uint64_t value, uint
         } restore{slack};
         int64_t nap = 10000;
         for (;;) {
-            const uint32_t seen = __atomic_load_n(&w->wake, __ATOMIC_ACQUIRE);
+            const uint32_t seen = __atomic_load_n(f->wake, __ATOMIC_ACQUIRE);
             const uint64_t cur = fence_value(f);
             if (cur >= value) return EVX_SUCCESS;
             const uint64_t spent = static_cast<uint64_t>(mono_ns() - start);
@@ -404,7 +401,11 @@ EVX_API evx_status_t evx_fence_wait_host(evx_fence_t fence, uint64_t value, uint
             const uint64_t left = timeout_ns - spent;
             const int64_t ns = left < static_cast<uint64_t>(nap) ? static_cast<int64_t>(left) : nap;
             const timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
-            futex(&w->wake, FUTEX_WAIT, seen, &ts);
+            // A futex the kernel refuses (neither woken, timed out, nor
+            // changed meanwhile) must still not turn the nap into a spin.
+            if (futex(f->wake, f->futex_private ? FUTEX_WAIT_PRIVATE : FUTEX_WAIT, seen, &ts) != 0 &&
+                errno != ETIMEDOUT && errno != EAGAIN && errno != EINTR)
+                nanosleep(&ts, nullptr);
             if (nap < 100000) nap *= 2;
         }
     });

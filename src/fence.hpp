@@ -26,7 +26,7 @@ struct FenceWord {
     uint64_t value;      // the counter (cuStreamWriteValue64 / cuStreamWaitValue64)
     char pad0[56];
     uint64_t last;       // the largest value signalled or queued, in any process
-    uint32_t wake;       // futex word: bumped by every host signal
+    uint32_t wake;       // IPC fences' futex word: bumped by every host signal
     int32_t owner_pid;   // IPC: the process that made the fence
     char magic[8];       // IPC: "evxfence"
     char pad1[40];
@@ -42,6 +42,15 @@ struct Fence {
     // Set by the first signal, wait or watch queued on a stream: from then
     // on the GPU may touch the word after the handle dies, so it is kept.
     std::atomic<bool> used{false};
+    // The host sleepers' futex word, bumped by every host signal: for an
+    // IPC fence, word->wake in the shared page (FUTEX_WAIT without the
+    // private flag, so that other processes' signals wake it); else
+    // wake_local, in ordinary memory (private). Never a word of
+    // cuMemHostAlloc's memory: the driver maps it so that the kernel
+    // refuses a futex there (EFAULT), and a waiter would spin.
+    uint32_t wake_local = 0;
+    uint32_t *wake = &wake_local;
+    int futex_private = 1;
     // IPC fences: the shared mapping (fence_ipc.cpp).
     void *map = nullptr;
     char name[56] = {};

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "harness.h"
 #include "util.h"
@@ -187,6 +188,44 @@ out:
         EXPECT(ls.st == EVX_SUCCESS);
     }
     drop_fence(&f);
+}
+
+/* A host wait for a stream's signal sleeps: the waiting thread's CPU time
+ * stays far below the wait's wall time (a waiter that spins uses all of
+ * it). */
+static void t_wait_host_sleeps(void)
+{
+    evx_fence_t f = NULL;
+    evx_stream_t s = NULL;
+    conf_gate *g = gate_new();
+    struct timespec c0, c1;
+    double t0, wall, cpu;
+    int opener = 0;
+
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE((f = make_fence(0, 0, 0)) != NULL);
+    REQUIRE_OK(gate_launch(s, g));
+    REQUIRE_OK(evx_fence_signal(f, s, 1));
+    gate_open_later(g, 300);
+    opener = 1;
+    t0 = now_ms();
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+    EXPECT_OK(evx_fence_wait_host(f, 1, 20ull * 1000 * 1000 * 1000));
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    wall = now_ms() - t0;
+    cpu = (double)(c1.tv_sec - c0.tv_sec) * 1e3 + (double)(c1.tv_nsec - c0.tv_nsec) / 1e6;
+    EXPECTF(wall >= 200.0, "the wait returned after %.1f ms, before the gate opened", wall);
+    EXPECTF(cpu < 0.3 * wall, "the waiting thread used %.1f ms of CPU in a wait of %.1f ms",
+            cpu, wall);
+    conf_note("waited %.1f ms, %.2f ms of CPU", wall, cpu);
+out:
+    if (opener)
+        gate_join_opener(g);
+    gate_open(g);
+    if (s != NULL)
+        EXPECT_OK(evx_stream_synchronize(s));
+    drop_fence(&f);
+    drop_stream(&s);
 }
 
 /* ---- values only grow --------------------------------------------------- */
@@ -739,6 +778,7 @@ const conf_case conf_fence_cases[] = {
     {"fence.create", t_create},
     {"fence.bad_handles", t_bad_handles},
     {"fence.host_signal_wait", t_host_signal_wait},
+    {"fence.wait_host_sleeps", t_wait_host_sleeps},
     {"fence.monotonic", t_monotonic},
     {"fence.wait_before_signal", t_wait_before_signal},
     {"fence.host_and_stream", t_host_and_stream},
