@@ -13,7 +13,7 @@
 #      source tree's package);
 #   3. the README's Python example, as written;
 #   4. the types: mypy's stubtest of evx/__init__.pyi against the installed
-#      package, and mypy --strict on the README's Python example.
+#      package, and mypy --strict on the README's Python examples.
 #
 # usage: scripts/wheel_test.sh [WORK_DIR]   (default: build-wheel)
 # PYTHON: the interpreter to build for and test with (default: python3).
@@ -56,9 +56,11 @@ echo "wheel_test: the Python tests against the installed package"
     --ignore="$ROOT/bindings/python/tests/gpu" --junitxml="$WORK/pytest-wheel.xml"
 
 echo
-echo "wheel_test: the README's Python example"
+echo "wheel_test: the README's Python examples"
 "$ROOT/scripts/readme_examples.sh" extract readme_example.py "$WORK/run/readme_example.py"
 "${clean_env[@]}" EVX_DRIVER=host "$VPY" readme_example.py
+"$ROOT/scripts/readme_examples.sh" extract readme_fence.py "$WORK/run/readme_fence.py"
+"${clean_env[@]}" EVX_DRIVER=host "$VPY" readme_fence.py
 
 echo
 echo "wheel_test: types (stubtest of evx against the installed package; mypy --strict)"
@@ -67,5 +69,5 @@ echo "wheel_test: types (stubtest of evx against the installed package; mypy --s
 "${clean_env[@]}" EVX_DRIVER=host "$VPY" -m mypy.stubtest evx \
     --mypy-config-file "$ROOT/pyproject.toml" \
     --allowlist "$ROOT/bindings/python/stubtest-allowlist.txt"
-"$VPY" -m mypy --strict --no-incremental --cache-dir=/dev/null readme_example.py
+"$VPY" -m mypy --strict --no-incremental --cache-dir=/dev/null readme_example.py readme_fence.py
 echo "wheel_test: ok"
