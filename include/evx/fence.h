@@ -111,6 +111,7 @@ EVX_API evx_status_t evx_device_create_fence(int device, uint64_t initial_value,
  * @brief Ends a fence's handle. Work already queued on it still runs (see
  * the group's text).
  *
+ * @param fence the fence.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE if @p fence is not a
  *         live fence (a second destroy included).
  *
@@ -160,6 +161,9 @@ EVX_API evx_status_t evx_stream_wait_fence(evx_stream_t stream, evx_fence_t fenc
 /**
  * @brief Sets the counter to @p value from the host, now.
  *
+ * @param fence the fence.
+ * @param value above every value signalled or queued before on the fence,
+ *        at most ::EVX_FENCE_MAX_VALUE.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE;
  *         ::EVX_ERROR_INVALID_VALUE if @p value is not above the last value
  *         signalled or queued (the message names both) or above
@@ -174,6 +178,8 @@ EVX_API evx_status_t evx_fence_signal_host(evx_fence_t fence, uint64_t value);
 /**
  * @brief Reads the counter (a plain load: no driver call).
  *
+ * @param fence the fence.
+ * @param[out] value receives the counter.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE;
  *         ::EVX_ERROR_INVALID_VALUE if @p value is NULL.
  *
@@ -217,6 +223,8 @@ EVX_API evx_status_t evx_fence_wait_host(evx_fence_t fence, uint64_t value,
  * in containers need a shared `/dev/shm` (for example `docker run
  * --ipc=host`, or `--ipc=container:NAME`).
  *
+ * @param fence a fence made with ::EVX_FENCE_INTERPROCESS.
+ * @param[out] out receives the handle.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p out is NULL;
  *         ::EVX_ERROR_INVALID_HANDLE if @p fence is not live, or was made
  *         without ::EVX_FENCE_INTERPROCESS.
@@ -231,6 +239,11 @@ EVX_API evx_status_t evx_fence_get_ipc_handle(evx_fence_t fence,
  * @p device. Either process may then signal it and wait for it; the rule
  * that values grow holds across the processes.
  *
+ * @param device the device to open the fence on, 0 to
+ *        evx_device_count() - 1.
+ * @param handle the handle, from evx_fence_get_ipc_handle() in another
+ *        process.
+ * @param[out] out receives the new fence.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p handle or @p out
  *         is NULL, or the handle names no live fence of this machine;
  *         ::EVX_ERROR_INVALID_DEVICE; ::EVX_ERROR_INVALID_CONTEXT if the
@@ -257,6 +270,10 @@ EVX_API evx_status_t evx_device_open_ipc_fence(int device,
  * the values watched (or leave no watch pending) before destroying the
  * notifier.
  *
+ * @param notifier the notifier.
+ * @param fence the fence (of any device).
+ * @param value the value to wait for, at most ::EVX_FENCE_MAX_VALUE.
+ * @param token queued when the counter is at least @p value.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE for a notifier or fence
  *         that is not live; ::EVX_ERROR_INVALID_VALUE if @p value is above
  *         ::EVX_FENCE_MAX_VALUE; ::EVX_ERROR_OUT_OF_MEMORY; a status from
@@ -276,6 +293,11 @@ EVX_API evx_status_t evx_notifier_watch_fence(evx_notifier_t notifier, evx_fence
  * this call, on the driver's host-function thread or the notifier's pump
  * thread; it must be short and must not call evx or CUDA.
  *
+ * @param notifier the notifier.
+ * @param fence the fence (of any device).
+ * @param value the value to wait for, at most ::EVX_FENCE_MAX_VALUE.
+ * @param fn the function; not NULL.
+ * @param user_data passed to @p fn.
  * @return as evx_notifier_watch_fence(), and ::EVX_ERROR_INVALID_VALUE if
  *         @p fn is NULL. On failure @p fn never runs.
  *

@@ -1219,6 +1219,12 @@ evx_device_open_ipc_fence = Prototype(
     device. Either process may then signal it and wait for it; the rule that
     values grow holds across the processes.
 
+    device: the device to open the fence on, 0 to evx_device_count() - 1.
+
+    handle: the handle, from evx_fence_get_ipc_handle() in another process.
+
+    out [out]: receives the new fence.
+
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if handle or out is NULL, or
     the handle names no live fence of this machine; EVX_ERROR_INVALID_DEVICE;
     EVX_ERROR_INVALID_CONTEXT if the handle was exported by this same process
@@ -1238,6 +1244,8 @@ evx_fence_destroy = Prototype(
     """evx_status_t evx_fence_destroy(evx_fence_t fence)
 
     Ends a fence's handle. Work already queued on it still runs (see the group's text).
+
+    fence: the fence.
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE if fence is not a live
     fence (a second destroy included).
@@ -1263,6 +1271,10 @@ evx_fence_get_ipc_handle = Prototype(
     containers need a shared `/dev/shm` (for example `docker run --ipc=host`,
     or `--ipc=container:NAME`).
 
+    fence: a fence made with EVX_FENCE_INTERPROCESS.
+
+    out [out]: receives the handle.
+
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if out is NULL;
     EVX_ERROR_INVALID_HANDLE if fence is not live, or was made without
     EVX_FENCE_INTERPROCESS.
@@ -1278,6 +1290,10 @@ evx_fence_get_value = Prototype(
     """evx_status_t evx_fence_get_value(evx_fence_t fence, uint64_t *value)
 
     Reads the counter (a plain load: no driver call).
+
+    fence: the fence.
+
+    value [out]: receives the counter.
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE; EVX_ERROR_INVALID_VALUE if
     value is NULL.
@@ -1319,6 +1335,11 @@ evx_fence_signal_host = Prototype(
     """evx_status_t evx_fence_signal_host(evx_fence_t fence, uint64_t value)
 
     Sets the counter to value from the host, now.
+
+    fence: the fence.
+
+    value: above every value signalled or queued before on the fence, at most
+    EVX_FENCE_MAX_VALUE.
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE; EVX_ERROR_INVALID_VALUE if
     value is not above the last value signalled or queued (the message names
@@ -1377,6 +1398,14 @@ evx_notifier_watch_fence = Prototype(
     evx_notifier_destroy() waits for every pending watch: reach the values
     watched (or leave no watch pending) before destroying the notifier.
 
+    notifier: the notifier.
+
+    fence: the fence (of any device).
+
+    value: the value to wait for, at most EVX_FENCE_MAX_VALUE.
+
+    token: queued when the counter is at least value.
+
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE for a notifier or fence
     that is not live; EVX_ERROR_INVALID_VALUE if value is above
     EVX_FENCE_MAX_VALUE; EVX_ERROR_OUT_OF_MEMORY; a status from the driver.
@@ -1399,6 +1428,16 @@ evx_notifier_watch_fence_callback = Prototype(
     evx_notifier_watch_callback(): fn runs exactly once, never inside this
     call, on the driver's host-function thread or the notifier's pump thread;
     it must be short and must not call evx or CUDA.
+
+    notifier: the notifier.
+
+    fence: the fence (of any device).
+
+    value: the value to wait for, at most EVX_FENCE_MAX_VALUE.
+
+    fn: the function; not NULL.
+
+    user_data: passed to fn.
 
     Returns: as evx_notifier_watch_fence(), and EVX_ERROR_INVALID_VALUE if
 
