@@ -37,6 +37,7 @@ import argparse
 import asyncio
 import faulthandler
 import os
+import pickle
 import random
 import sys
 import tempfile
@@ -666,6 +667,67 @@ def op_ipc(inp, w):
                   "Device.open_ipc_event(handle)", h)
 
 
+FENCE_RANGE = (0, 2**63 - 1)
+FENCE_TIMEOUTS = [0, 0.0, 0.001, None, -1, -0.5, float("nan"), 1e300, "1", True, []]
+
+
+def op_fence(inp, w):
+    """A fence made with any initial value and interprocess flag, then
+    signals (host and queued), stream waits, host waits, reads, the IPC
+    handle and pickling, with the values and timeouts of the pools. Waits
+    are made only for values signalled or queued already (or refused before
+    C), and host waits only with a timeout, so that nothing blocks for
+    good."""
+    d = w.any_of(inp, w.devs)
+    if inp.byte() & 1:       # one argument under test at a time
+        initial, ipc = inp.value([0, 1, 5, 2**63 - 1]), bool(inp.byte() & 1)
+        f = attempt("Device.create_fence(initial)",
+                    lambda: d.create_fence(initial=initial, interprocess=ipc),
+                    initial, _int_kind(initial, FENCE_RANGE))
+    else:
+        initial, ipc = inp.byte() % 3, inp.value([False, True, 0, 1])
+        f = attempt("Device.create_fence(interprocess)",
+                    lambda: d.create_fence(initial=initial, interprocess=ipc),
+                    ipc, _flag_kind(ipc))
+    if f is None:
+        return
+    last = initial
+    streams = [s for s in w.streams if not s.closed and s.device == d]
+    for _ in range(1 + inp.byte() % 6):
+        v = inp.value([last, last + 1, last + 2, 0, 1])
+        kind = _int_kind(v, FENCE_RANGE)
+        op = inp.byte() % 7
+        if op == 0:
+            if attempt("Fence.signal_host(value)", lambda: f.signal_host(v) or True, v, kind):
+                last = v
+        elif op == 1 and streams:
+            s = inp.pick(streams)
+            if attempt("Fence.signal(stream, value)", lambda: f.signal(s, v) or True, v, kind):
+                last = v
+        elif op == 2 and streams:
+            s = inp.pick(streams)
+            if kind is None and not isinstance(v, bool) and v > last:
+                continue                 # a value nobody signals: never waited for
+            attempt("Stream.wait(fence, value)", lambda: s.wait(f, v), v, kind)
+        elif op == 3:
+            t = inp.pick(FENCE_TIMEOUTS)
+            if t is None and (kind is not None or isinstance(v, bool) or v > last):
+                t = 0
+            attempt("Fence.wait(value, timeout)", lambda: f.wait(v, timeout=t), v, kind)
+        elif op == 4:
+            attempt("Fence.value", lambda: f.value)
+        elif op == 5:
+            h = attempt("Fence.ipc_handle", lambda: f.ipc_handle)
+            if h is not None:
+                attempt("Device.open_ipc_fence(own handle)", lambda: d.open_ipc_fence(h),
+                        status=evx.Status.ERROR_INVALID_CONTEXT)
+        else:
+            attempt("pickle.dumps(fence)", lambda: pickle.dumps(f),
+                    allow=(TypeError, "only an interprocess fence"))
+    attempt("Fence.close", f.close)
+    attempt("Fence.close again", f.close)
+
+
 def op_close(inp, w):
     """Closes something; later ops use it closed."""
     objs = w.events + w.streams + w.pools + w.timelines
@@ -724,7 +786,7 @@ def op_threads(inp, w):
 
 OPS = [op_device, op_create_event, op_create_stream, op_wrap, op_record, op_wait, op_query,
        op_elapsed, op_host_func, op_pool, op_timeline, op_timed, op_close, op_threads, op_aio,
-       op_ipc]
+       op_ipc, op_fence]
 HANG_SECONDS = 30
 
 
