@@ -31,6 +31,7 @@ LAYERS = [
     ["scope.hpp", "scope.cpp"],                   # how a public call starts and ends
     ["event.cpp", "stream.cpp", "pool.cpp", "timing.cpp", "device.cpp",  # the modules,
      "version.cpp", "notify.cpp", "ipc.cpp", "capture.cpp", "lifetime.cpp", "contexts.cpp",
+     "fence.hpp", "fence.cpp", "fence_ipc.cpp",
      "objects.hpp"],                              # and what they share of each other
 ]
 

@@ -65,7 +65,9 @@ void forget_name(const char *name) {
         }
 }
 
-__attribute__((destructor)) void unlink_names_at_exit() {
+// Runs when the library is unloaded or the process exits.
+void unlink_names_at_exit() __attribute__((destructor));
+void unlink_names_at_exit() {
     std::lock_guard<std::mutex> lk(g_names_mu);
     for (size_t i = 0; i < g_names_n; ++i) shm_unlink(g_names[i]);
     g_names_n = 0;
