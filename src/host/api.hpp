@@ -97,6 +97,9 @@ CUresult mem_free_host(void *p);
 CUresult mem_host_get_device_pointer(CUdeviceptr *dptr, void *p, unsigned flags);
 CUresult mem_host_register(void *p, std::size_t bytes, unsigned flags);
 CUresult mem_host_unregister(void *p);
+// EVX_HOST_NO_STREAM_MEM_OPS=1 (tests only): a device without 64-bit stream
+// memory operations (the attributes read 0; the calls are NOT_SUPPORTED).
+bool stream_mem_ops_off();
 CUresult stream_write_value64(CUstream h, CUdeviceptr addr, cuuint64_t value, unsigned flags,
                               bool ptsz);
 CUresult stream_wait_value64(CUstream h, CUdeviceptr addr, cuuint64_t value, unsigned flags,

@@ -106,6 +106,11 @@ CUresult queue_memop(CUstream h, Item::Kind kind, CUdeviceptr addr, cuuint64_t v
 
 }  // namespace
 
+bool stream_mem_ops_off() {
+    const char *v = std::getenv("EVX_HOST_NO_STREAM_MEM_OPS");
+    return v && *v && std::strcmp(v, "0") != 0;
+}
+
 void run_write_value(const Item &it) { __atomic_store_n(it.addr, it.value, __ATOMIC_SEQ_CST); }
 
 void run_wait_value(const Item &it) {
@@ -186,6 +191,7 @@ CUresult mem_host_unregister(void *p) {
 CUresult stream_write_value64(CUstream h, CUdeviceptr addr, cuuint64_t value, unsigned flags,
                               bool ptsz) {
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (stream_mem_ops_off()) return CUDA_ERROR_NOT_SUPPORTED;
     if ((flags & ~static_cast<unsigned>(CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER)) != 0)
         return CUDA_ERROR_INVALID_VALUE;
     return queue_memop(h, Item::Kind::WriteValue, addr, value, flags, ptsz);
@@ -194,6 +200,7 @@ CUresult stream_write_value64(CUstream h, CUdeviceptr addr, cuuint64_t value, un
 CUresult stream_wait_value64(CUstream h, CUdeviceptr addr, cuuint64_t value, unsigned flags,
                              bool ptsz) {
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (stream_mem_ops_off()) return CUDA_ERROR_NOT_SUPPORTED;
     if ((flags & ~(kWaitFlags | static_cast<unsigned>(CU_STREAM_WAIT_VALUE_FLUSH))) != 0)
         return CUDA_ERROR_INVALID_VALUE;
     // No remote writes to flush: CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES is 0.

@@ -774,6 +774,44 @@ out:
     drop_stream(&s);
 }
 
+/* The child of fence.not_supported (mode "fence-no-memops"), run with
+ * EVX_HOST_NO_STREAM_MEM_OPS=1: a device without 64-bit stream memory
+ * operations. Exit status 0 when the refusal is the documented one. */
+int conf_fence_no_memops_child(void)
+{
+    evx_fence_t f = JUNK(evx_fence_t);
+    evx_status_t st = evx_device_create_fence(0, 0, 0, &f);
+    if (st != EVX_ERROR_NOT_SUPPORTED) {
+        fprintf(stderr, "child: evx_device_create_fence gave %s\n", evx_status_name(st));
+        return 1;
+    }
+    if (f != NULL)
+        return 2;
+    if (!str_has(evx_last_error_message(),
+                 "CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS")) {
+        fprintf(stderr, "child: message: %s\n", evx_last_error_message());
+        return 3;
+    }
+    st = evx_device_create_fence(0, 0, EVX_FENCE_INTERPROCESS, &f);
+    return st == EVX_ERROR_NOT_SUPPORTED ? 0 : 4;
+}
+
+/* A device without the stream memory operations fences need: creation is
+ * refused with NOT_SUPPORTED naming the attribute (the emulation plays
+ * such a device in a child process). */
+static void t_not_supported(void)
+{
+    static const char *const vars[] = {"EVX_HOST_NO_STREAM_MEM_OPS=1", NULL};
+    int rc;
+    if (host_debug_get() == NULL) {
+        conf_skip("a device without stream memory operations is played by the host "
+                  "emulation only");
+        return;
+    }
+    rc = run_child_env("fence-no-memops", vars);
+    EXPECTF(rc == 0, "the child exited %d", rc);
+}
+
 const conf_case conf_fence_cases[] = {
     {"fence.create", t_create},
     {"fence.bad_handles", t_bad_handles},
@@ -788,5 +826,6 @@ const conf_case conf_fence_cases[] = {
     {"fence.ipc_local", t_ipc_local},
     {"fence.ipc_two_processes", t_ipc_two_processes},
     {"fence.faults", t_faults},
+    {"fence.not_supported", t_not_supported},
     {NULL, NULL},
 };

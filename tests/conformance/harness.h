@@ -63,6 +63,8 @@ int conf_fault_child(const char *mode);
 int conf_ipc_child(void);
 /* The second process of fence.ipc_two_processes (mode "fence-peer", fences.c). */
 int conf_fence_child(void);
+/* The child of fence.not_supported (mode "fence-no-memops", fences.c). */
+int conf_fence_no_memops_child(void);
 
 int conf_expect_status(evx_status_t got, evx_status_t want, const char *text,
                        const char *file, int line);
