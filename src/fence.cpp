@@ -256,7 +256,6 @@ EVX_API evx_status_t evx_device_create_fence(int device, uint64_t initial_value,
         delete f;
         return st;
     }
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);  // the word is set before the GPU sees it
     return publish_fence(r, fn, f, out);
 }
 

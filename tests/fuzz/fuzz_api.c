@@ -1181,6 +1181,15 @@ static void op_ipc(reader *r)
     }
 }
 
+/* A live table stream of `dev` whose driver stream is alive (a borrow
+ * whose CUstream's owner was destroyed names a dead driver stream: the
+ * caller's error, which the driver refuses). */
+static int good_stream(int slot, int cls, int dev)
+{
+    return cls == H_LIVE && T.st[slot].dev == dev &&
+           (!T.st[slot].owner || find_live(K_STREAM, T.st[slot].owner) >= 0);
+}
+
 /* A fence made, used by a run of calls the input chooses, and destroyed
  * (evx/fence.h). Waits (on streams and by a notifier) are only for values
  * already signalled or queued, so none can block a stream for good. The
@@ -1233,8 +1242,7 @@ static void op_fence(reader *r)
             if (st == EVX_SUCCESS) {
                 REQUIRE(v > last && v <= EVX_FENCE_MAX_VALUE, "a signal not above the last was queued");
                 last = v;
-            } else if (cls == H_LIVE && T.st[slot].dev == dev && v > last &&
-                       v <= EVX_FENCE_MAX_VALUE) {
+            } else if (good_stream(slot, cls, dev) && v > last && v <= EVX_FENCE_MAX_VALUE) {
                 REQUIRE(0, "a good queued signal was refused");
             }
             break;
@@ -1242,7 +1250,7 @@ static void op_fence(reader *r)
         case 2: {  /* queued wait, for a value signalled or queued already */
             evx_stream_t s = (evx_stream_t)pick(r, K_STREAM, &slot, &cls);
             st = C(evx_stream_wait_fence(s, f, v <= last ? v : last));
-            if (cls == H_LIVE && T.st[slot].dev == dev)
+            if (good_stream(slot, cls, dev))
                 REQUIRE(st == EVX_SUCCESS, "a good fence wait was refused");
             break;
         }
