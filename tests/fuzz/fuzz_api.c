@@ -1192,7 +1192,9 @@ static int good_stream(int slot, int cls, int dev)
 
 /* A fence made, used by a run of calls the input chooses, and destroyed
  * (evx/fence.h). Waits (on streams and by a notifier) are only for values
- * already signalled or queued, so none can block a stream for good. The
+ * already signalled or queued, and a stream waits for the last value
+ * before it signals the next (so signals run in order), so none can block
+ * a stream for good. The
  * oracle: a signal succeeds exactly when its value is above every value
  * signalled or queued before (and, from the host, no queued signal is
  * still to run), and the counter then reads it. */
@@ -1238,6 +1240,12 @@ static void op_fence(reader *r)
         }
         case 1: {  /* queued signal */
             evx_stream_t s = (evx_stream_t)pick(r, K_STREAM, &slot, &cls);
+            /* Signals must also run in increasing order (evx/fence.h): the
+             * stream first waits for the last value, as a program signalling
+             * from several streams must. */
+            if (good_stream(slot, cls, dev))
+                REQUIRE(C(evx_stream_wait_fence(s, f, last)) == EVX_SUCCESS,
+                        "a good fence wait was refused");
             st = C(evx_fence_signal(f, s, v));
             if (st == EVX_SUCCESS) {
                 REQUIRE(v > last && v <= EVX_FENCE_MAX_VALUE, "a signal not above the last was queued");

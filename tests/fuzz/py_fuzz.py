@@ -676,8 +676,9 @@ def op_fence(inp, w):
     signals (host and queued), stream waits, host waits, reads, the IPC
     handle and pickling, with the values and timeouts of the pools. Waits
     are made only for values signalled or queued already (or refused before
-    C), and host waits only with a timeout, so that nothing blocks for
-    good."""
+    C), a stream waits for the last value before it signals the next (so
+    signals run in order), and host waits only with a timeout, so that
+    nothing blocks for good."""
     d = w.any_of(inp, w.devs)
     if inp.byte() & 1:       # one argument under test at a time
         initial, ipc = inp.value([0, 1, 5, 2**63 - 1]), bool(inp.byte() & 1)
@@ -702,6 +703,10 @@ def op_fence(inp, w):
                 last = v
         elif op == 1 and streams:
             s = inp.pick(streams)
+            # signals must also run in increasing order: the stream first
+            # waits for the last value, as a program signalling from several
+            # streams must
+            attempt("Stream.wait(fence, last)", lambda: s.wait(f, last))
             if attempt("Fence.signal(stream, value)", lambda: f.signal(s, v) or True, v, kind):
                 last = v
         elif op == 2 and streams:
