@@ -150,7 +150,7 @@ evx_status_t fence_free(ThreadRecord *, void *obj) {
     Fence *f = static_cast<Fence *>(obj);
     CUresult res = CUDA_SUCCESS;
     if (f->flags & EVX_FENCE_INTERPROCESS) {
-        fence_ipc_release(f);
+        res = fence_ipc_release(f);
     } else if (!f->used.load(std::memory_order_acquire)) {
         // Never on a stream: no GPU operation can touch it any more.
         res = cu().cuMemFreeHost(f->word);
@@ -286,7 +286,22 @@ EVX_API evx_status_t evx_device_open_ipc_fence(int device, const evx_ipc_fence_h
 }
 
 EVX_API evx_status_t evx_fence_destroy(evx_fence_t fence) {
-    return destroy_handle(fence, kFence, "evx_fence_destroy", "fence");
+    static const char fn[] = "evx_fence_destroy";
+    ThreadRecord *r;
+    evx_status_t st = enter_thread(&r);
+    if (st) return st;
+    Slot *s = nullptr;
+    st = unpublish(fence, kFence, fn, "fence", &s);
+    if (st) return st;
+    // Ours now: racing calls only read it under their hazards.
+    const bool ipc = static_cast<const Fence *>(s->obj)->flags & EVX_FENCE_INTERPROCESS;
+    st = retire(r, fence);  // the free's status (a deferred free: success)
+    if (st)
+        return driver_failed(static_cast<CUresult>(st), fn,
+                             ipc ? "cuMemHostUnregister" : "cuMemFreeHost",
+                             "fence 0x%" PRIx64 "; the handle is dead all the same",
+                             handle_value(fence));
+    return EVX_SUCCESS;
 }
 
 EVX_API evx_status_t evx_fence_signal(evx_fence_t fence, evx_stream_t stream, uint64_t value) {

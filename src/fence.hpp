@@ -74,8 +74,8 @@ evx_status_t fence_ipc_open(const char *fn, Fence *f, const unsigned char *handl
 // The handle bytes of an IPC fence.
 void fence_ipc_handle(const Fence *f, unsigned char *out, size_t size);
 // At free: unlinks the name (the maker), and unless the GPU may still touch
-// it, unregisters and unmaps it.
-void fence_ipc_release(Fence *f);
+// it, unregisters and unmaps it; cuMemHostUnregister's status.
+CUresult fence_ipc_release(Fence *f);
 
 }  // namespace evx
 

@@ -184,16 +184,22 @@ void fence_ipc_handle(const Fence *f, unsigned char *out, size_t size) {
     std::memcpy(out + sizeof kMagic, f->name, sizeof f->name);
 }
 
-void fence_ipc_release(Fence *f) {
+CUresult fence_ipc_release(Fence *f) {
     if (!f->opened) {
         shm_unlink(f->name);
         forget_name(f->name);
     }
-    if (f->used.load(std::memory_order_acquire)) return;  // the GPU may still reach it
-    ContextGuard guard;
-    guard.enter(nullptr, f->device);  // unregister all the same on failure
-    cu().cuMemHostUnregister(f->map);
-    munmap(f->map, kPage);
+    if (f->used.load(std::memory_order_acquire)) return CUDA_SUCCESS;  // the GPU may reach it
+    CUresult res;
+    {
+        ContextGuard guard;
+        guard.enter(nullptr, f->device);  // unregister all the same on failure
+        res = cu().cuMemHostUnregister(f->map);
+    }
+    // Refused: the page stays registered (the driver drops it at exit) and
+    // mapped, so that the driver never holds a page the process unmapped.
+    if (res == CUDA_SUCCESS) munmap(f->map, kPage);
+    return res;
 }
 
 }  // namespace evx

@@ -113,7 +113,9 @@ EVX_API evx_status_t evx_device_create_fence(int device, uint64_t initial_value,
  *
  * @param fence the fence.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE if @p fence is not a
- *         live fence (a second destroy included).
+ *         live fence (a second destroy included); a status from the driver
+ *         if it refused to free the fence's memory (the handle is dead all
+ *         the same).
  *
  * Thread-safe.
  */

@@ -762,7 +762,14 @@ static void t_faults(void)
     drop_fence(&f);
     REQUIRE((f = make_fence(0, 0, 0)) != NULL);
     REQUIRE(arm("cuMemFreeHost", CUDA_ERROR_LAUNCH_FAILED));
-    EXPECT_STATUS(evx_fence_destroy(f), EVX_ERROR_LAUNCH_FAILED);
+    EXPECT_INJECTED(evx_fence_destroy(f), EVX_ERROR_LAUNCH_FAILED, "cuMemFreeHost");
+    disarm();
+    EXPECT_FAIL(evx_fence_destroy(f), EVX_ERROR_INVALID_HANDLE);
+    f = NULL;
+    /* the same for an unused IPC fence's page: cuMemHostUnregister */
+    REQUIRE((f = make_fence(0, 0, EVX_FENCE_INTERPROCESS)) != NULL);
+    REQUIRE(arm("cuMemHostUnregister", CUDA_ERROR_LAUNCH_FAILED));
+    EXPECT_INJECTED(evx_fence_destroy(f), EVX_ERROR_LAUNCH_FAILED, "cuMemHostUnregister");
     disarm();
     EXPECT_FAIL(evx_fence_destroy(f), EVX_ERROR_INVALID_HANDLE);
     f = NULL;

@@ -1248,7 +1248,8 @@ evx_fence_destroy = Prototype(
     fence: the fence.
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE if fence is not a live
-    fence (a second destroy included).
+    fence (a second destroy included); a status from the driver if it refused
+    to free the fence's memory (the handle is dead all the same).
 
     Thread-safe.
     """)

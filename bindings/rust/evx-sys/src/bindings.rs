@@ -2034,7 +2034,9 @@ extern "C" {
     #[doc = ""]
     #[doc = " @param fence the fence."]
     #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE if @p fence is not a"]
-    #[doc = "         live fence (a second destroy included)."]
+    #[doc = "         live fence (a second destroy included); a status from the driver"]
+    #[doc = "         if it refused to free the fence's memory (the handle is dead all"]
+    #[doc = "         the same)."]
     #[doc = ""]
     #[doc = " Thread-safe."]
     pub fn evx_fence_destroy(fence: evx_fence_t) -> evx_status_t;
