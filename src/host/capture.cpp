@@ -338,6 +338,14 @@ CUresult capture_host_func(const std::shared_ptr<Stream> &s, CUhostFn fn, void *
     return CUDA_SUCCESS;
 }
 
+CUresult capture_memop(const std::shared_ptr<Stream> &s) {
+    if (!any_capture()) return CUDA_SUCCESS;
+    std::lock_guard<std::mutex> lk(g_mu);
+    // Not modelled: the driver captures a memory node; refused here rather
+    // than run at once, out of the graph's order. The capture goes on.
+    return s->capture ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+
 void capture_stream_gone(const std::shared_ptr<Stream> &s) {
     if (!any_capture()) return;
     std::lock_guard<std::mutex> lk(g_mu);

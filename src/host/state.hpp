@@ -285,6 +285,10 @@ CUresult capture_context_sync(Context *ctx);
 // Work queued on the legacy default stream while a blocking stream captures.
 CUresult capture_legacy_check(const Stream &s);
 void capture_stream_gone(const std::shared_ptr<Stream> &s);
+// A stream memory operation (memops.cpp) on a capturing stream: refused
+// (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), as the emulation has no memory
+// nodes; the capture is left valid.
+CUresult capture_memop(const std::shared_ptr<Stream> &s);
 
 std::int64_t now_ns();
 
