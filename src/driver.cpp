@@ -204,9 +204,9 @@ void load() {
     };
     for (const Entry &e : entries) {
         if (e.slot == &d.api.cuDriverGetVersion) continue;  // looked up above
-        if (version < e.min_version) continue;  // left NULL: optional
-        void *fn = proc.get(e.name, e.max_version ? std::min(version, e.max_version) : version,
-                            &why);
+        if (d.version < e.min_version) continue;  // left NULL: optional
+        const int at = std::max(version, e.min_version);
+        void *fn = proc.get(e.name, e.max_version ? std::min(at, e.max_version) : at, &why);
         if (!fn && e.required) {
             msg.add("%s (driver version %d) lacks %s, which evx needs: %s", d.path,
                     d.version, e.name, why.c_str());
@@ -214,6 +214,13 @@ void load() {
         }
         e.set(e.slot, fn);
     }
+
+    // A driver that answers "cuLaunchHostFunc" at 13.2 with the function it
+    // gives at 13.1 has no sync-mode variant under that name.
+    if (d.api.cuLaunchHostFunc_v2 &&
+        reinterpret_cast<void *>(d.api.cuLaunchHostFunc_v2) ==
+            reinterpret_cast<void *>(d.api.cuLaunchHostFunc))
+        d.api.cuLaunchHostFunc_v2 = nullptr;
 
     r = d.api.cuInit(0);
     if (r != CUDA_SUCCESS) {

@@ -26,8 +26,11 @@ namespace evx {
 //              kOptionalEntry: left NULL, and the calls that need it say so;
 // max_version: the newest CUDA version whose signature `type` is (looked up
 //              at the older of it and the driver's version); 0: any;
-// min_version: the oldest version with that signature; below it the entry
-//              is not looked up (left NULL); 0: any.
+// min_version: the oldest version with that signature; below the driver's
+//              version it is not looked up (left NULL); 0: any. The list
+//              declares each signature itself, so an entry newer than the
+//              cuda.h evx was built with (min_version above CUDA_VERSION) is
+//              looked up all the same, at min_version.
 // cuDriverGetVersion is looked up first, on its own: the others are looked
 // up at the driver's version.
 // clang-format off
@@ -55,7 +58,11 @@ namespace evx {
     X(cuStreamSynchronize, cuStreamSynchronize, kRequiredEntry, 0, 0, CUresult(CUstream)) \
     X(cuStreamGetPriority, cuStreamGetPriority, kRequiredEntry, 0, 0, CUresult(CUstream, int *)) \
     X(cuStreamGetFlags, cuStreamGetFlags, kRequiredEntry, 0, 0, CUresult(CUstream, unsigned *)) \
-    X(cuLaunchHostFunc, cuLaunchHostFunc, kRequiredEntry, 0, 0, CUresult(CUstream, CUhostFn, void *)) \
+    /* Pinned below 13.2, whose "cuLaunchHostFunc" takes a sync mode too. */ \
+    X(cuLaunchHostFunc, cuLaunchHostFunc, kRequiredEntry, cuda_version(13, 1), 0, CUresult(CUstream, CUhostFn, void *)) \
+    /* "cuLaunchHostFunc" of CUDA 13.2 and later, with a sync mode \
+       (CUhostTaskSyncMode: 0 blocking, 1 spin-wait). */ \
+    X(cuLaunchHostFunc_v2, cuLaunchHostFunc, kOptionalEntry, 0, cuda_version(13, 2), CUresult(CUstream, CUhostFn, void *, unsigned)) \
     /* Drivers before 12.8 lack cuStreamGetDevice; evx then asks the \
        stream's context instead (the next two, pinned below the versions \
        that changed their signatures: 12.5 added a green-context argument to \

@@ -15,6 +15,7 @@ evx_status_t vfail(evx_status_t status, const char *fmt, va_list ap) {
     if (!r) return status;
     std::vsnprintf(r->message, sizeof r->message, fmt, ap);
     r->last_status = status;
+    r->host_set = false;  // hostfn.cpp sets it again after its own fail()
     return status;
 }
 
@@ -72,6 +73,7 @@ EVX_API void evx_clear_last_error(void) {
     if (r) {
         r->last_status = EVX_SUCCESS;
         r->message[0] = '\0';
+        r->host_set = false;
     }
 }
 

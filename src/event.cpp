@@ -15,6 +15,7 @@
 #include "evx/status.h"
 #include "evx/stream.h"
 #include "handle.hpp"
+#include "hostfn.hpp"
 #include "objects.hpp"
 #include "scope.hpp"
 
@@ -59,11 +60,13 @@ bool claim_former(Event *e) {
     return claim_event(e, false, &prev);
 }
 
-// Counts a successful record.
-inline void mark_recorded(Event *e) {
+// Counts a successful record on s, and notes the failures of host
+// functions launched there that the event's synchronize covers (hostfn.hpp).
+inline void mark_recorded(Event *e, const Stream *s) {
     e->records.fetch_add(1, std::memory_order_relaxed);
     if (!e->recorded.load(std::memory_order_relaxed))
         e->recorded.store(true, std::memory_order_release);
+    host_note_record(e, s);
 }
 
 // The driver record of an event on a stream of its context (a claim first
@@ -99,7 +102,7 @@ evx_status_t record_default_stream(const char *fn, Event *e, const Stream *s,
     st = guard.leave(fn, "the event was recorded");
     if (res != CUDA_SUCCESS)
         return record_failed(fn, e, s, event, stream, with_flags, flags, res);
-    mark_recorded(e);
+    mark_recorded(e, s);
     return st;
 }
 
@@ -121,14 +124,14 @@ evx_status_t record(const char *fn, evx_event_t event, evx_stream_t stream,
     // case compares two pointers): see contexts.cpp.
     if (__builtin_expect(e->ctx.load(std::memory_order_acquire) != s->ctx, 0)) {
         st = record_other_context(fn, e, s, event, stream, with_flags, flags);
-        if (!st || pop_failed(st)) mark_recorded(e);
+        if (!st || pop_failed(st)) mark_recorded(e, s);
         return pop_status(st);
     }
     if (__builtin_expect(s->default_stream, 0))
         return record_default_stream(fn, e, s, event, stream, with_flags, flags);
     const CUresult res = record_here(e, s, with_flags, flags);
     if (__builtin_expect(res == CUDA_SUCCESS, 1)) {
-        mark_recorded(e);
+        mark_recorded(e, s);
         return EVX_SUCCESS;
     }
     return record_failed(fn, e, s, event, stream, with_flags, flags, res);
@@ -140,7 +143,7 @@ evx_status_t record_failed(const char *fn, Event *e, const Stream *s, evx_event_
         // Another thread moved the event to another context between the
         // check above and the record: record it as a move.
         const evx_status_t st = record_other_context(fn, e, s, event, stream, with_flags, flags);
-        if (!st || pop_failed(st)) mark_recorded(e);
+        if (!st || pop_failed(st)) mark_recorded(e, s);
         return pop_status(st);
     }
     return driver_failed(res, fn, with_flags ? "cuEventRecordWithFlags" : "cuEventRecord",
@@ -193,6 +196,8 @@ evx_event_t publish_event(uint32_t index, int device, unsigned flags, CUevent cu
     e.done.store(0, std::memory_order_relaxed);
     e.former.store(former ? kFormer : kOwn, std::memory_order_relaxed);
     e.pool = pool;
+    e.hf_id.store(0, std::memory_order_relaxed);
+    e.hf_ticket.store(0, std::memory_order_relaxed);
     return publish_as<evx_event_t>(index, kEvent, &e);
 }
 
@@ -273,8 +278,11 @@ inline evx_status_t observe(const char *fn, const char *call_name, evx_event_t e
     if (!e->recorded.load(std::memory_order_acquire)) return EVX_SUCCESS;
     const uint32_t seen = e->records.load(std::memory_order_relaxed);
     const CUresult res = call(e->cu.load(std::memory_order_acquire));
-    if (res == CUDA_SUCCESS) e->done.store(seen, std::memory_order_relaxed);  // under the hazard
-    if (__builtin_expect(res == CUDA_SUCCESS || res == CUDA_ERROR_NOT_READY, 1)) return res;
+    if (res == CUDA_SUCCESS) {
+        e->done.store(seen, std::memory_order_relaxed);  // under the hazard
+        return host_failure_of_event(fn, e);
+    }
+    if (__builtin_expect(res == CUDA_ERROR_NOT_READY, 1)) return res;
     return driver_failed(res, fn, call_name, "event 0x%" PRIx64, handle_value(event));
 }
 

@@ -81,6 +81,11 @@ struct Event {
     // too (contexts.cpp).
     std::atomic<uint8_t> former{0};
     Pool *pool = nullptr;               // the pool it came from, or nullptr
+    // The stream handle of its last record if host functions that can fail
+    // were launched there (Stream::hf_id, 0: none), and how many had been
+    // launched by then: the failures its synchronize reports (hostfn.cpp).
+    std::atomic<uint64_t> hf_id{0};
+    std::atomic<uint64_t> hf_ticket{0};
 };
 
 enum : uint8_t { kOwn = 0, kFormer = 1, kClaimed = 2 };

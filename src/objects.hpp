@@ -32,6 +32,11 @@ struct Stream {
     // ended (lifetime.cpp), never by stream_free().
     void (*release)(void *) = nullptr;
     void *release_user = nullptr;
+    // Host functions that can fail (hostfn.cpp): the handle's number in the
+    // failure list (0 until the first is launched) and how many were
+    // launched. Changed through const pointers, as calls hold the stream.
+    mutable std::atomic<uint64_t> hf_id{0};
+    mutable std::atomic<uint64_t> hf_launched{0};
 };
 
 // Calls on a borrowed default stream need its device's primary context

@@ -12,6 +12,7 @@
 #include "evx/event.h"
 #include "evx/stream.h"
 #include "handle.hpp"
+#include "hostfn.hpp"
 #include "objects.hpp"
 #include "scope.hpp"
 
@@ -148,7 +149,9 @@ evx_status_t publish_stream(ThreadRecord *r, const char *fn, Stream *s, evx_stre
 
 // Looks up a stream, runs `call` on its CUstream under the context guard a
 // borrowed default stream needs, and passes NOT_READY through silently.
-template <class Call>
+// waits: the call waits for (or finds complete) the work queued before it,
+// so a success reports the failure of a host function among it.
+template <bool waits = false, class Call>
 evx_status_t on_stream(const char *fn, const char *call_name, evx_stream_t stream,
                        Call call) noexcept {
     HandleScope scope;
@@ -156,6 +159,8 @@ evx_status_t on_stream(const char *fn, const char *call_name, evx_stream_t strea
     evx_status_t st = scope.lookup(fn, stream, kStream, "stream", &slot);
     if (st) return st;
     const Stream *s = static_cast<const Stream *>(slot->obj);
+    // The host functions launched before the call (hostfn.cpp).
+    const uint64_t launched = waits ? s->hf_launched.load(std::memory_order_acquire) : 0;
     CUresult res;
     if (__builtin_expect(!s->default_stream, 1)) {
         res = call(s->cu);
@@ -170,6 +175,8 @@ evx_status_t on_stream(const char *fn, const char *call_name, evx_stream_t strea
             if (st) return st;
         }
     }
+    if (waits && res == CUDA_SUCCESS)
+        return host_failure_check(fn, s->hf_id.load(std::memory_order_acquire), launched);
     if (__builtin_expect(res == CUDA_SUCCESS || res == CUDA_ERROR_NOT_READY, 1)) return res;
     if (is_capture_status(res)) return capture_failed(fn, call_name, res, stream, s);
     return driver_failed(res, fn, call_name, "stream 0x%" PRIx64, handle_value(stream));
@@ -401,12 +408,12 @@ EVX_API evx_status_t evx_stream_wait_event(evx_stream_t stream, evx_event_t even
 }
 
 EVX_API evx_status_t evx_stream_query(evx_stream_t stream) {
-    return on_stream("evx_stream_query", "cuStreamQuery", stream,
+    return on_stream<true>("evx_stream_query", "cuStreamQuery", stream,
                      [](CUstream cs) { return cu().cuStreamQuery(cs); });
 }
 
 EVX_API evx_status_t evx_stream_synchronize(evx_stream_t stream) {
-    return on_stream("evx_stream_synchronize", "cuStreamSynchronize", stream,
+    return on_stream<true>("evx_stream_synchronize", "cuStreamSynchronize", stream,
                      [](CUstream cs) { return cu().cuStreamSynchronize(cs); });
 }
 

@@ -44,6 +44,10 @@ struct ThreadRecord {
 
     evx_status_t last_status = 0;
     char message[kMessageSize] = {};
+    // The user_data of the failed host function the last failure reported
+    // (hostfn.cpp); host_set is cleared by every other failure.
+    void *host_data = nullptr;
+    bool host_set = false;
 
     // The owner's hold on what another thread may reach into: the retired
     // list and the event caches below (see own_enter()). busy: 1 while the

@@ -57,6 +57,52 @@ enum evx_event_wait_flags {
 /** @brief A host function for evx_stream_launch_host_func(). */
 typedef void (*evx_host_fn_t)(void *user_data);
 
+/** @brief A host function that can fail, for
+ *  evx_stream_launch_host_func_status(): it returns ::EVX_SUCCESS, or the
+ *  status (any other ::evx_status_code) that the waiting call which reports
+ *  its failure returns. */
+typedef evx_status_t (*evx_host_fn_status_t)(void *user_data);
+
+/** @brief Flags of ::evx_host_func_options_t. */
+enum evx_host_func_flags {
+    /** The driver's default: its host-function thread blocks until the
+     *  function is due (`CU_HOST_TASK_BLOCKING`). */
+    EVX_HOST_FUNC_DEFAULT = 0x0,
+    /** The driver's host-function thread spin-waits until the function is
+     *  due (`CU_HOST_TASK_SPINWAIT` of `cuLaunchHostFunc_v2`): less latency,
+     *  one busy core. A driver without `cuLaunchHostFunc_v2` (before CUDA
+     *  13.2; evx_driver_has_host_func_sync_mode() tells) runs the function
+     *  as ::EVX_HOST_FUNC_DEFAULT. */
+    EVX_HOST_FUNC_SPINWAIT = 0x1,
+    /** Not a flag: forces the enum to 32 bits. */
+    EVX_HOST_FUNC_FLAGS_FORCE_32BIT = 0x7FFFFFFF
+};
+
+/** @brief Options of evx_stream_launch_host_func_status(). Initialize with
+ *  ::EVX_HOST_FUNC_OPTIONS_INIT (or zero it and set `struct_size` to
+ *  `sizeof(evx_host_func_options_t)`), then set the fields.
+ *
+ *  Later versions may add fields at the end. evx accepts any `struct_size`
+ *  from the size first published (16 bytes: the fields below) up, reads
+ *  only the fields it covers and gives the others their defaults (zero). */
+typedef struct evx_host_func_options {
+    /** `sizeof(evx_host_func_options_t)` as the caller compiled it. */
+    uint32_t struct_size;
+    /** ::evx_host_func_flags. */
+    uint32_t flags;
+    /** The function's name in the message of a failure: at most 127 bytes,
+     *  copied at launch. NULL: the symbol name the dynamic linker gives for
+     *  the function's address, else the address. */
+    const char *name;
+} evx_host_func_options_t;
+
+/** @brief An initializer of ::evx_host_func_options_t: `struct_size` set to
+ *  this header's size, every other field zero. A constant expression, valid
+ *  in C89 and C++:
+ *  `evx_host_func_options_t o = EVX_HOST_FUNC_OPTIONS_INIT;` */
+#define EVX_HOST_FUNC_OPTIONS_INIT \
+    { (uint32_t)sizeof(evx_host_func_options_t), 0u, 0 }
+
 /**
  * @brief Creates a stream of evx's own on a device.
  *
@@ -195,6 +241,81 @@ EVX_API evx_status_t evx_stream_synchronize(evx_stream_t stream);
 EVX_API evx_status_t evx_stream_launch_host_func(evx_stream_t stream,
                                                  evx_host_fn_t fn,
                                                  void *user_data);
+
+/**
+ * @brief Queues a host function that can fail: it runs as one of
+ * evx_stream_launch_host_func(), and a status other than ::EVX_SUCCESS that
+ * it returns is recorded against the stream handle and reported by a later
+ * call that waits for work queued after it.
+ *
+ * Which calls report a failure, exactly:
+ * - evx_stream_synchronize() on the same stream handle, and
+ *   evx_stream_query() there when it finds the stream idle (it would return
+ *   ::EVX_SUCCESS), for host functions launched before the call;
+ * - evx_event_synchronize(), and evx_event_query() when it finds the event
+ *   complete, for an event whose last record was made on the same stream
+ *   handle after the host function was launched (ordered by the calls: a
+ *   record made after this call returned, from the same thread or ordered
+ *   after it by the caller).
+ *
+ * Such a call returns the host function's status, and its message (see
+ * evx_last_error_message()) names the function (@p options `name`), the
+ * stream and the status; evx_last_error_host_func() gives its @p user_data.
+ * Each failure is reported once, by the first of those calls to end its
+ * wait, and then forgotten; a call reports at most one failure, the
+ * earliest launched, and later ones wait for the next such call. Failures
+ * of host functions on other streams, or on this stream after the awaited
+ * point, are not reported by it. Timer and timeline calls, the notifier and
+ * other stream handles of the same driver stream do not report failures.
+ * evx keeps at most 4096 unreported failures in the process; beyond that
+ * the oldest is dropped.
+ *
+ * The call is evx's own host function around @p fn: through
+ * `cuLaunchHostFunc_v2` with the sync mode of the flags where the driver
+ * has it (CUDA 13.2 and later), through `cuLaunchHostFunc` elsewhere, with
+ * the same semantics. @p fn must not call evx or CUDA.
+ *
+ * @param stream the stream.
+ * @param fn the function; not NULL.
+ * @param user_data passed to @p fn.
+ * @param options flags and name; NULL for the defaults.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p fn is NULL, the
+ *         options' `struct_size` is below the first published size, a flag
+ *         is unknown or the name is longer than 127 bytes;
+ *         ::EVX_ERROR_INVALID_HANDLE; ::EVX_ERROR_OUT_OF_MEMORY; a status
+ *         from the driver (then @p fn never runs).
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_stream_launch_host_func_status(
+    evx_stream_t stream, evx_host_fn_status_t fn, void *user_data,
+    const evx_host_func_options_t *options);
+
+/**
+ * @brief The `user_data` of the host function whose failure the calling
+ * thread's last failed evx call reported (see
+ * evx_stream_launch_host_func_status()).
+ *
+ * @param[out] user_data receives it.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p user_data is NULL;
+ *         ::EVX_ERROR_NOT_FOUND (nothing set) if the thread's last failure
+ *         was not a host function's, or was cleared.
+ *
+ * Thread-safe: each thread has its own.
+ */
+EVX_API evx_status_t evx_last_error_host_func(void **user_data);
+
+/**
+ * @brief Whether the driver has `cuLaunchHostFunc_v2` (CUDA 13.2), which
+ * evx_stream_launch_host_func_status() then uses, with its sync mode.
+ *
+ * @param[out] has receives 1 if it has, else 0.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p has is NULL; a
+ *         driver-loading status.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_driver_has_host_func_sync_mode(int *has);
 
 /**
  * @brief The stream's priority (as the driver reports it).

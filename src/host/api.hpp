@@ -14,7 +14,11 @@
 
 namespace evxh {
 
-constexpr int kDriverVersion = 13000;  // what cuDriverGetVersion reports
+constexpr int kDriverVersion = 13000;  // what cuDriverGetVersion reports by default
+// The version the emulation reports and serves entry points up to:
+// EVX_HOST_DRIVER_VERSION, 13000 (the default) or 13020 (CUDA 13.2, which
+// adds cuLaunchHostFunc_v2); -1 for any other value, which cuInit refuses.
+int driver_version();
 
 // names.cpp
 CUresult get_error_name(CUresult error, const char **str);
@@ -63,6 +67,9 @@ CUresult stream_wait_event(CUstream h, CUevent e, unsigned flags, bool ptsz);
 CUresult stream_query(CUstream h, bool ptsz);
 CUresult stream_synchronize(CUstream h, bool ptsz);
 CUresult launch_host_func(CUstream h, CUhostFn fn, void *data, bool ptsz);
+// cuLaunchHostFunc_v2: sync_mode is CUhostTaskSyncMode (0 blocking, 1
+// spin-wait); the emulation's worker runs the function the same either way.
+CUresult launch_host_func_v2(CUstream h, CUhostFn fn, void *data, unsigned sync_mode, bool ptsz);
 CUresult stream_get_priority(CUstream h, int *priority, bool ptsz);
 CUresult stream_get_flags(CUstream h, unsigned *flags, bool ptsz);
 CUresult stream_get_device(CUstream h, CUdevice *device, bool ptsz);

@@ -53,6 +53,7 @@ EVXH_API const char *evx_host_emulation_version(void) { return "evx host emulati
 EVXH_API CUresult cuInit(unsigned int flags) {
     EVXH_FAULT("cuInit");
     if (!fault_env_ok()) return CUDA_ERROR_INVALID_VALUE;  // a malformed EVX_HOST_FAULT
+    if (driver_version() < 0) return CUDA_ERROR_INVALID_VALUE;  // EVX_HOST_DRIVER_VERSION
     return init(flags);
 }
 EVXH_CALL(cuDriverGetVersion, "cuDriverGetVersion", (int *v), driver_get_version(v))
@@ -123,6 +124,8 @@ EVXH_STREAM_CALL(cuStreamWaitEvent, "cuStreamWaitEvent", stream_wait_event, (CUs
 EVXH_STREAM_CALL(cuStreamQuery, "cuStreamQuery", stream_query, (CUstream s), s)
 EVXH_STREAM_CALL(cuStreamSynchronize, "cuStreamSynchronize", stream_synchronize, (CUstream s), s)
 EVXH_STREAM_CALL(cuLaunchHostFunc, "cuLaunchHostFunc", launch_host_func, (CUstream s, CUhostFn fn, void *d), EVXH_ARGS(s, fn, d))
+EVXH_STREAM_CALL(cuLaunchHostFunc_v2, "cuLaunchHostFunc", launch_host_func_v2,
+                 (CUstream s, CUhostFn fn, void *d, unsigned int m), EVXH_ARGS(s, fn, d, m))
 EVXH_STREAM_CALL(cuStreamGetPriority, "cuStreamGetPriority", stream_get_priority, (CUstream s, int *p), EVXH_ARGS(s, p))
 EVXH_STREAM_CALL(cuStreamGetFlags, "cuStreamGetFlags", stream_get_flags, (CUstream s, unsigned int *f), EVXH_ARGS(s, f))
 EVXH_STREAM_CALL(cuStreamGetDevice, "cuStreamGetDevice", stream_get_device, (CUstream s, CUdevice *d), EVXH_ARGS(s, d))
@@ -224,7 +227,9 @@ const Proc kProcs[] = {
     EVXH_PT("cuStreamWaitEvent", 3020, &cuStreamWaitEvent),
     EVXH_PT("cuStreamQuery", 2000, &cuStreamQuery),
     EVXH_PT("cuStreamSynchronize", 2000, &cuStreamSynchronize),
-    EVXH_PT("cuLaunchHostFunc", 10000, &cuLaunchHostFunc),
+    {"cuLaunchHostFunc",
+     {{10000, fn(&cuLaunchHostFunc), fn(&cuLaunchHostFunc_ptsz)},
+      {13020, fn(&cuLaunchHostFunc_v2), fn(&cuLaunchHostFunc_v2_ptsz)}}},
     EVXH_PT("cuStreamGetPriority", 5050, &cuStreamGetPriority),
     EVXH_PT("cuStreamGetFlags", 5050, &cuStreamGetFlags),
     EVXH_PT("cuStreamGetDevice", 12080, &cuStreamGetDevice),
@@ -266,7 +271,7 @@ void set_pfn(void **pfn, Fn f) {
 CUresult get_proc_address(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
                           CUdriverProcAddressQueryResult *status) {
     const cuuint64_t known = CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
-    if ((flags & ~known) != 0 || cudaVersion > kDriverVersion) return CUDA_ERROR_INVALID_VALUE;
+    if ((flags & ~known) != 0 || cudaVersion > driver_version()) return CUDA_ERROR_INVALID_VALUE;
     if (!symbol || !pfn) return CUDA_ERROR_INVALID_VALUE;  // the driver crashes on these
     const Proc *p = nullptr;
     for (const Proc &c : kProcs)

@@ -285,6 +285,12 @@ CUresult host_func_queued(const std::shared_ptr<Stream> &s, CUhostFn fn, void *d
     return r;
 }
 
+CUresult launch_host_func_v2(CUstream h, CUhostFn fn, void *data, unsigned sync_mode, bool ptsz) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (sync_mode > 1) return CUDA_ERROR_INVALID_VALUE;  // CU_HOST_TASK_BLOCKING or _SPINWAIT
+    return launch_host_func(h, fn, data, ptsz);
+}
+
 CUresult stream_get_priority(CUstream h, int *priority, bool ptsz) {
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
     if (!priority) return CUDA_ERROR_INVALID_VALUE;

@@ -202,6 +202,8 @@ int conf_child_main(const char *mode)
         return conf_fence_child();
     if (strcmp(mode, "fence-no-memops") == 0)
         return conf_fence_no_memops_child();
+    if (strcmp(mode, "hostfn-v2") == 0)
+        return conf_hostfn_child();
     fprintf(stderr, "unknown child mode %s\n", mode);
     return 2;
 }

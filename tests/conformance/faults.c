@@ -64,6 +64,7 @@ static const entry entries[] = {
     {"cuStreamGetDevice", CUDA_ERROR_LAUNCH_FAILED},
     {"cuStreamGetCtx", CUDA_ERROR_LAUNCH_FAILED},
     {"cuCtxGetDevice", CUDA_ERROR_LAUNCH_FAILED},
+    {"cuStreamIsCapturing", CUDA_ERROR_LAUNCH_FAILED},
     /* Reached once per process (child processes below). */
     {"cuDevicePrimaryCtxRetain", CUDA_ERROR_OUT_OF_MEMORY},
     {"cuCtxGetStreamPriorityRange", CUDA_ERROR_INVALID_CONTEXT},
@@ -119,6 +120,7 @@ static const char *const pop_work_stands[] = {
     "evx_stream_query(default stream)",
     "evx_stream_synchronize(default stream)",
     "evx_stream_launch_host_func(default stream)",
+    "evx_stream_launch_host_func_status(default stream)",
     "evx_stream_destroy",
     "evx_event_pool_destroy",
     "evx_device_trim",
@@ -497,6 +499,24 @@ static evx_status_t run_host_func_default(fctx *c)
     return evx_stream_launch_host_func(c->dflt, host_set_flag, &c->flag);
 }
 
+static evx_status_t host_flag_status(void *user_data)
+{
+    host_set_flag(user_data);
+    return EVX_SUCCESS;
+}
+
+static evx_status_t run_host_func_status(fctx *c)
+{
+    return evx_stream_launch_host_func_status(c->s, host_flag_status, &c->flag,
+                                              NULL);
+}
+
+static evx_status_t run_host_func_status_default(fctx *c)
+{
+    return evx_stream_launch_host_func_status(c->dflt, host_flag_status,
+                                              &c->flag, NULL);
+}
+
 static void verify_host_func(fctx *c, int failed)
 {
     EXPECT_OK(evx_stream_synchronize(failed ? c->s : c->s));
@@ -754,6 +774,10 @@ static const fop ops[] = {
      verify_host_func},
     {"evx_stream_launch_host_func(default stream)", setup_streams,
      run_host_func_default, verify_host_func},
+    {"evx_stream_launch_host_func_status", setup_streams, run_host_func_status,
+     verify_host_func},
+    {"evx_stream_launch_host_func_status(default stream)", setup_streams,
+     run_host_func_status_default, verify_host_func},
     {"evx_device_create_event_pool", no_setup, run_pool_create,
      verify_pool_null_on_failure},
     {"evx_event_pool_prewarm", setup_empty_pool, run_pool_prewarm,

@@ -54,6 +54,7 @@ extern const conf_case conf_capture_cases[];
 extern const conf_case conf_contexts_cases[];
 extern const conf_case conf_reclaim_cases[];
 extern const conf_case conf_fence_cases[];
+extern const conf_case conf_hostfn_cases[];
 
 /* Child modes run by some cases in a fresh process (argv[1] == "--child"). */
 int conf_child_main(const char *mode);
@@ -65,6 +66,8 @@ int conf_ipc_child(void);
 int conf_fence_child(void);
 /* The child of fence.not_supported (mode "fence-no-memops", fences.c). */
 int conf_fence_no_memops_child(void);
+/* The emulation as a CUDA 13.2 driver (mode "hostfn-v2", hostfn.c). */
+int conf_hostfn_child(void);
 
 int conf_expect_status(evx_status_t got, evx_status_t want, const char *text,
                        const char *file, int line);

@@ -1,0 +1,371 @@
+/*
+ * Copyright 2026 The evx Authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/* Host functions that can fail (evx_stream_launch_host_func_status): which
+ * later calls report a failure, once, with a message naming the function,
+ * and the two driver paths (cuLaunchHostFunc_v2 where the driver has it). */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "hostdebug.h"
+#include "util.h"
+
+/* Returns the status user_data points to (0: success), after counting. */
+typedef struct outcome {
+    evx_status_t status;
+    int ran;
+} outcome;
+
+static evx_status_t run_outcome(void *user_data)
+{
+    outcome *o = (outcome *)user_data;
+    flag_set(&o->ran, flag_get(&o->ran) + 1);
+    return o->status;
+}
+
+static evx_status_t launch(evx_stream_t s, outcome *o, const char *name)
+{
+    evx_host_func_options_t opt = EVX_HOST_FUNC_OPTIONS_INIT;
+    opt.name = name;
+    return evx_stream_launch_host_func_status(s, run_outcome, o, &opt);
+}
+
+/* The failure's message names the call, the function and the status, and
+ * evx_last_error_host_func gives its user_data. */
+static int reported(evx_status_t got, evx_status_t want, const char *call,
+                    const char *name, void *user_data)
+{
+    void *ud = NULL;
+    const char *msg = evx_last_error_message();
+    int ok = EXPECT_STATUS(got, want);
+    ok &= EXPECTF(str_has(msg, call) && str_has(msg, name) &&
+                      str_has(msg, evx_status_name(want)),
+                  "message \"%s\" should name %s, the host function %s and %s",
+                  msg, call, name, evx_status_name(want));
+    ok &= EXPECT_OK(evx_last_error_host_func(&ud));
+    ok &= EXPECTF(ud == user_data, "user_data %p, launched with %p", ud,
+                  user_data);
+    return ok;
+}
+
+static void t_stream_sync_reports_once(void)
+{
+    evx_stream_t s = NULL;
+    outcome bad = {EVX_ERROR_ILLEGAL_STATE, 0}, good = {EVX_SUCCESS, 0};
+    void *ud = NULL;
+
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE_OK(launch(s, &good, "load_batch"));
+    REQUIRE_OK(launch(s, &bad, "check_batch"));
+    REQUIRE_OK(launch(s, &good, "load_batch"));
+    reported(evx_stream_synchronize(s), EVX_ERROR_ILLEGAL_STATE,
+             "evx_stream_synchronize", "check_batch", &bad);
+    EXPECT(flag_get(&bad.ran) == 1 && flag_get(&good.ran) == 2);
+    /* Reported once: the next wait finds nothing. */
+    EXPECT_OK(evx_stream_synchronize(s));
+    EXPECT_OK(evx_stream_query(s));
+    /* Another failure clears what evx_last_error_host_func gives. */
+    EXPECT_FAIL(evx_stream_launch_host_func_status(s, NULL, NULL, NULL),
+                EVX_ERROR_INVALID_VALUE);
+    EXPECT_STATUS(evx_last_error_host_func(&ud), EVX_ERROR_NOT_FOUND);
+out:
+    drop_stream(&s);
+}
+
+static void t_query_reports_when_idle(void)
+{
+    evx_stream_t s = NULL;
+    conf_gate *g = gate_new();
+    outcome bad = {EVX_ERROR_INVALID_VALUE, 0};
+
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE_OK(gate_launch(s, g));
+    REQUIRE_OK(launch(s, &bad, "validate"));
+    EXPECT_STATUS(evx_stream_query(s), EVX_ERROR_NOT_READY);
+    gate_open(g);
+    reported(poll_stream(s, 10000), EVX_ERROR_INVALID_VALUE,
+             "evx_stream_query", "validate", &bad);
+    EXPECT_OK(evx_stream_query(s));
+    EXPECT_OK(evx_stream_synchronize(s));
+out:
+    gate_open(g);
+    drop_stream(&s);
+}
+
+/* An event recorded after the host function reports it (and then the
+ * stream does not); one recorded before it does not. */
+static void t_event_after_reports(void)
+{
+    evx_stream_t s = NULL;
+    evx_event_t before = NULL, after = NULL;
+    outcome bad = {EVX_ERROR_NOT_SUPPORTED, 0};
+
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE((before = make_event(0, EVX_EVENT_DEFAULT)) != NULL);
+    REQUIRE((after = make_event(0, EVX_EVENT_DEFAULT)) != NULL);
+    REQUIRE_OK(evx_event_record(before, s));
+    REQUIRE_OK(launch(s, &bad, "write_checkpoint"));
+    REQUIRE_OK(evx_event_record(after, s));
+    EXPECT_OK(evx_event_synchronize(before));
+    reported(evx_event_synchronize(after), EVX_ERROR_NOT_SUPPORTED,
+             "evx_event_synchronize", "write_checkpoint", &bad);
+    EXPECT_OK(evx_event_synchronize(after));
+    EXPECT_OK(evx_event_query(after));
+    EXPECT_OK(evx_stream_synchronize(s));
+    /* The other way round: the stream reports it, the event then not. */
+    bad.ran = 0;
+    REQUIRE_OK(launch(s, &bad, "write_checkpoint"));
+    REQUIRE_OK(evx_event_record(after, s));
+    reported(evx_stream_synchronize(s), EVX_ERROR_NOT_SUPPORTED,
+             "evx_stream_synchronize", "write_checkpoint", &bad);
+    EXPECT_OK(evx_event_synchronize(after));
+out:
+    drop_event(&before);
+    drop_event(&after);
+    drop_stream(&s);
+}
+
+/* An event query that finds the event complete reports too; re-recorded on
+ * a stream without failures, the event covers nothing any more. */
+static void t_event_query_and_rerecord(void)
+{
+    evx_stream_t a = NULL, b = NULL;
+    evx_event_t ev = NULL;
+    outcome bad = {EVX_ERROR_OUT_OF_MEMORY, 0};
+
+    REQUIRE((a = make_stream(0)) != NULL);
+    REQUIRE((b = make_stream(0)) != NULL);
+    REQUIRE((ev = make_event(0, EVX_EVENT_DEFAULT)) != NULL);
+    REQUIRE_OK(launch(a, &bad, "alloc_staging"));
+    REQUIRE_OK(evx_event_record(ev, a));
+    reported(poll_event(ev, 10000), EVX_ERROR_OUT_OF_MEMORY,
+             "evx_event_query", "alloc_staging", &bad);
+    EXPECT_OK(evx_event_query(ev));
+
+    REQUIRE_OK(launch(a, &bad, "alloc_staging"));
+    REQUIRE_OK(evx_event_record(ev, a));
+    REQUIRE_OK(evx_event_record(ev, b));   /* its last record: on b */
+    EXPECT_OK(evx_event_synchronize(ev));
+    reported(evx_stream_synchronize(a), EVX_ERROR_OUT_OF_MEMORY,
+             "evx_stream_synchronize", "alloc_staging", &bad);
+out:
+    drop_event(&ev);
+    drop_stream(&a);
+    drop_stream(&b);
+}
+
+/* One failure per call, the earliest launched first; failures of another
+ * stream are not reported. */
+static void t_one_per_call_in_order(void)
+{
+    evx_stream_t s = NULL, other = NULL;
+    outcome first = {EVX_ERROR_INVALID_VALUE, 0};
+    outcome second = {EVX_ERROR_ILLEGAL_STATE, 0};
+
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE((other = make_stream(0)) != NULL);
+    REQUIRE_OK(launch(s, &first, "first_step"));
+    REQUIRE_OK(launch(s, &second, "second_step"));
+    EXPECT_OK(evx_stream_synchronize(other));
+    reported(evx_stream_synchronize(s), EVX_ERROR_INVALID_VALUE,
+             "evx_stream_synchronize", "first_step", &first);
+    reported(evx_stream_synchronize(s), EVX_ERROR_ILLEGAL_STATE,
+             "evx_stream_synchronize", "second_step", &second);
+    EXPECT_OK(evx_stream_synchronize(s));
+    EXPECT_OK(evx_stream_synchronize(other));
+out:
+    drop_stream(&s);
+    drop_stream(&other);
+}
+
+/* A failure launched after an event's record is not that event's, even
+ * once it has happened when the event is synchronized. */
+static void t_later_launch_not_covered(void)
+{
+    evx_stream_t s = NULL;
+    evx_event_t ev = NULL;
+    outcome bad = {EVX_ERROR_ILLEGAL_STATE, 0};
+
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE((ev = make_event(0, EVX_EVENT_DEFAULT)) != NULL);
+    REQUIRE_OK(evx_event_record(ev, s));
+    REQUIRE_OK(launch(s, &bad, "late"));
+    REQUIRE(poll_flag(&bad.ran, 10000));
+    EXPECT_OK(evx_event_synchronize(ev));   /* recorded before it */
+    reported(evx_stream_synchronize(s), EVX_ERROR_ILLEGAL_STATE,
+             "evx_stream_synchronize", "late", &bad);
+out:
+    drop_event(&ev);
+    drop_stream(&s);
+}
+
+/* A destroyed stream's failure is still reported by an event recorded
+ * after it. */
+static void t_event_outlives_stream(void)
+{
+    evx_stream_t s = NULL;
+    evx_event_t ev = NULL;
+    outcome bad = {EVX_ERROR_ILLEGAL_STATE, 0};
+
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE((ev = make_event(0, EVX_EVENT_DEFAULT)) != NULL);
+    REQUIRE_OK(launch(s, &bad, "flush"));
+    REQUIRE_OK(evx_event_record(ev, s));
+    drop_stream(&s);
+    reported(evx_event_synchronize(ev), EVX_ERROR_ILLEGAL_STATE,
+             "evx_event_synchronize", "flush", &bad);
+out:
+    drop_event(&ev);
+    drop_stream(&s);
+}
+
+/* Success runs the function in order and reports nothing; a borrowed
+ * default stream works too. */
+static void t_success_and_default_stream(void)
+{
+    evx_stream_t s = NULL;
+    outcome good = {EVX_SUCCESS, 0};
+    int i;
+
+    REQUIRE_OK(evx_stream_wrap_external(0, EVX_STREAM_LEGACY, &s));
+    for (i = 0; i < 10; i++)
+        REQUIRE_OK(evx_stream_launch_host_func_status(s, run_outcome, &good,
+                                                      NULL));
+    EXPECT_OK(evx_stream_synchronize(s));
+    EXPECT(flag_get(&good.ran) == 10);
+out:
+    drop_stream(&s);
+}
+
+/* Without a name the message gives the function's address (a static
+ * function has no exported symbol). */
+static void t_default_name(void)
+{
+    evx_stream_t s = NULL;
+    outcome bad = {EVX_ERROR_ILLEGAL_STATE, 0};
+    char addr[64];
+    evx_host_fn_status_t f = run_outcome;
+    void *p;
+
+    memcpy(&p, &f, sizeof p);
+    snprintf(addr, sizeof addr, "%p", p);
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE_OK(evx_stream_launch_host_func_status(s, run_outcome, &bad, NULL));
+    reported(evx_stream_synchronize(s), EVX_ERROR_ILLEGAL_STATE,
+             "evx_stream_synchronize", addr, &bad);
+out:
+    drop_stream(&s);
+}
+
+static void t_bad_input(void)
+{
+    evx_stream_t s = NULL;
+    outcome o = {EVX_SUCCESS, 0};
+    evx_host_func_options_t opt = EVX_HOST_FUNC_OPTIONS_INIT;
+    char longname[200];
+    void *ud = NULL;
+    int has = -1;
+
+    REQUIRE((s = make_stream(0)) != NULL);
+    EXPECT_FAIL(evx_stream_launch_host_func_status(s, NULL, &o, NULL),
+                EVX_ERROR_INVALID_VALUE);
+    opt.flags = 0x2;
+    EXPECT_FAIL(evx_stream_launch_host_func_status(s, run_outcome, &o, &opt),
+                EVX_ERROR_INVALID_VALUE);
+    EXPECT(msg_has_int(evx_last_error_message(), 0) ||
+           str_has(evx_last_error_message(), "0x2"));
+    opt.flags = 0;
+    opt.struct_size = 8;
+    EXPECT_FAIL(evx_stream_launch_host_func_status(s, run_outcome, &o, &opt),
+                EVX_ERROR_INVALID_VALUE);
+    opt.struct_size = (uint32_t)sizeof opt;
+    memset(longname, 'x', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    opt.name = longname;
+    EXPECT_FAIL(evx_stream_launch_host_func_status(s, run_outcome, &o, &opt),
+                EVX_ERROR_INVALID_VALUE);
+    EXPECT(msg_has_int(evx_last_error_message(), 199));
+    EXPECT_FAIL(evx_stream_launch_host_func_status(FORGE(evx_stream_t, 0x1234),
+                                                   run_outcome, &o, NULL),
+                EVX_ERROR_INVALID_HANDLE);
+    EXPECT_FAIL(evx_last_error_host_func(NULL), EVX_ERROR_INVALID_VALUE);
+    EXPECT_STATUS(evx_last_error_host_func(&ud), EVX_ERROR_NOT_FOUND);
+    EXPECT_FAIL(evx_driver_has_host_func_sync_mode(NULL),
+                EVX_ERROR_INVALID_VALUE);
+    EXPECT_OK(evx_driver_has_host_func_sync_mode(&has));
+    EXPECT(has == 0 || has == 1);
+    EXPECT_OK(evx_stream_synchronize(s));
+    EXPECTF(flag_get(&o.ran) == 0, "a refused launch ran the function");
+out:
+    drop_stream(&s);
+}
+
+/* EVX_HOST_FUNC_SPINWAIT on both paths: the emulation as a CUDA 13.0 driver
+ * (this process) and as a 13.2 one (a child), which has cuLaunchHostFunc_v2. */
+static int sync_mode_run(int want_has)
+{
+    evx_stream_t s = NULL;
+    evx_event_t ev = NULL;
+    outcome bad = {EVX_ERROR_ILLEGAL_STATE, 0}, good = {EVX_SUCCESS, 0};
+    evx_host_func_options_t opt = EVX_HOST_FUNC_OPTIONS_INIT;
+    int has = -1, ok = 1;
+
+    opt.flags = EVX_HOST_FUNC_SPINWAIT;
+    opt.name = "spin_step";
+    ok &= EXPECT_OK(evx_driver_has_host_func_sync_mode(&has));
+    if (want_has >= 0)
+        ok &= EXPECTF(has == want_has, "has %d, expected %d", has, want_has);
+    if (!(s = make_stream(0)) || !(ev = make_event(0, EVX_EVENT_DEFAULT)))
+        return 0;
+    ok &= EXPECT_OK(evx_stream_launch_host_func_status(s, run_outcome, &good,
+                                                       &opt));
+    ok &= EXPECT_OK(evx_stream_launch_host_func_status(s, run_outcome, &bad,
+                                                       &opt));
+    ok &= EXPECT_OK(evx_event_record(ev, s));
+    ok &= reported(evx_event_synchronize(ev), EVX_ERROR_ILLEGAL_STATE,
+                   "evx_event_synchronize", "spin_step", &bad);
+    ok &= EXPECT(flag_get(&good.ran) == 1 && flag_get(&bad.ran) == 1);
+    ok &= EXPECT_OK(evx_stream_synchronize(s));
+    drop_event(&ev);
+    drop_stream(&s);
+    return ok;
+}
+
+int conf_hostfn_child(void)
+{
+    return sync_mode_run(1) ? 0 : 1;
+}
+
+static void t_sync_mode_paths(void)
+{
+    int rc;
+    sync_mode_run(host_debug_get() != NULL ? 0 : -1);
+    if (host_debug_get() == NULL) {
+        conf_note("the real driver: only its own path runs here");
+        return;
+    }
+    rc = run_child_env("hostfn-v2", (const char *const[]){
+                                        "EVX_HOST_DRIVER_VERSION=13020", NULL});
+    EXPECTF(rc == 0, "the child (a CUDA 13.2 emulation) exited %d", rc);
+}
+
+const conf_case conf_hostfn_cases[] = {
+    {"hostfn.stream_sync_reports_once", t_stream_sync_reports_once},
+    {"hostfn.query_reports_when_idle", t_query_reports_when_idle},
+    {"hostfn.event_after_reports", t_event_after_reports},
+    {"hostfn.event_query_and_rerecord", t_event_query_and_rerecord},
+    {"hostfn.one_per_call_in_order", t_one_per_call_in_order},
+    {"hostfn.later_launch_not_covered", t_later_launch_not_covered},
+    {"hostfn.event_outlives_stream", t_event_outlives_stream},
+    {"hostfn.success_and_default_stream", t_success_and_default_stream},
+    {"hostfn.default_name", t_default_name},
+    {"hostfn.bad_input", t_bad_input},
+    {"hostfn.sync_mode_paths", t_sync_mode_paths},
+    {NULL, NULL},
+};
