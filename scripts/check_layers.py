@@ -32,6 +32,7 @@ LAYERS = [
     ["event.cpp", "stream.cpp", "pool.cpp", "timing.cpp", "device.cpp",  # the modules,
      "version.cpp", "notify.cpp", "ipc.cpp", "capture.cpp", "lifetime.cpp", "contexts.cpp",
      "fence.hpp", "fence.cpp", "fence_ipc.cpp",
+     "hostfn.cpp", "hostfn.hpp", "trace.cpp", "nvtx.cpp", "nvtx.hpp",
      "objects.hpp"],                              # and what they share of each other
 ]
 

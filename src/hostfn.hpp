@@ -45,6 +45,36 @@ inline void host_note_record(Event *e, const Stream *s) {
     e->hf_id.store(id, std::memory_order_release);
 }
 
+// The failures a timer's or timeline's mark covers. Atomic: a timer's
+// marks take no lock (its state word orders them, timing.cpp).
+struct HostMark {
+    std::atomic<uint64_t> id{0};
+    std::atomic<uint64_t> ticket{0};
+    void copy(const HostMark &o) {
+        id.store(o.id.load(std::memory_order_relaxed), std::memory_order_relaxed);
+        ticket.store(o.ticket.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    }
+    void clear() {
+        id.store(0, std::memory_order_relaxed);
+        ticket.store(0, std::memory_order_relaxed);
+    }
+};
+
+// After a mark on s: costs one load and a branch unless host functions that
+// can fail were launched on s (or the mark's last use covered some).
+inline void host_note_mark(HostMark *m, const Stream *s) {
+    const uint64_t id = s->hf_id.load(std::memory_order_acquire);
+    if (__builtin_expect((id | m->id.load(std::memory_order_relaxed)) == 0, 1)) return;
+    m->ticket.store(id ? s->hf_launched.load(std::memory_order_acquire) : 0,
+                    std::memory_order_relaxed);
+    m->id.store(id, std::memory_order_relaxed);
+}
+
+inline evx_status_t host_failure_of_mark(const char *fn, const HostMark &m) {
+    return host_failure_check(fn, m.id.load(std::memory_order_relaxed),
+                              m.ticket.load(std::memory_order_relaxed));
+}
+
 // The waiting calls on events: the failures an event's last record covers.
 inline evx_status_t host_failure_of_event(const char *fn, Event *e) {
     const uint64_t id = e->hf_id.load(std::memory_order_acquire);

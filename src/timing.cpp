@@ -11,6 +11,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -21,8 +22,11 @@
 #include "evx/event.h"
 #include "evx/timing.h"
 #include "handle.hpp"
+#include "hostfn.hpp"
+#include "nvtx.hpp"
 #include "objects.hpp"
 #include "scope.hpp"
+#include "sized.hpp"
 
 namespace evx {
 
@@ -47,8 +51,16 @@ struct Timer {
     std::atomic<uint8_t> in_graph{0};
     std::mutex graph_mu;
     std::vector<CUevent> retired;
+    HostMark start_hf, stop_hf;  // the host-function failures each mark covers
 };
 
+
+// What a timeline keeps of each mark besides its driver event.
+struct MarkInfo {
+    uint64_t stream = 0;             // the handle's value
+    uint32_t kind = EVX_MARK_POINT;  // evx_mark_kind
+    char label[EVX_MARK_LABEL_SIZE] = {};
+};
 
 struct Timeline {
     std::mutex mu;
@@ -63,7 +75,14 @@ struct Timeline {
     // the lock may still name) wait in `retired` for the timeline's free.
     std::vector<uint8_t> in_graph;
     std::vector<CUevent> retired;
+    std::vector<MarkInfo> info;   // one per event: label, kind, stream
+    HostMark last_hf;             // the failures the last mark covers
 };
+
+constexpr SizedType kMarkInfoType{"evx_timeline_mark_info_t", "info",
+                                  offsetof(evx_timeline_mark_info_t, label) +
+                                      EVX_MARK_LABEL_SIZE};
+static_assert(kMarkInfoType.first_size == 88, "timing.h publishes 88 bytes of mark info");
 
 // A timeline's marks are made under its mutex; a timer's need no lock.
 struct NoLock {};
@@ -347,6 +366,9 @@ evx_status_t timer_synchronize(evx_timer_t timer, float *ms) noexcept {
         if (res != CUDA_SUCCESS)
             st = driver_failed(res, fn, "cuEventSynchronize", "timer 0x%" PRIx64 " (its %s mark)",
                                handle_value(timer), waited == stop ? "stop" : "start");
+        // Both marks are complete: the failures they cover (*ms is written).
+        if (!st) st = host_failure_of_mark(fn, t->stop_hf);
+        if (!st) st = host_failure_of_mark(fn, t->start_hf);
     }
     return st;
 }
@@ -427,7 +449,10 @@ EVX_API evx_status_t evx_timer_start(evx_timer_t timer, evx_stream_t stream) {
                                  [timer, stream](Timer &t, const Stream &s, ThreadRecord *r) {
         const evx_status_t st =
             timer_mark(fn, t, &Timer::start, kStartInGraph, s, stream, timer, r);
-        if (!st) t.state.store(kStarted, std::memory_order_release);
+        if (!st) {
+            host_note_mark(&t.start_hf, &s);
+            t.state.store(kStarted, std::memory_order_release);
+        }
         return st;
     });
 }
@@ -440,7 +465,10 @@ EVX_API evx_status_t evx_timer_stop(evx_timer_t timer, evx_stream_t stream) {
             return timer_state_failed(fn, kNew, timer);
         const evx_status_t st =
             timer_mark(fn, t, &Timer::stop, kStopInGraph, s, stream, timer, r);
-        if (!st) t.state.store(kStopped, std::memory_order_release);
+        if (!st) {
+            host_note_mark(&t.stop_hf, &s);
+            t.state.store(kStopped, std::memory_order_release);
+        }
         return st;
     });
 }
@@ -479,6 +507,7 @@ EVX_API evx_status_t evx_device_create_timeline(int device, uint32_t capacity,
     t->capacity = capacity;
     try {
         t->events.reserve(capacity < 64 ? capacity : 64);
+        t->info.reserve(capacity < 64 ? capacity : 64);
     } catch (const std::bad_alloc &) {
         delete t;
         return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
@@ -497,12 +526,16 @@ EVX_API evx_status_t evx_timeline_destroy(evx_timeline_t timeline) {
     return destroy_handle(timeline, kTimeline, "evx_timeline_destroy", "timeline");
 }
 
-EVX_API evx_status_t evx_timeline_mark(evx_timeline_t timeline, evx_stream_t stream,
-                                       uint32_t *index) {
-    static const char fn[] = "evx_timeline_mark";
+}  // extern "C"
+
+namespace {
+
+// evx_timeline_mark() and evx_timeline_mark_labeled(); label is not NULL.
+evx_status_t timeline_mark(const char *fn, evx_timeline_t timeline, evx_stream_t stream,
+                           const char *label, uint32_t kind, uint32_t *index) {
     return mark_on_stream<Timeline>(fn, timeline, kTimeline, stream,
-                                    [timeline, stream, index](Timeline &t, const Stream &s,
-                                                              ThreadRecord *r) -> evx_status_t {
+                                    [=](Timeline &t, const Stream &s,
+                                        ThreadRecord *r) -> evx_status_t {
         if (t.count == t.capacity)
             return fail(EVX_ERROR_OUT_OF_MEMORY,
                         "%s: timeline 0x%" PRIx64 " holds its capacity of %u marks; "
@@ -515,6 +548,8 @@ EVX_API evx_status_t evx_timeline_mark(evx_timeline_t timeline, evx_stream_t str
         if (fresh || capturing || t.in_graph[t.count]) {
             try {
                 if (fresh) t.in_graph.reserve(t.events.size() + 1);
+                if (fresh && t.info.size() == t.info.capacity())
+                    t.info.reserve(2 * t.info.size() + 1);
                 if (!fresh) t.retired.reserve(t.retired.size() + 1);
             } catch (const std::bad_alloc &) {
                 return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
@@ -540,6 +575,7 @@ EVX_API evx_status_t evx_timeline_mark(evx_timeline_t timeline, evx_stream_t str
                     return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
                 }
                 t.in_graph.push_back(0);
+                t.info.emplace_back();  // reserved above
             } else {
                 t.retired.push_back(t.events[t.count]);
             }
@@ -550,8 +586,79 @@ EVX_API evx_status_t evx_timeline_mark(evx_timeline_t timeline, evx_stream_t str
                                            handle_value(timeline), "timeline")
                        : record_mark(fn, t.events[t.count], &s, handle_value(timeline), "timeline");
         if (st) return st;
+        MarkInfo &m = t.info[t.count];
+        m.stream = handle_value(stream);
+        m.kind = kind;
+        std::memcpy(m.label, label, std::strlen(label) + 1);
+        host_note_mark(&t.last_hf, &s);
+        nvtx_mark(label, kind);
         if (index) *index = t.count;
         ++t.count;
+        return EVX_SUCCESS;
+    });
+}
+
+}  // namespace
+
+extern "C" {
+
+EVX_API evx_status_t evx_timeline_mark(evx_timeline_t timeline, evx_stream_t stream,
+                                       uint32_t *index) {
+    return timeline_mark("evx_timeline_mark", timeline, stream, "", EVX_MARK_POINT, index);
+}
+
+EVX_API evx_status_t evx_timeline_mark_labeled(evx_timeline_t timeline, evx_stream_t stream,
+                                               const char *label, unsigned kind,
+                                               uint32_t *index) {
+    static const char fn[] = "evx_timeline_mark_labeled";
+    if (!label) return fail(EVX_ERROR_INVALID_VALUE, "%s: label is NULL", fn);
+    const size_t n = std::strlen(label);
+    if (n >= EVX_MARK_LABEL_SIZE)
+        return fail(EVX_ERROR_INVALID_VALUE, "%s: label \"%.32s...\" is %zu bytes long; at most %d",
+                    fn, label, n, EVX_MARK_LABEL_SIZE - 1);
+    if (kind > EVX_MARK_END)
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: kind %u is not a mark kind (EVX_MARK_POINT 0, EVX_MARK_BEGIN 1, "
+                    "EVX_MARK_END 2)",
+                    fn, kind);
+    return timeline_mark(fn, timeline, stream, label, kind, index);
+}
+
+EVX_API evx_status_t evx_timeline_get_mark(evx_timeline_t timeline, uint32_t index,
+                                           evx_timeline_mark_info_t *info) {
+    static const char fn[] = "evx_timeline_get_mark";
+    if (!info) return fail(EVX_ERROR_INVALID_VALUE, "%s: info is NULL", fn);
+    uint32_t size;
+    evx_status_t st = sized_check(fn, kMarkInfoType, info, &size);
+    if (st) return st;
+    return with_live(fn, timeline, kTimeline, "timeline", [&](Slot &slot) -> evx_status_t {
+        Timeline *t = static_cast<Timeline *>(slot.obj);
+        std::lock_guard<std::mutex> lock(t->mu);
+        if (index >= t->count)
+            return fail(EVX_ERROR_INVALID_VALUE,
+                        "%s: timeline 0x%" PRIx64 " has %u marks; there is no mark %u", fn,
+                        handle_value(timeline), t->count, index);
+        // A graph mark no launch recorded has no time yet.
+        if (t->in_graph[0] || t->in_graph[index]) {
+            evx_status_t gst = t->in_graph[0] ? timeline_graph_check(fn, *t, 0, timeline) : 0;
+            if (!gst && t->in_graph[index]) gst = timeline_graph_check(fn, *t, index, timeline);
+            if (gst) return gst;
+        }
+        evx_timeline_mark_info_t out;
+        std::memset(&out, 0, sizeof out);
+        out.struct_size = size;
+        const CUresult res = cu().cuEventElapsedTime(&out.ms, t->events[0], t->events[index]);
+        if (res == CUDA_ERROR_NOT_READY) return EVX_ERROR_NOT_READY;
+        if (res != CUDA_SUCCESS)
+            return driver_failed(res, fn, "cuEventElapsedTime",
+                                 "marks 0 and %u of timeline 0x%" PRIx64, index,
+                                 handle_value(timeline));
+        const MarkInfo &m = t->info[index];
+        out.kind = m.kind;
+        out.index = index;
+        out.stream = reinterpret_cast<evx_stream_t>(static_cast<uintptr_t>(m.stream));
+        std::memcpy(out.label, m.label, sizeof out.label);
+        sized_out(info, size, out);
         return EVX_SUCCESS;
     });
 }
@@ -618,8 +725,10 @@ EVX_API evx_status_t evx_timeline_synchronize(evx_timeline_t timeline) {
     return with_live(fn, timeline, kTimeline, "timeline", [timeline](Slot &slot) -> evx_status_t {
         Timeline *t = static_cast<Timeline *>(slot.obj);
         CUevent last = nullptr;
+        HostMark hf;
         {
             std::lock_guard<std::mutex> lock(t->mu);
+            hf.copy(t->last_hf);
             // A graph mark no launch recorded has nothing to wait for.
             for (uint32_t i = 0; i < t->count; ++i)
                 if (t->in_graph[i])
@@ -630,7 +739,7 @@ EVX_API evx_status_t evx_timeline_synchronize(evx_timeline_t timeline) {
         if (!last) return EVX_SUCCESS;
         // Without the lock; the hazard keeps the timeline's events alive.
         const CUresult res = cu().cuEventSynchronize(last);
-        if (res == CUDA_SUCCESS) return EVX_SUCCESS;
+        if (res == CUDA_SUCCESS) return host_failure_of_mark(fn, hf);
         return driver_failed(res, fn, "cuEventSynchronize",
                              "the last mark of timeline 0x%" PRIx64, handle_value(timeline));
     });
@@ -642,6 +751,7 @@ EVX_API evx_status_t evx_timeline_reset(evx_timeline_t timeline) {
         Timeline *t = static_cast<Timeline *>(slot.obj);
         std::lock_guard<std::mutex> lock(t->mu);
         t->count = 0;
+        t->last_hf.clear();
         return EVX_SUCCESS;
     });
 }

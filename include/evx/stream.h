@@ -256,7 +256,10 @@ EVX_API evx_status_t evx_stream_launch_host_func(evx_stream_t stream,
  *   complete, for an event whose last record was made on the same stream
  *   handle after the host function was launched (ordered by the calls: a
  *   record made after this call returned, from the same thread or ordered
- *   after it by the caller).
+ *   after it by the caller);
+ * - evx_timer_synchronize() for its stop and start marks, and
+ *   evx_timeline_synchronize() and evx_timeline_write_trace() for the
+ *   timeline's last mark, made on that stream handle after the launch.
  *
  * Such a call returns the host function's status, and its message (see
  * evx_last_error_message()) names the function (@p options `name`), the
@@ -265,8 +268,9 @@ EVX_API evx_status_t evx_stream_launch_host_func(evx_stream_t stream,
  * wait, and then forgotten; a call reports at most one failure, the
  * earliest launched, and later ones wait for the next such call. Failures
  * of host functions on other streams, or on this stream after the awaited
- * point, are not reported by it. Timer and timeline calls, the notifier and
- * other stream handles of the same driver stream do not report failures.
+ * point, are not reported by it. Other calls (evx_timer_elapsed(),
+ * evx_timeline_intervals(), the notifier's deliveries) and other stream
+ * handles of the same driver stream do not report failures.
  * evx keeps at most 4096 unreported failures in the process; beyond that
  * the oldest is dropped.
  *

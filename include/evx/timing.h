@@ -104,7 +104,11 @@ EVX_API evx_status_t evx_timer_elapsed(evx_timer_t timer, float *ms);
  * stop.
  *
  * Waits for the stop mark and, if the start mark (which may be on another
- * stream) is still pending then, for the start mark too.
+ * stream) is still pending then, for the start mark too. Then reports the
+ * failure of a host function that can fail (see
+ * evx_stream_launch_host_func_status()) launched on a mark's stream handle
+ * before that mark, the stop mark's first, as evx_event_synchronize() does
+ * for an event (with @p ms written).
  *
  * @param timer the timer.
  * @param[out] ms receives the milliseconds.
@@ -163,6 +167,124 @@ EVX_API evx_status_t evx_timeline_destroy(evx_timeline_t timeline);
 EVX_API evx_status_t evx_timeline_mark(evx_timeline_t timeline,
                                        evx_stream_t stream, uint32_t *index);
 
+/** @brief What a labeled mark is, for evx_timeline_mark_labeled(). */
+enum evx_mark_kind {
+    /** A point: interval i (mark i to mark i + 1) is named by mark i. */
+    EVX_MARK_POINT = 0,
+    /** Opens a range on its stream, closed by the next ::EVX_MARK_END on
+     *  that stream not taken by a range opened later (ranges nest). */
+    EVX_MARK_BEGIN = 1,
+    /** Closes the innermost open range of its stream. */
+    EVX_MARK_END = 2,
+    /** Not a kind: forces the enum to 32 bits. */
+    EVX_MARK_KIND_FORCE_32BIT = 0x7FFFFFFF
+};
+
+/** @brief Room for a mark's label, its terminating NUL included. */
+#define EVX_MARK_LABEL_SIZE 64
+
+/**
+ * @brief Records the next mark, as evx_timeline_mark(), with a label and a
+ * kind: a point, or the begin or end of a range.
+ *
+ * The label and kind name the mark in evx_timeline_get_mark() and in the
+ * trace of evx_timeline_write_trace(); the intervals are the same as for
+ * unlabeled marks. Where libevx was built with NVTX (the CUDA toolkit's
+ * `nvtx3` headers; no library is linked: the profiler's is loaded at run
+ * time), a point is also an NVTX marker and a range an NVTX range pushed
+ * and popped on the calling thread (mark both ends of a range from one
+ * thread), so that they show in Nsight Systems, at the host time of the
+ * call.
+ *
+ * @param timeline the timeline.
+ * @param stream a stream of the timeline's device.
+ * @param label the label, at most ::EVX_MARK_LABEL_SIZE - 1 bytes; copied.
+ * @param kind an ::evx_mark_kind.
+ * @param[out] index receives the mark's index; may be NULL.
+ * @return as evx_timeline_mark(); ::EVX_ERROR_INVALID_VALUE if @p label is
+ *         NULL or too long, or @p kind is not a mark kind (nothing is
+ *         recorded).
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_timeline_mark_labeled(evx_timeline_t timeline,
+                                               evx_stream_t stream,
+                                               const char *label,
+                                               unsigned kind,
+                                               uint32_t *index);
+
+/** @brief One mark of a timeline, from evx_timeline_get_mark(). Set
+ *  `struct_size` to `sizeof(evx_timeline_mark_info_t)` first.
+ *
+ *  evx accepts any `struct_size` from the size first published (88 bytes:
+ *  the fields below) up, and writes only the bytes it covers. */
+typedef struct evx_timeline_mark_info {
+    /** `sizeof(evx_timeline_mark_info_t)` as the caller compiled it. */
+    uint32_t struct_size;
+    /** Its ::evx_mark_kind (::EVX_MARK_POINT for evx_timeline_mark()). */
+    uint32_t kind;
+    /** The stream it was recorded on (the handle, which may since have been
+     *  destroyed: a name, never used by evx). */
+    evx_stream_t stream;
+    /** Milliseconds from mark 0 to this mark (negative when it completed
+     *  before mark 0, on another stream). */
+    float ms;
+    /** Its index. */
+    uint32_t index;
+    /** Its label, NUL-terminated ("" for evx_timeline_mark()). */
+    char label[EVX_MARK_LABEL_SIZE];
+} evx_timeline_mark_info_t;
+
+/**
+ * @brief One mark: its label, kind, stream and time from mark 0, without
+ * blocking.
+ *
+ * @param timeline the timeline.
+ * @param index a mark index below evx_timeline_count().
+ * @param[in,out] info its `struct_size` set by the caller; filled.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_NOT_READY if mark 0's or this mark's
+ *         work is pending (nothing is written); ::EVX_ERROR_INVALID_VALUE if
+ *         @p info is NULL, its `struct_size` is below the first published
+ *         size, or there is no mark @p index; ::EVX_ERROR_INVALID_HANDLE.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_timeline_get_mark(evx_timeline_t timeline,
+                                           uint32_t index,
+                                           evx_timeline_mark_info_t *info);
+
+/**
+ * @brief Writes the timeline as a Chrome trace (JSON trace event format),
+ * which Perfetto (ui.perfetto.dev) and chrome://tracing open.
+ *
+ * Waits for the last mark (as evx_timeline_synchronize()), then writes one
+ * track (`tid`) per stream, named after its handle, in one process (`pid`
+ * 1) named @p title. Times are microseconds from mark 0. Each mark becomes:
+ * - ::EVX_MARK_BEGIN / ::EVX_MARK_END: a `B` / `E` event (nested ranges),
+ *   named by the begin mark's label;
+ * - ::EVX_MARK_POINT: an `X` event of interval i (to the next mark), named
+ *   by its label (or "interval i"), on its stream's track; the last mark,
+ *   and a mark whose next one completed earlier (on another stream), an
+ *   instant `i` event.
+ * Each event carries the mark's index in `args`.
+ *
+ * @param timeline the timeline; with at least one mark.
+ * @param path the file to write (replaced).
+ * @param title the process's name in the trace; NULL: "evx timeline".
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p path is NULL, the
+ *         timeline has no marks, or a range is not closed or closed without
+ *         one open (the message names the mark); ::EVX_ERROR_OPERATING_SYSTEM
+ *         if the file cannot be written (the message gives the system's
+ *         reason); ::EVX_ERROR_INVALID_HANDLE; a status from the driver, or
+ *         a host function's failure that the wait reports (see
+ *         evx_timeline_synchronize()).
+ *
+ * Thread-safe; marks made while it runs may be left out.
+ */
+EVX_API evx_status_t evx_timeline_write_trace(evx_timeline_t timeline,
+                                              const char *path,
+                                              const char *title);
+
 /**
  * @brief The number of marks recorded since creation or the last reset.
  * @param timeline the timeline.
@@ -202,11 +324,16 @@ EVX_API evx_status_t evx_timeline_intervals(evx_timeline_t timeline,
 
 /**
  * @brief Waits for the last mark's work to complete.
+ *
+ * Reports the failure of a host function that can fail (see
+ * evx_stream_launch_host_func_status()) launched on the last mark's stream
+ * handle before that mark, as evx_event_synchronize() does for an event.
+ *
  * @param timeline the timeline.
  * @return ::EVX_SUCCESS (also with no marks); ::EVX_ERROR_INVALID_HANDLE;
  *         ::EVX_ERROR_ILLEGAL_STATE if a mark made in a capture was not
  *         recorded by a launch of its graph yet (nothing to wait for); a
- *         status from the driver.
+ *         status from the driver; a host function's status.
  * Thread-safe.
  */
 EVX_API evx_status_t evx_timeline_synchronize(evx_timeline_t timeline);

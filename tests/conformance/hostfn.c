@@ -225,6 +225,49 @@ out:
     drop_stream(&s);
 }
 
+/* Timers and timelines report the failures their marks cover. */
+static void t_timer_and_timeline(void)
+{
+    evx_stream_t s = NULL, other = NULL;
+    evx_timer_t tm = NULL;
+    evx_timeline_t tl = NULL;
+    outcome bad = {EVX_ERROR_ILLEGAL_STATE, 0};
+    float ms = -1.0f;
+
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE((other = make_stream(0)) != NULL);
+    REQUIRE_OK(evx_device_create_timer(0, &tm));
+    REQUIRE_OK(evx_device_create_timeline(0, 8, &tl));
+    REQUIRE_OK(evx_timer_start(tm, s));
+    REQUIRE_OK(launch(s, &bad, "timed_step"));
+    REQUIRE_OK(evx_timer_stop(tm, s));
+    reported(evx_timer_synchronize(tm, &ms), EVX_ERROR_ILLEGAL_STATE,
+             "evx_timer_synchronize", "timed_step", &bad);
+    EXPECTF(ms >= 0.0f, "ms %f", (double)ms);
+    EXPECT_OK(evx_timer_synchronize(tm, &ms));
+    EXPECT_OK(evx_stream_synchronize(s));
+
+    REQUIRE_OK(evx_timeline_mark(tl, s, NULL));
+    REQUIRE_OK(launch(s, &bad, "marked_step"));
+    REQUIRE_OK(evx_timeline_mark(tl, other, NULL)); /* the last mark: other */
+    REQUIRE(poll_flag(&bad.ran, 10000));
+    EXPECT_OK(evx_timeline_synchronize(tl));   /* covers nothing of s */
+    reported(evx_stream_synchronize(s), EVX_ERROR_ILLEGAL_STATE,
+             "evx_stream_synchronize", "marked_step", &bad);
+    bad.ran = 0;
+    REQUIRE_OK(launch(s, &bad, "marked_step"));
+    REQUIRE_OK(evx_timeline_mark(tl, s, NULL));
+    reported(evx_timeline_synchronize(tl), EVX_ERROR_ILLEGAL_STATE,
+             "evx_timeline_synchronize", "marked_step", &bad);
+    EXPECT_OK(evx_timeline_synchronize(tl));
+    EXPECT_OK(evx_stream_synchronize(s));
+out:
+    drop_timer(&tm);
+    drop_timeline(&tl);
+    drop_stream(&s);
+    drop_stream(&other);
+}
+
 /* Success runs the function in order and reports nothing; a borrowed
  * default stream works too. */
 static void t_success_and_default_stream(void)
@@ -363,6 +406,7 @@ const conf_case conf_hostfn_cases[] = {
     {"hostfn.one_per_call_in_order", t_one_per_call_in_order},
     {"hostfn.later_launch_not_covered", t_later_launch_not_covered},
     {"hostfn.event_outlives_stream", t_event_outlives_stream},
+    {"hostfn.timer_and_timeline", t_timer_and_timeline},
     {"hostfn.success_and_default_stream", t_success_and_default_stream},
     {"hostfn.default_name", t_default_name},
     {"hostfn.bad_input", t_bad_input},

@@ -58,6 +58,9 @@ EVX_STREAM_LEGACY = 1
 #: evx_stream_wrap_external(). (A pointer constant: ((void *)2).)
 EVX_STREAM_PER_THREAD = 2
 
+#: Room for a mark's label, its terminating NUL included.
+EVX_MARK_LABEL_SIZE = 64
+
 # --------------------------------------------------------------------------
 # Enums: every enumerator as a module constant, then a class per enum
 
@@ -197,10 +200,21 @@ EVX_EVENT_WAIT_DEFAULT = 0  #: Default wait.
 EVX_EVENT_WAIT_EXTERNAL = 1  #: Inside stream capture, wait on an external event node.
 EVX_EVENT_WAIT_FLAGS_FORCE_32BIT = 2147483647  #: Not a flag: forces the enum to 32 bits.
 
+# enum evx_host_func_flags (include/evx/stream.h)
+EVX_HOST_FUNC_DEFAULT = 0  #: The driver's default: its host-function thread blocks until the function is due (`CU_HOST_TASK_BLOCKING`).
+EVX_HOST_FUNC_SPINWAIT = 1  #: The driver's host-function thread spin-waits until the function is due (`CU_HOST_TASK_SPINWAIT` of `cuLaunchHostFunc_v2`): less latency, one busy core. A driver without `cuLaunchHostFunc_v2` (before CUDA 13.2; evx_driver_has_host_func_sync_mode() tells) runs the function as EVX_HOST_FUNC_DEFAULT.
+EVX_HOST_FUNC_FLAGS_FORCE_32BIT = 2147483647  #: Not a flag: forces the enum to 32 bits.
+
 # enum evx_stream_flags (include/evx/stream.h)
 EVX_STREAM_DEFAULT = 0  #: Synchronizes with the legacy default stream.
 EVX_STREAM_NON_BLOCKING = 1  #: Does not synchronize with the legacy default stream.
 EVX_STREAM_FLAGS_FORCE_32BIT = 2147483647  #: Not a flag: forces the enum to 32 bits.
+
+# enum evx_mark_kind (include/evx/timing.h)
+EVX_MARK_POINT = 0  #: A point: interval i (mark i to mark i + 1) is named by mark i.
+EVX_MARK_BEGIN = 1  #: Opens a range on its stream, closed by the next EVX_MARK_END on that stream not taken by a range opened later (ranges nest).
+EVX_MARK_END = 2  #: Closes the innermost open range of its stream.
+EVX_MARK_KIND_FORCE_32BIT = 2147483647  #: Not a kind: forces the enum to 32 bits.
 
 
 class CaptureStatus(_enum.IntEnum):
@@ -519,6 +533,25 @@ class EventWaitFlags(_enum.IntFlag):
     EXTERNAL = EVX_EVENT_WAIT_EXTERNAL
 
 
+class HostFuncFlags(_enum.IntFlag):
+    """Flags of evx_host_func_options_t.
+
+    C: enum evx_host_func_flags (include/evx/stream.h).
+    Members are the enumerators less the 'EVX_HOST_FUNC_' prefix; the *_FORCE_32BIT
+    markers are left out.
+    """
+
+    #: The driver's default: its host-function thread blocks until the function
+    #: is due (`CU_HOST_TASK_BLOCKING`).
+    DEFAULT = EVX_HOST_FUNC_DEFAULT
+    #: The driver's host-function thread spin-waits until the function is due
+    #: (`CU_HOST_TASK_SPINWAIT` of `cuLaunchHostFunc_v2`): less latency, one
+    #: busy core. A driver without `cuLaunchHostFunc_v2` (before CUDA 13.2;
+    #: evx_driver_has_host_func_sync_mode() tells) runs the function as
+    #: EVX_HOST_FUNC_DEFAULT.
+    SPINWAIT = EVX_HOST_FUNC_SPINWAIT
+
+
 class StreamFlags(_enum.IntFlag):
     """Flags of evx_device_create_stream(): the `CU_STREAM_*` values.
 
@@ -531,6 +564,23 @@ class StreamFlags(_enum.IntFlag):
     DEFAULT = EVX_STREAM_DEFAULT
     #: Does not synchronize with the legacy default stream.
     NON_BLOCKING = EVX_STREAM_NON_BLOCKING
+
+
+class MarkKind(_enum.IntEnum):
+    """What a labeled mark is, for evx_timeline_mark_labeled().
+
+    C: enum evx_mark_kind (include/evx/timing.h).
+    Members are the enumerators less the 'EVX_MARK_' prefix; the *_FORCE_32BIT
+    markers are left out.
+    """
+
+    #: A point: interval i (mark i to mark i + 1) is named by mark i.
+    POINT = EVX_MARK_POINT
+    #: Opens a range on its stream, closed by the next EVX_MARK_END on that
+    #: stream not taken by a range opened later (ranges nest).
+    BEGIN = EVX_MARK_BEGIN
+    #: Closes the innermost open range of its stream.
+    END = EVX_MARK_END
 
 
 # --------------------------------------------------------------------------
@@ -573,6 +623,11 @@ evx_notifier_t = _ct.c_void_p  # opaque handle: struct evx_notifier_ *
 #: A function run when a watched event completes (see
 #: evx_notifier_watch_callback()).
 evx_notify_fn_t = _ct.CFUNCTYPE(None, _ct.c_void_p)
+
+#: A host function that can fail, for evx_stream_launch_host_func_status(): it
+#: returns EVX_SUCCESS, or the status (any other evx_status_code) that the
+#: waiting call which reports its failure returns.
+evx_host_fn_status_t = _ct.CFUNCTYPE(evx_status_t, _ct.c_void_p)
 
 #: A host function for evx_stream_launch_host_func().
 evx_host_fn_t = _ct.CFUNCTYPE(None, _ct.c_void_p)
@@ -680,11 +735,58 @@ class evx_event_pool_stats(_ct.Structure):
         ("exhausted_total", _ct.c_uint64),  # offset 40
     ]
 
+
+class evx_host_func_options(_ct.Structure):
+    """Options of evx_stream_launch_host_func_status(). Initialize with
+    EVX_HOST_FUNC_OPTIONS_INIT (or zero it and set `struct_size` to
+    `sizeof(evx_host_func_options_t)`), then set the fields.
+
+    C: struct evx_host_func_options (include/evx/stream.h): 16 bytes, aligned to 8.
+    """
+
+    _fields_ = [
+        # `sizeof(evx_host_func_options_t)` as the caller compiled it.
+        ("struct_size", _ct.c_uint32),  # offset 0
+        # evx_host_func_flags.
+        ("flags", _ct.c_uint32),  # offset 4
+        # The function's name in the message of a failure: at most 127 bytes,
+        # copied at launch. NULL: the symbol name the dynamic linker gives for
+        # the function's address, else the address.
+        ("name", _ct.c_char_p),  # offset 8
+    ]
+
+
+class evx_timeline_mark_info(_ct.Structure):
+    """One mark of a timeline, from evx_timeline_get_mark(). Set `struct_size` to
+    `sizeof(evx_timeline_mark_info_t)` first.
+
+    C: struct evx_timeline_mark_info (include/evx/timing.h): 88 bytes, aligned to 8.
+    """
+
+    _fields_ = [
+        # `sizeof(evx_timeline_mark_info_t)` as the caller compiled it.
+        ("struct_size", _ct.c_uint32),  # offset 0
+        # Its evx_mark_kind (EVX_MARK_POINT for evx_timeline_mark()).
+        ("kind", _ct.c_uint32),  # offset 4
+        # The stream it was recorded on (the handle, which may since have been
+        # destroyed: a name, never used by evx).
+        ("stream", evx_stream_t),  # offset 8
+        # Milliseconds from mark 0 to this mark (negative when it completed
+        # before mark 0, on another stream).
+        ("ms", _ct.c_float),  # offset 16
+        # Its index.
+        ("index", _ct.c_uint32),  # offset 20
+        # Its label, NUL-terminated ("" for evx_timeline_mark()).
+        ("label", (_ct.c_char * 64)),  # offset 24
+    ]
+
 evx_ipc_fence_handle_t = evx_ipc_fence_handle
 evx_ipc_event_handle_t = evx_ipc_event_handle
 evx_notifier_options_t = evx_notifier_options
 evx_event_pool_options_t = evx_event_pool_options
 evx_event_pool_stats_t = evx_event_pool_stats
+evx_host_func_options_t = evx_host_func_options
+evx_timeline_mark_info_t = evx_timeline_mark_info
 
 
 # --------------------------------------------------------------------------
@@ -2024,6 +2126,43 @@ evx_device_create_stream = Prototype(
     Thread-safe.
     """)
 
+# evx_status_t evx_driver_has_host_func_sync_mode(int *has)
+#   Whether the driver has `cuLaunchHostFunc_v2` (CUDA 13.2), which
+#   evx_stream_launch_host_func_status() then uses, with its sync mode.
+evx_driver_has_host_func_sync_mode = Prototype(
+    "evx_driver_has_host_func_sync_mode", evx_status_t,
+    (("has", _ct.POINTER(_ct.c_int)),),
+    """evx_status_t evx_driver_has_host_func_sync_mode(int *has)
+
+    Whether the driver has `cuLaunchHostFunc_v2` (CUDA 13.2), which evx_stream_launch_host_func_status() then uses, with its sync mode.
+
+    has [out]: receives 1 if it has, else 0.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if has is NULL; a
+    driver-loading status.
+
+    Thread-safe.
+    """)
+
+# evx_status_t evx_last_error_host_func(void **user_data)
+#   The `user_data` of the host function whose failure the calling thread's
+#   last failed evx call reported (see evx_stream_launch_host_func_status()).
+evx_last_error_host_func = Prototype(
+    "evx_last_error_host_func", evx_status_t,
+    (("user_data", _ct.POINTER(_ct.c_void_p)),),
+    """evx_status_t evx_last_error_host_func(void **user_data)
+
+    The `user_data` of the host function whose failure the calling thread's last failed evx call reported (see evx_stream_launch_host_func_status()).
+
+    user_data [out]: receives it.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if user_data is NULL;
+    EVX_ERROR_NOT_FOUND (nothing set) if the thread's last failure was not a
+    host function's, or was cleared.
+
+    Thread-safe: each thread has its own.
+    """)
+
 # evx_status_t evx_stream_destroy(evx_stream_t stream)
 #   Ends a stream handle; destroys the driver stream only if evx owns it.
 evx_stream_destroy = Prototype(
@@ -2157,6 +2296,62 @@ evx_stream_launch_host_func = Prototype(
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if fn is NULL;
     EVX_ERROR_INVALID_HANDLE; a status from the driver.
+
+    Thread-safe.
+    """)
+
+# evx_status_t evx_stream_launch_host_func_status(evx_stream_t stream, evx_host_fn_status_t fn, void *user_data, const evx_host_func_options_t *options)
+#   Queues a host function that can fail: it runs as one of
+#   evx_stream_launch_host_func(), and a status other than EVX_SUCCESS that it
+#   returns is recorded against the stream handle and reported by a later call
+#   that waits for work queued after it.
+evx_stream_launch_host_func_status = Prototype(
+    "evx_stream_launch_host_func_status", evx_status_t,
+    (("stream", evx_stream_t), ("fn", evx_host_fn_status_t), ("user_data", _ct.c_void_p), ("options", _ct.POINTER(evx_host_func_options_t)),),
+    """evx_status_t evx_stream_launch_host_func_status(evx_stream_t stream, evx_host_fn_status_t fn, void *user_data, const evx_host_func_options_t *options)
+
+    Queues a host function that can fail: it runs as one of evx_stream_launch_host_func(), and a status other than EVX_SUCCESS that it returns is recorded against the stream handle and reported by a later call that waits for work queued after it.
+
+    Which calls report a failure, exactly: - evx_stream_synchronize() on the
+    same stream handle, and evx_stream_query() there when it finds the stream
+    idle (it would return EVX_SUCCESS), for host functions launched before the
+    call; - evx_event_synchronize(), and evx_event_query() when it finds the
+    event complete, for an event whose last record was made on the same stream
+    handle after the host function was launched (ordered by the calls: a
+    record made after this call returned, from the same thread or ordered
+    after it by the caller); - evx_timer_synchronize() for its stop and start
+    marks, and evx_timeline_synchronize() and evx_timeline_write_trace() for
+    the timeline's last mark, made on that stream handle after the launch.
+
+    Such a call returns the host function's status, and its message (see
+    evx_last_error_message()) names the function (options `name`), the stream
+    and the status; evx_last_error_host_func() gives its user_data. Each
+    failure is reported once, by the first of those calls to end its wait, and
+    then forgotten; a call reports at most one failure, the earliest launched,
+    and later ones wait for the next such call. Failures of host functions on
+    other streams, or on this stream after the awaited point, are not reported
+    by it. Other calls (evx_timer_elapsed(), evx_timeline_intervals(), the
+    notifier's deliveries) and other stream handles of the same driver stream
+    do not report failures. evx keeps at most 4096 unreported failures in the
+    process; beyond that the oldest is dropped.
+
+    The call is evx's own host function around fn: through
+    `cuLaunchHostFunc_v2` with the sync mode of the flags where the driver has
+    it (CUDA 13.2 and later), through `cuLaunchHostFunc` elsewhere, with the
+    same semantics. fn must not call evx or CUDA.
+
+    stream: the stream.
+
+    fn: the function; not NULL.
+
+    user_data: passed to fn.
+
+    options: flags and name; NULL for the defaults.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if fn is NULL, the options'
+    `struct_size` is below the first published size, a flag is unknown or the
+    name is longer than 127 bytes; EVX_ERROR_INVALID_HANDLE;
+    EVX_ERROR_OUT_OF_MEMORY; a status from the driver (then fn never runs).
 
     Thread-safe.
     """)
@@ -2338,6 +2533,30 @@ evx_timeline_destroy = Prototype(
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE. Thread-safe.
     """)
 
+# evx_status_t evx_timeline_get_mark(evx_timeline_t timeline, uint32_t index, evx_timeline_mark_info_t *info)
+#   One mark: its label, kind, stream and time from mark 0, without blocking.
+evx_timeline_get_mark = Prototype(
+    "evx_timeline_get_mark", evx_status_t,
+    (("timeline", evx_timeline_t), ("index", _ct.c_uint32), ("info", _ct.POINTER(evx_timeline_mark_info_t)),),
+    """evx_status_t evx_timeline_get_mark(evx_timeline_t timeline, uint32_t index, evx_timeline_mark_info_t *info)
+
+    One mark: its label, kind, stream and time from mark 0, without blocking.
+
+    timeline: the timeline.
+
+    index: a mark index below evx_timeline_count().
+
+    info [in,out]: its `struct_size` set by the caller; filled.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_NOT_READY if mark 0's or this mark's work
+    is pending (nothing is written); EVX_ERROR_INVALID_VALUE if
+
+    info is NULL, its `struct_size` is below the first published size, or
+    there is no mark index; EVX_ERROR_INVALID_HANDLE.
+
+    Thread-safe.
+    """)
+
 # evx_status_t evx_timeline_intervals(evx_timeline_t timeline, float *ms, uint32_t max, uint32_t *written)
 #   Every interval between consecutive marks, in one call, without blocking.
 evx_timeline_intervals = Prototype(
@@ -2396,6 +2615,40 @@ evx_timeline_mark = Prototype(
     Thread-safe.
     """)
 
+# evx_status_t evx_timeline_mark_labeled(evx_timeline_t timeline, evx_stream_t stream, const char *label, unsigned int kind, uint32_t *index)
+#   Records the next mark, as evx_timeline_mark(), with a label and a kind: a
+#   point, or the begin or end of a range.
+evx_timeline_mark_labeled = Prototype(
+    "evx_timeline_mark_labeled", evx_status_t,
+    (("timeline", evx_timeline_t), ("stream", evx_stream_t), ("label", _ct.c_char_p), ("kind", _ct.c_uint), ("index", _ct.POINTER(_ct.c_uint32)),),
+    """evx_status_t evx_timeline_mark_labeled(evx_timeline_t timeline, evx_stream_t stream, const char *label, unsigned int kind, uint32_t *index)
+
+    Records the next mark, as evx_timeline_mark(), with a label and a kind: a point, or the begin or end of a range.
+
+    The label and kind name the mark in evx_timeline_get_mark() and in the
+    trace of evx_timeline_write_trace(); the intervals are the same as for
+    unlabeled marks. Where libevx was built with NVTX (the CUDA toolkit's
+    `nvtx3` headers; no library is linked: the profiler's is loaded at run
+    time), a point is also an NVTX marker and a range an NVTX range pushed and
+    popped on the calling thread (mark both ends of a range from one thread),
+    so that they show in Nsight Systems, at the host time of the call.
+
+    timeline: the timeline.
+
+    stream: a stream of the timeline's device.
+
+    label: the label, at most EVX_MARK_LABEL_SIZE - 1 bytes; copied.
+
+    kind: an evx_mark_kind.
+
+    index [out]: receives the mark's index; may be NULL.
+
+    Returns: as evx_timeline_mark(); EVX_ERROR_INVALID_VALUE if label is NULL
+    or too long, or kind is not a mark kind (nothing is recorded).
+
+    Thread-safe.
+    """)
+
 # evx_status_t evx_timeline_reset(evx_timeline_t timeline)
 #   Forgets every mark, keeping the timeline's events for reuse.
 evx_timeline_reset = Prototype(
@@ -2419,12 +2672,52 @@ evx_timeline_synchronize = Prototype(
 
     Waits for the last mark's work to complete.
 
+    Reports the failure of a host function that can fail (see
+    evx_stream_launch_host_func_status()) launched on the last mark's stream
+    handle before that mark, as evx_event_synchronize() does for an event.
+
     timeline: the timeline.
 
     Returns: EVX_SUCCESS (also with no marks); EVX_ERROR_INVALID_HANDLE;
     EVX_ERROR_ILLEGAL_STATE if a mark made in a capture was not recorded by a
-    launch of its graph yet (nothing to wait for); a status from the driver.
-    Thread-safe.
+    launch of its graph yet (nothing to wait for); a status from the driver; a
+    host function's status. Thread-safe.
+    """)
+
+# evx_status_t evx_timeline_write_trace(evx_timeline_t timeline, const char *path, const char *title)
+#   Writes the timeline as a Chrome trace (JSON trace event format), which
+#   Perfetto (ui.perfetto.dev) and chrome://tracing open.
+evx_timeline_write_trace = Prototype(
+    "evx_timeline_write_trace", evx_status_t,
+    (("timeline", evx_timeline_t), ("path", _ct.c_char_p), ("title", _ct.c_char_p),),
+    """evx_status_t evx_timeline_write_trace(evx_timeline_t timeline, const char *path, const char *title)
+
+    Writes the timeline as a Chrome trace (JSON trace event format), which Perfetto (ui.perfetto.dev) and chrome://tracing open.
+
+    Waits for the last mark (as evx_timeline_synchronize()), then writes one
+    track (`tid`) per stream, named after its handle, in one process (`pid` 1)
+    named title. Times are microseconds from mark 0. Each mark becomes: -
+    EVX_MARK_BEGIN / EVX_MARK_END: a `B` / `E` event (nested ranges), named by
+    the begin mark's label; - EVX_MARK_POINT: an `X` event of interval i (to
+    the next mark), named by its label (or "interval i"), on its stream's
+    track; the last mark, and a mark whose next one completed earlier (on
+    another stream), an instant `i` event. Each event carries the mark's index
+    in `args`.
+
+    timeline: the timeline; with at least one mark.
+
+    path: the file to write (replaced).
+
+    title: the process's name in the trace; NULL: "evx timeline".
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if path is NULL, the
+    timeline has no marks, or a range is not closed or closed without one open
+    (the message names the mark); EVX_ERROR_OPERATING_SYSTEM if the file
+    cannot be written (the message gives the system's reason);
+    EVX_ERROR_INVALID_HANDLE; a status from the driver, or a host function's
+    failure that the wait reports (see evx_timeline_synchronize()).
+
+    Thread-safe; marks made while it runs may be left out.
     """)
 
 # evx_status_t evx_timer_destroy(evx_timer_t timer)
@@ -2514,7 +2807,11 @@ evx_timer_synchronize = Prototype(
     Waits for the stop mark, then gives the milliseconds from start to stop.
 
     Waits for the stop mark and, if the start mark (which may be on another
-    stream) is still pending then, for the start mark too.
+    stream) is still pending then, for the start mark too. Then reports the
+    failure of a host function that can fail (see
+    evx_stream_launch_host_func_status()) launched on a mark's stream handle
+    before that mark, the stop mark's first, as evx_event_synchronize() does
+    for an event (with ms written).
 
     timer: the timer.
 
@@ -2587,6 +2884,8 @@ FUNCTIONS = (
     evx_status_name,
     evx_status_string,
     evx_device_create_stream,
+    evx_driver_has_host_func_sync_mode,
+    evx_last_error_host_func,
     evx_stream_destroy,
     evx_stream_get_device,
     evx_stream_get_flags,
@@ -2594,6 +2893,7 @@ FUNCTIONS = (
     evx_stream_get_priority,
     evx_stream_is_owned,
     evx_stream_launch_host_func,
+    evx_stream_launch_host_func_status,
     evx_stream_query,
     evx_stream_synchronize,
     evx_stream_wait_event,
@@ -2602,10 +2902,13 @@ FUNCTIONS = (
     evx_device_create_timer,
     evx_timeline_count,
     evx_timeline_destroy,
+    evx_timeline_get_mark,
     evx_timeline_intervals,
     evx_timeline_mark,
+    evx_timeline_mark_labeled,
     evx_timeline_reset,
     evx_timeline_synchronize,
+    evx_timeline_write_trace,
     evx_timer_destroy,
     evx_timer_elapsed,
     evx_timer_start,
@@ -2628,6 +2931,7 @@ MACROS = {
     "EVX_NOTIFIER_MAX_STREAMS": "int",
     "EVX_STREAM_LEGACY": "pointer",
     "EVX_STREAM_PER_THREAD": "pointer",
+    "EVX_MARK_LABEL_SIZE": "int",
 }
 
 #: Every enum: C name -> (the ctypes type the C compiler gives it, class,
@@ -2769,10 +3073,21 @@ ENUMS = {
         "EVX_EVENT_WAIT_EXTERNAL",
         "EVX_EVENT_WAIT_FLAGS_FORCE_32BIT",
     )),
+    "evx_host_func_flags": (_ct.c_uint, HostFuncFlags, (
+        "EVX_HOST_FUNC_DEFAULT",
+        "EVX_HOST_FUNC_SPINWAIT",
+        "EVX_HOST_FUNC_FLAGS_FORCE_32BIT",
+    )),
     "evx_stream_flags": (_ct.c_uint, StreamFlags, (
         "EVX_STREAM_DEFAULT",
         "EVX_STREAM_NON_BLOCKING",
         "EVX_STREAM_FLAGS_FORCE_32BIT",
+    )),
+    "evx_mark_kind": (_ct.c_uint, MarkKind, (
+        "EVX_MARK_POINT",
+        "EVX_MARK_BEGIN",
+        "EVX_MARK_END",
+        "EVX_MARK_KIND_FORCE_32BIT",
     )),
 }
 
@@ -2783,6 +3098,8 @@ STRUCTS = {
     "evx_notifier_options": evx_notifier_options,
     "evx_event_pool_options": evx_event_pool_options,
     "evx_event_pool_stats": evx_event_pool_stats,
+    "evx_host_func_options": evx_host_func_options,
+    "evx_timeline_mark_info": evx_timeline_mark_info,
 }
 
 #: Every typedef: name -> ctypes type.
@@ -2803,7 +3120,10 @@ TYPEDEFS = {
     "evx_notify_fn_t": evx_notify_fn_t,
     "evx_event_pool_options_t": evx_event_pool_options_t,
     "evx_event_pool_stats_t": evx_event_pool_stats_t,
+    "evx_host_fn_status_t": evx_host_fn_status_t,
     "evx_host_fn_t": evx_host_fn_t,
+    "evx_host_func_options_t": evx_host_func_options_t,
+    "evx_timeline_mark_info_t": evx_timeline_mark_info_t,
 }
 
 

@@ -6,6 +6,7 @@ pub const EVX_VERSION_MAJOR: u32 = 1;
 pub const EVX_VERSION_MINOR: u32 = 0;
 pub const EVX_VERSION_PATCH: u32 = 0;
 pub const EVX_VERSION_NUMBER: u32 = 10000;
+pub const EVX_MARK_LABEL_SIZE: u32 = 64;
 pub const EVX_NOTIFIER_DEFAULT_STREAMS: u32 = 8;
 pub const EVX_NOTIFIER_MAX_STREAMS: u32 = 64;
 pub const EVX_IPC_HANDLE_SIZE: u32 = 64;
@@ -695,6 +696,126 @@ pub type evx_event_wait_flags = ::std::os::raw::c_uint;
 #[doc = " @brief A host function for evx_stream_launch_host_func()."]
 pub type evx_host_fn_t =
     ::std::option::Option<unsafe extern "C" fn(user_data: *mut ::std::os::raw::c_void)>;
+#[doc = " @brief A host function that can fail, for"]
+#[doc = "  evx_stream_launch_host_func_status(): it returns ::EVX_SUCCESS, or the"]
+#[doc = "  status (any other ::evx_status_code) that the waiting call which reports"]
+#[doc = "  its failure returns."]
+pub type evx_host_fn_status_t = ::std::option::Option<
+    unsafe extern "C" fn(user_data: *mut ::std::os::raw::c_void) -> evx_status_t,
+>;
+#[doc = " The driver's default: its host-function thread blocks until the"]
+#[doc = "  function is due (`CU_HOST_TASK_BLOCKING`)."]
+pub const EVX_HOST_FUNC_DEFAULT: evx_host_func_flags = 0;
+#[doc = " The driver's host-function thread spin-waits until the function is"]
+#[doc = "  due (`CU_HOST_TASK_SPINWAIT` of `cuLaunchHostFunc_v2`): less latency,"]
+#[doc = "  one busy core. A driver without `cuLaunchHostFunc_v2` (before CUDA"]
+#[doc = "  13.2; evx_driver_has_host_func_sync_mode() tells) runs the function"]
+#[doc = "  as ::EVX_HOST_FUNC_DEFAULT."]
+pub const EVX_HOST_FUNC_SPINWAIT: evx_host_func_flags = 1;
+#[doc = " Not a flag: forces the enum to 32 bits."]
+pub const EVX_HOST_FUNC_FLAGS_FORCE_32BIT: evx_host_func_flags = 2147483647;
+#[doc = " @brief Flags of ::evx_host_func_options_t."]
+pub type evx_host_func_flags = ::std::os::raw::c_uint;
+#[doc = " @brief Options of evx_stream_launch_host_func_status(). Initialize with"]
+#[doc = "  ::EVX_HOST_FUNC_OPTIONS_INIT (or zero it and set `struct_size` to"]
+#[doc = "  `sizeof(evx_host_func_options_t)`), then set the fields."]
+#[doc = ""]
+#[doc = "  Later versions may add fields at the end. evx accepts any `struct_size`"]
+#[doc = "  from the size first published (16 bytes: the fields below) up, reads"]
+#[doc = "  only the fields it covers and gives the others their defaults (zero)."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct evx_host_func_options {
+    #[doc = " `sizeof(evx_host_func_options_t)` as the caller compiled it."]
+    pub struct_size: u32,
+    #[doc = " ::evx_host_func_flags."]
+    pub flags: u32,
+    #[doc = " The function's name in the message of a failure: at most 127 bytes,"]
+    #[doc = "  copied at launch. NULL: the symbol name the dynamic linker gives for"]
+    #[doc = "  the function's address, else the address."]
+    pub name: *const ::std::os::raw::c_char,
+}
+#[test]
+fn bindgen_test_layout_evx_host_func_options() {
+    assert_eq!(
+        ::std::mem::size_of::<evx_host_func_options>(),
+        16usize,
+        concat!("Size of: ", stringify!(evx_host_func_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<evx_host_func_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(evx_host_func_options))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_host_func_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_host_func_options),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_flags() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_host_func_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).flags) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_host_func_options),
+                "::",
+                stringify!(flags)
+            )
+        );
+    }
+    test_field_flags();
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_host_func_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_host_func_options),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+}
+impl Default for evx_host_func_options {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+#[doc = " @brief Options of evx_stream_launch_host_func_status(). Initialize with"]
+#[doc = "  ::EVX_HOST_FUNC_OPTIONS_INIT (or zero it and set `struct_size` to"]
+#[doc = "  `sizeof(evx_host_func_options_t)`), then set the fields."]
+#[doc = ""]
+#[doc = "  Later versions may add fields at the end. evx accepts any `struct_size`"]
+#[doc = "  from the size first published (16 bytes: the fields below) up, reads"]
+#[doc = "  only the fields it covers and gives the others their defaults (zero)."]
+pub type evx_host_func_options_t = evx_host_func_options;
 extern "C" {
     #[doc = " @brief Creates a stream of evx's own on a device."]
     #[doc = ""]
@@ -837,6 +958,85 @@ extern "C" {
         fn_: evx_host_fn_t,
         user_data: *mut ::std::os::raw::c_void,
     ) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Queues a host function that can fail: it runs as one of"]
+    #[doc = " evx_stream_launch_host_func(), and a status other than ::EVX_SUCCESS that"]
+    #[doc = " it returns is recorded against the stream handle and reported by a later"]
+    #[doc = " call that waits for work queued after it."]
+    #[doc = ""]
+    #[doc = " Which calls report a failure, exactly:"]
+    #[doc = " - evx_stream_synchronize() on the same stream handle, and"]
+    #[doc = "   evx_stream_query() there when it finds the stream idle (it would return"]
+    #[doc = "   ::EVX_SUCCESS), for host functions launched before the call;"]
+    #[doc = " - evx_event_synchronize(), and evx_event_query() when it finds the event"]
+    #[doc = "   complete, for an event whose last record was made on the same stream"]
+    #[doc = "   handle after the host function was launched (ordered by the calls: a"]
+    #[doc = "   record made after this call returned, from the same thread or ordered"]
+    #[doc = "   after it by the caller);"]
+    #[doc = " - evx_timer_synchronize() for its stop and start marks, and"]
+    #[doc = "   evx_timeline_synchronize() and evx_timeline_write_trace() for the"]
+    #[doc = "   timeline's last mark, made on that stream handle after the launch."]
+    #[doc = ""]
+    #[doc = " Such a call returns the host function's status, and its message (see"]
+    #[doc = " evx_last_error_message()) names the function (@p options `name`), the"]
+    #[doc = " stream and the status; evx_last_error_host_func() gives its @p user_data."]
+    #[doc = " Each failure is reported once, by the first of those calls to end its"]
+    #[doc = " wait, and then forgotten; a call reports at most one failure, the"]
+    #[doc = " earliest launched, and later ones wait for the next such call. Failures"]
+    #[doc = " of host functions on other streams, or on this stream after the awaited"]
+    #[doc = " point, are not reported by it. Other calls (evx_timer_elapsed(),"]
+    #[doc = " evx_timeline_intervals(), the notifier's deliveries) and other stream"]
+    #[doc = " handles of the same driver stream do not report failures."]
+    #[doc = " evx keeps at most 4096 unreported failures in the process; beyond that"]
+    #[doc = " the oldest is dropped."]
+    #[doc = ""]
+    #[doc = " The call is evx's own host function around @p fn: through"]
+    #[doc = " `cuLaunchHostFunc_v2` with the sync mode of the flags where the driver"]
+    #[doc = " has it (CUDA 13.2 and later), through `cuLaunchHostFunc` elsewhere, with"]
+    #[doc = " the same semantics. @p fn must not call evx or CUDA."]
+    #[doc = ""]
+    #[doc = " @param stream the stream."]
+    #[doc = " @param fn the function; not NULL."]
+    #[doc = " @param user_data passed to @p fn."]
+    #[doc = " @param options flags and name; NULL for the defaults."]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p fn is NULL, the"]
+    #[doc = "         options' `struct_size` is below the first published size, a flag"]
+    #[doc = "         is unknown or the name is longer than 127 bytes;"]
+    #[doc = "         ::EVX_ERROR_INVALID_HANDLE; ::EVX_ERROR_OUT_OF_MEMORY; a status"]
+    #[doc = "         from the driver (then @p fn never runs)."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_stream_launch_host_func_status(
+        stream: evx_stream_t,
+        fn_: evx_host_fn_status_t,
+        user_data: *mut ::std::os::raw::c_void,
+        options: *const evx_host_func_options_t,
+    ) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief The `user_data` of the host function whose failure the calling"]
+    #[doc = " thread's last failed evx call reported (see"]
+    #[doc = " evx_stream_launch_host_func_status())."]
+    #[doc = ""]
+    #[doc = " @param[out] user_data receives it."]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p user_data is NULL;"]
+    #[doc = "         ::EVX_ERROR_NOT_FOUND (nothing set) if the thread's last failure"]
+    #[doc = "         was not a host function's, or was cleared."]
+    #[doc = ""]
+    #[doc = " Thread-safe: each thread has its own."]
+    pub fn evx_last_error_host_func(user_data: *mut *mut ::std::os::raw::c_void) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Whether the driver has `cuLaunchHostFunc_v2` (CUDA 13.2), which"]
+    #[doc = " evx_stream_launch_host_func_status() then uses, with its sync mode."]
+    #[doc = ""]
+    #[doc = " @param[out] has receives 1 if it has, else 0."]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p has is NULL; a"]
+    #[doc = "         driver-loading status."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_driver_has_host_func_sync_mode(has: *mut ::std::os::raw::c_int) -> evx_status_t;
 }
 extern "C" {
     #[doc = " @brief The stream's priority (as the driver reports it)."]
@@ -1383,7 +1583,11 @@ extern "C" {
     #[doc = " stop."]
     #[doc = ""]
     #[doc = " Waits for the stop mark and, if the start mark (which may be on another"]
-    #[doc = " stream) is still pending then, for the start mark too."]
+    #[doc = " stream) is still pending then, for the start mark too. Then reports the"]
+    #[doc = " failure of a host function that can fail (see"]
+    #[doc = " evx_stream_launch_host_func_status()) launched on a mark's stream handle"]
+    #[doc = " before that mark, the stop mark's first, as evx_event_synchronize() does"]
+    #[doc = " for an event (with @p ms written)."]
     #[doc = ""]
     #[doc = " @param timer the timer."]
     #[doc = " @param[out] ms receives the milliseconds."]
@@ -1444,6 +1648,253 @@ extern "C" {
         index: *mut u32,
     ) -> evx_status_t;
 }
+#[doc = " A point: interval i (mark i to mark i + 1) is named by mark i."]
+pub const EVX_MARK_POINT: evx_mark_kind = 0;
+#[doc = " Opens a range on its stream, closed by the next ::EVX_MARK_END on"]
+#[doc = "  that stream not taken by a range opened later (ranges nest)."]
+pub const EVX_MARK_BEGIN: evx_mark_kind = 1;
+#[doc = " Closes the innermost open range of its stream."]
+pub const EVX_MARK_END: evx_mark_kind = 2;
+#[doc = " Not a kind: forces the enum to 32 bits."]
+pub const EVX_MARK_KIND_FORCE_32BIT: evx_mark_kind = 2147483647;
+#[doc = " @brief What a labeled mark is, for evx_timeline_mark_labeled()."]
+pub type evx_mark_kind = ::std::os::raw::c_uint;
+extern "C" {
+    #[doc = " @brief Records the next mark, as evx_timeline_mark(), with a label and a"]
+    #[doc = " kind: a point, or the begin or end of a range."]
+    #[doc = ""]
+    #[doc = " The label and kind name the mark in evx_timeline_get_mark() and in the"]
+    #[doc = " trace of evx_timeline_write_trace(); the intervals are the same as for"]
+    #[doc = " unlabeled marks. Where libevx was built with NVTX (the CUDA toolkit's"]
+    #[doc = " `nvtx3` headers; no library is linked: the profiler's is loaded at run"]
+    #[doc = " time), a point is also an NVTX marker and a range an NVTX range pushed"]
+    #[doc = " and popped on the calling thread (mark both ends of a range from one"]
+    #[doc = " thread), so that they show in Nsight Systems, at the host time of the"]
+    #[doc = " call."]
+    #[doc = ""]
+    #[doc = " @param timeline the timeline."]
+    #[doc = " @param stream a stream of the timeline's device."]
+    #[doc = " @param label the label, at most ::EVX_MARK_LABEL_SIZE - 1 bytes; copied."]
+    #[doc = " @param kind an ::evx_mark_kind."]
+    #[doc = " @param[out] index receives the mark's index; may be NULL."]
+    #[doc = " @return as evx_timeline_mark(); ::EVX_ERROR_INVALID_VALUE if @p label is"]
+    #[doc = "         NULL or too long, or @p kind is not a mark kind (nothing is"]
+    #[doc = "         recorded)."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_timeline_mark_labeled(
+        timeline: evx_timeline_t,
+        stream: evx_stream_t,
+        label: *const ::std::os::raw::c_char,
+        kind: ::std::os::raw::c_uint,
+        index: *mut u32,
+    ) -> evx_status_t;
+}
+#[doc = " @brief One mark of a timeline, from evx_timeline_get_mark(). Set"]
+#[doc = "  `struct_size` to `sizeof(evx_timeline_mark_info_t)` first."]
+#[doc = ""]
+#[doc = "  evx accepts any `struct_size` from the size first published (88 bytes:"]
+#[doc = "  the fields below) up, and writes only the bytes it covers."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct evx_timeline_mark_info {
+    #[doc = " `sizeof(evx_timeline_mark_info_t)` as the caller compiled it."]
+    pub struct_size: u32,
+    #[doc = " Its ::evx_mark_kind (::EVX_MARK_POINT for evx_timeline_mark())."]
+    pub kind: u32,
+    #[doc = " The stream it was recorded on (the handle, which may since have been"]
+    #[doc = "  destroyed: a name, never used by evx)."]
+    pub stream: evx_stream_t,
+    #[doc = " Milliseconds from mark 0 to this mark (negative when it completed"]
+    #[doc = "  before mark 0, on another stream)."]
+    pub ms: f32,
+    #[doc = " Its index."]
+    pub index: u32,
+    #[doc = " Its label, NUL-terminated (\"\" for evx_timeline_mark())."]
+    pub label: [::std::os::raw::c_char; 64usize],
+}
+#[test]
+fn bindgen_test_layout_evx_timeline_mark_info() {
+    assert_eq!(
+        ::std::mem::size_of::<evx_timeline_mark_info>(),
+        88usize,
+        concat!("Size of: ", stringify!(evx_timeline_mark_info))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<evx_timeline_mark_info>(),
+        8usize,
+        concat!("Alignment of ", stringify!(evx_timeline_mark_info))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_timeline_mark_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_timeline_mark_info),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_kind() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_timeline_mark_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kind) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_timeline_mark_info),
+                "::",
+                stringify!(kind)
+            )
+        );
+    }
+    test_field_kind();
+    fn test_field_stream() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_timeline_mark_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stream) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_timeline_mark_info),
+                "::",
+                stringify!(stream)
+            )
+        );
+    }
+    test_field_stream();
+    fn test_field_ms() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_timeline_mark_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ms) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_timeline_mark_info),
+                "::",
+                stringify!(ms)
+            )
+        );
+    }
+    test_field_ms();
+    fn test_field_index() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_timeline_mark_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).index) as usize - ptr as usize
+            },
+            20usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_timeline_mark_info),
+                "::",
+                stringify!(index)
+            )
+        );
+    }
+    test_field_index();
+    fn test_field_label() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_timeline_mark_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).label) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_timeline_mark_info),
+                "::",
+                stringify!(label)
+            )
+        );
+    }
+    test_field_label();
+}
+impl Default for evx_timeline_mark_info {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+#[doc = " @brief One mark of a timeline, from evx_timeline_get_mark(). Set"]
+#[doc = "  `struct_size` to `sizeof(evx_timeline_mark_info_t)` first."]
+#[doc = ""]
+#[doc = "  evx accepts any `struct_size` from the size first published (88 bytes:"]
+#[doc = "  the fields below) up, and writes only the bytes it covers."]
+pub type evx_timeline_mark_info_t = evx_timeline_mark_info;
+extern "C" {
+    #[doc = " @brief One mark: its label, kind, stream and time from mark 0, without"]
+    #[doc = " blocking."]
+    #[doc = ""]
+    #[doc = " @param timeline the timeline."]
+    #[doc = " @param index a mark index below evx_timeline_count()."]
+    #[doc = " @param[in,out] info its `struct_size` set by the caller; filled."]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_NOT_READY if mark 0's or this mark's"]
+    #[doc = "         work is pending (nothing is written); ::EVX_ERROR_INVALID_VALUE if"]
+    #[doc = "         @p info is NULL, its `struct_size` is below the first published"]
+    #[doc = "         size, or there is no mark @p index; ::EVX_ERROR_INVALID_HANDLE."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_timeline_get_mark(
+        timeline: evx_timeline_t,
+        index: u32,
+        info: *mut evx_timeline_mark_info_t,
+    ) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Writes the timeline as a Chrome trace (JSON trace event format),"]
+    #[doc = " which Perfetto (ui.perfetto.dev) and chrome://tracing open."]
+    #[doc = ""]
+    #[doc = " Waits for the last mark (as evx_timeline_synchronize()), then writes one"]
+    #[doc = " track (`tid`) per stream, named after its handle, in one process (`pid`"]
+    #[doc = " 1) named @p title. Times are microseconds from mark 0. Each mark becomes:"]
+    #[doc = " - ::EVX_MARK_BEGIN / ::EVX_MARK_END: a `B` / `E` event (nested ranges),"]
+    #[doc = "   named by the begin mark's label;"]
+    #[doc = " - ::EVX_MARK_POINT: an `X` event of interval i (to the next mark), named"]
+    #[doc = "   by its label (or \"interval i\"), on its stream's track; the last mark,"]
+    #[doc = "   and a mark whose next one completed earlier (on another stream), an"]
+    #[doc = "   instant `i` event."]
+    #[doc = " Each event carries the mark's index in `args`."]
+    #[doc = ""]
+    #[doc = " @param timeline the timeline; with at least one mark."]
+    #[doc = " @param path the file to write (replaced)."]
+    #[doc = " @param title the process's name in the trace; NULL: \"evx timeline\"."]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p path is NULL, the"]
+    #[doc = "         timeline has no marks, or a range is not closed or closed without"]
+    #[doc = "         one open (the message names the mark); ::EVX_ERROR_OPERATING_SYSTEM"]
+    #[doc = "         if the file cannot be written (the message gives the system's"]
+    #[doc = "         reason); ::EVX_ERROR_INVALID_HANDLE; a status from the driver, or"]
+    #[doc = "         a host function's failure that the wait reports (see"]
+    #[doc = "         evx_timeline_synchronize())."]
+    #[doc = ""]
+    #[doc = " Thread-safe; marks made while it runs may be left out."]
+    pub fn evx_timeline_write_trace(
+        timeline: evx_timeline_t,
+        path: *const ::std::os::raw::c_char,
+        title: *const ::std::os::raw::c_char,
+    ) -> evx_status_t;
+}
 extern "C" {
     #[doc = " @brief The number of marks recorded since creation or the last reset."]
     #[doc = " @param timeline the timeline."]
@@ -1483,11 +1934,16 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief Waits for the last mark's work to complete."]
+    #[doc = ""]
+    #[doc = " Reports the failure of a host function that can fail (see"]
+    #[doc = " evx_stream_launch_host_func_status()) launched on the last mark's stream"]
+    #[doc = " handle before that mark, as evx_event_synchronize() does for an event."]
+    #[doc = ""]
     #[doc = " @param timeline the timeline."]
     #[doc = " @return ::EVX_SUCCESS (also with no marks); ::EVX_ERROR_INVALID_HANDLE;"]
     #[doc = "         ::EVX_ERROR_ILLEGAL_STATE if a mark made in a capture was not"]
     #[doc = "         recorded by a launch of its graph yet (nothing to wait for); a"]
-    #[doc = "         status from the driver."]
+    #[doc = "         status from the driver; a host function's status."]
     #[doc = " Thread-safe."]
     pub fn evx_timeline_synchronize(timeline: evx_timeline_t) -> evx_status_t;
 }
