@@ -56,10 +56,10 @@ from ._capi import (DeviceSpecial, EventFlags, EventRecordFlags,  # noqa: F401
                     EventWaitFlags, Status, StreamFlags)
 from ._errors import CudaError, Owned as _Owned  # noqa: F401
 from ._device import (Device, device_count, driver_path, driver_version,
-                      is_emulation, library_version)
+                      host_func_sync_mode, is_emulation, library_version)
 from ._event import Event
 from ._stream import Stream
-from ._timing import Timeline, timed
+from ._timing import Mark, Timeline, timed
 from ._pool import EventPool, PoolStats
 from ._fence import Fence
 from . import ipc  # noqa: F401
@@ -67,7 +67,8 @@ from . import ipc  # noqa: F401
 __all__ = [
     "CudaError", "Device", "Event", "EventPool", "LibraryNotFoundError",
     "PoolStats", "Status", "EventFlags", "StreamFlags", "Stream", "Timeline",
-    "timed", "device_count", "driver_version", "driver_path", "is_emulation",
+    "timed", "Mark", "device_count", "driver_version", "driver_path", "is_emulation",
+    "host_func_sync_mode",
     "library_version", "library_path", "capi", "implementation", "Fence",
 ]
 

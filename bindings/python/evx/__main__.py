@@ -86,6 +86,10 @@ def report(out=None):
     say("  version: %s" % _version_text(version))
     say("  kind: %s" % ("host emulation (evx's emulation of the driver on "
                         "the CPU, not a GPU)" if emulation else "GPU driver"))
+    say("  host functions: %s" % (
+        "cuLaunchHostFunc_v2 (CUDA 13.2 and later), with its sync mode"
+        if evx.host_func_sync_mode() else
+        "cuLaunchHostFunc (no sync mode before CUDA 13.2; the same error semantics)"))
     say("devices: %d" % count)
     for i in range(count):
         name, why = device_name(path, i)
@@ -96,7 +100,58 @@ def report(out=None):
     return 0
 
 
-def main():
+def trace_demo(path, out=None):
+    """``python -m evx trace OUT.json``: records a short demo workload (a
+    training-like step of ranges and marks on two streams of device 0, the
+    work being host functions that sleep, so that it runs on the emulation
+    too) and writes its Chrome trace to ``path``; returns the timeline."""
+    import time
+    out = sys.stdout if out is None else out
+    dev = evx.Device(0)
+    compute, copy = dev.create_stream(), dev.create_stream()
+    tl = dev.create_timeline(64)
+
+    def work(ms):
+        return lambda: time.sleep(ms / 1000.0)
+    for step in range(2):
+        with tl.range("step %d" % step, compute):
+            with tl.range("forward", compute):
+                compute.launch_host_func(work(4), name="forward")
+            with tl.range("backward", compute):
+                compute.launch_host_func(work(6), name="backward")
+            tl.mark(compute, "optimizer")
+            compute.launch_host_func(work(2), name="optimizer")
+        done = compute.record()
+        copy.wait(done)
+        with tl.range("copy", copy):
+            copy.launch_host_func(work(3), name="copy")
+    tl.mark(compute, "end")
+    copy.sync()
+    tl.to_trace(path, title="evx trace demo")
+    print("wrote %s: %d marks on 2 streams of device 0 (%s); open it in "
+          "https://ui.perfetto.dev or chrome://tracing"
+          % (path, len(tl), "host emulation" if evx.is_emulation() else "GPU"),
+          file=out)
+    compute.close()
+    copy.close()
+    return tl
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["trace"]:
+        if len(argv) != 2:
+            print("usage: python -m evx trace OUT.json", file=sys.stderr)
+            return 2
+        try:
+            trace_demo(argv[1])
+        except evx.CudaError as e:
+            print("python -m evx trace: %s" % e, file=sys.stderr)
+            return 1
+        return 0
+    if argv:
+        print("usage: python -m evx [trace OUT.json]", file=sys.stderr)
+        return 2
     try:
         status = report()
         sys.stdout.flush()

@@ -18,7 +18,7 @@ from ._errors import CudaError, check, error
 from ._loader import capi
 
 __all__ = ["Device", "device", "device_count", "driver_version", "driver_path",
-           "is_emulation", "library_version"]
+           "is_emulation", "host_func_sync_mode", "library_version"]
 
 
 def device_count():
@@ -47,6 +47,17 @@ def is_emulation():
     """Whether the loaded driver is evx's host emulation."""
     v = ctypes.c_int()
     check(capi.evx_driver_is_emulation(ctypes.byref(v)), "evx.is_emulation")
+    return bool(v.value)
+
+
+def host_func_sync_mode():
+    """Whether the driver has ``cuLaunchHostFunc_v2`` (CUDA 13.2), through
+    which host functions run with their sync mode
+    (``Stream.launch_host_func(spin=True)``); else ``cuLaunchHostFunc``,
+    with the same error semantics."""
+    v = ctypes.c_int()
+    check(capi.evx_driver_has_host_func_sync_mode(ctypes.byref(v)),
+          "evx.host_func_sync_mode")
     return bool(v.value)
 
 

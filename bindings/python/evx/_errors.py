@@ -9,7 +9,10 @@ Every failing call raises CudaError, whose ``status`` is a
 called (``"Stream.wait: ..."``).
 """
 
+import ctypes
+
 from ._capi import EVX_ERROR_INVALID_HANDLE, EVX_ERROR_NOT_READY, Status
+from . import _hostfn
 from ._loader import capi
 
 __all__ = ["CudaError", "error", "check", "live", "Owned"]
@@ -17,6 +20,7 @@ __all__ = ["CudaError", "error", "check", "live", "Owned"]
 _last_message = capi.evx_last_error_message
 _status_name = capi.evx_status_name
 _status_string = capi.evx_status_string
+_last_host = capi.evx_last_error_host_func
 
 
 class CudaError(RuntimeError):
@@ -50,6 +54,7 @@ def error(status, op=None, message=None):
     made for the Python operation ``op`` (``"Stream.wait"``), which the
     message starts with; ``message``: what went wrong, when the layer found
     it before the library (else the library's own message)."""
+    cause = None
     if message is None:
         if status == EVX_ERROR_NOT_READY:
             message = _status_string(status).decode("utf-8", "replace")
@@ -57,9 +62,26 @@ def error(status, op=None, message=None):
             message = _last_message().decode("utf-8", "replace")
             if not message:
                 message = _status_string(status).decode("utf-8", "replace")
+            cause = _host_failure()
     if op:
         message = "%s: %s" % (op, message)
-    return CudaError(status, message)
+    err = CudaError(status, message)
+    if cause is not None:
+        # As `raise err from cause`: the host function's own exception.
+        err.__cause__ = cause
+        err.__suppress_context__ = True
+    return err
+
+
+def _host_failure():
+    """The exception of the Python host function whose failure the thread's
+    last failed call reported, if it raised one (evx_last_error_host_func)."""
+    if not _hostfn.failed:
+        return None
+    ud = ctypes.c_void_p()
+    if _last_host(ctypes.byref(ud)) != 0 or not ud.value:
+        return None
+    return _hostfn.take_failed(ud.value)
 
 
 def check(status, op):

@@ -4,7 +4,7 @@
 
 import ctypes
 
-from . import _core, _hostfn, _native
+from . import _capi, _core, _hostfn, _native
 from ._capi import StreamFlags
 from ._device import device
 from ._errors import check, error, live
@@ -64,23 +64,64 @@ class Stream(_core.StreamCore):
         h, ordinal, addr = _native.wrap(obj, device, "Stream.wrap")
         return cls._make(h, ordinal, obj, False, addr)
 
-    def launch_host_func(self, fn):
+    def launch_host_func(self, fn, *, name=None, spin=False, errors=True):
         """Queues ``fn()`` to run on a driver thread once the work queued
         before it has completed; work queued after it waits for it.
 
         ``fn`` and its ctypes callback stay referenced until it has run. It
-        must not call evx or CUDA. An exception inside it is printed to
-        stderr and otherwise ignored: it cannot cross into the driver.
+        must not call evx or CUDA.
+
+        An exception raised by ``fn`` is not lost: the next call that waits
+        for work queued after it (``Stream.sync()``, or ``Stream.is_done``
+        finding the stream idle; ``Event.sync()``/``Event.is_done`` of an
+        event recorded on this stream object after it;
+        ``Timeline.sync()``/``Timeline.to_trace()`` whose last mark is)
+        raises :class:`evx.CudaError`, once, with the
+        exception as its ``__cause__``; its message names the function
+        (``name``, else its ``__qualname__``). The status is the exception's
+        own for a ``CudaError``, else ``Status.ERROR_UNKNOWN``
+        (``evx_stream_launch_host_func_status``). ``spin=True`` asks the
+        driver's host-function thread to spin-wait (CUDA 13.2 and later;
+        :func:`evx.host_func_sync_mode` says whether the driver can).
+
+        A stream being captured into a CUDA graph refuses such a host
+        function (``Status.ERROR_STREAM_CAPTURE_UNSUPPORTED``): pass
+        ``errors=False`` for the plain one, which is captured as a graph host
+        node and whose exceptions are printed to stderr and dropped.
         """
+        op = "Stream.launch_host_func"
         if not callable(fn):
             raise TypeError("Stream.launch_host_func() needs a callable, not %s"
                             % type(fn).__name__)
-        h = live(self, "Stream.launch_host_func", "the stream")
-        key = _hostfn.submit(fn)
-        st = capi.evx_stream_launch_host_func(h, _hostfn.trampoline, key)
+        if name is not None and not isinstance(name, str):
+            raise TypeError("Stream.launch_host_func(): name must be a str, not %s"
+                            % type(name).__name__)
+        h = live(self, op, "the stream")
+        if not errors:
+            if spin:
+                raise ValueError("Stream.launch_host_func(): spin=True needs errors=True "
+                                 "(evx_stream_launch_host_func has no sync mode)")
+            key = _hostfn.submit(fn)
+            st = capi.evx_stream_launch_host_func(h, _hostfn.trampoline, key)
+        else:
+            label = name if name is not None else getattr(
+                fn, "__qualname__", None) or type(fn).__qualname__
+            raw = label.encode("utf-8", "replace")
+            if len(raw) > 127:
+                if name is not None:
+                    raise ValueError("Stream.launch_host_func(): name is %d bytes in UTF-8; "
+                                     "at most 127" % len(raw))
+                raw = raw[:124].decode("utf-8", "ignore").encode("utf-8") + b"..."
+            opts = _capi.evx_host_func_options_t()
+            opts.struct_size = ctypes.sizeof(opts)
+            opts.flags = _capi.EVX_HOST_FUNC_SPINWAIT if spin else 0
+            opts.name = raw
+            key = _hostfn.submit(fn)
+            st = capi.evx_stream_launch_host_func_status(
+                h, _hostfn.status_trampoline, key, ctypes.byref(opts))
         if st:
             _hostfn.withdraw(key)
-            raise error(st, "Stream.launch_host_func")
+            raise error(st, op)
 
     @property
     def priority(self):

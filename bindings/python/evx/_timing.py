@@ -3,15 +3,38 @@
 """Timing: :class:`timed` (a block timed by a C timer, ``evx_timer_*``,
 from the compiled core) and :class:`Timeline` (``evx_timeline_*``)."""
 
+import collections
+import contextlib
 import ctypes
+import os
 
-from . import _args, _core
+from . import _args, _capi, _core
 from ._device import device
 from ._errors import Owned, check, error, live
 from ._loader import capi
 from ._stream import Stream
 
-__all__ = ["timed", "Timeline"]
+__all__ = ["timed", "Timeline", "Mark"]
+
+#: One mark of a :class:`Timeline` (:meth:`Timeline.marks`): its index, its
+#: time in milliseconds from mark 0, its label ("" if none), its kind
+#: ("point", "begin" or "end") and the handle value of its stream.
+Mark = collections.namedtuple("Mark", "index ms label kind stream")
+Mark.__module__ = "evx"
+
+_KINDS = {"point": _capi.EVX_MARK_POINT, "begin": _capi.EVX_MARK_BEGIN,
+          "end": _capi.EVX_MARK_END}
+_KIND_NAMES = {v: k for k, v in _KINDS.items()}
+
+
+def _label(label, op):
+    if not isinstance(label, str):
+        raise TypeError("%s: label must be a str, not %s" % (op, type(label).__name__))
+    raw = label.encode("utf-8")
+    if len(raw) >= _capi.EVX_MARK_LABEL_SIZE or b"\0" in raw:
+        raise ValueError("%s: label %r is %d bytes in UTF-8 or holds a NUL; at most %d, "
+                         "no NUL" % (op, label, len(raw), _capi.EVX_MARK_LABEL_SIZE - 1))
+    return raw
 
 #: ``with evx.timed(stream) as t: ...`` then ``t.elapsed_ms``: see its
 #: docstring. Its C timer is kept by the thread for the next block: a block
@@ -44,18 +67,98 @@ class Timeline(Owned):
         check(capi.evx_device_create_timeline(ordinal, capacity, ctypes.byref(h)), op)
         self._h = h
 
-    def mark(self, stream):
-        """Records the next mark on ``stream``; returns its index."""
+    def mark(self, stream, label=None, kind="point"):
+        """Records the next mark on ``stream``; returns its index.
+
+        ``label`` names it (at most 63 bytes in UTF-8) in :meth:`marks`, in
+        the trace of :meth:`to_trace` and, where libevx has NVTX, in Nsight
+        Systems; ``kind`` is "point", or "begin"/"end" of a range (see
+        :meth:`range`)."""
+        op = "Timeline.mark"
         if not isinstance(stream, Stream):
             raise TypeError("Timeline.mark() needs an evx.Stream, not %s"
                             % type(stream).__name__)
-        h = live(self, "Timeline.mark", "the timeline")
-        s = live(stream, "Timeline.mark", "the stream")
+        if kind not in _KINDS:
+            raise ValueError("Timeline.mark(): kind must be 'point', 'begin' or 'end', "
+                             "not %r" % (kind,))
+        raw = _label("" if label is None else label, op)
+        h = live(self, op, "the timeline")
+        s = live(stream, op, "the stream")
         idx = ctypes.c_uint32()
-        st = capi.evx_timeline_mark(h, s, ctypes.byref(idx))
+        if label is None and kind == "point":
+            st = capi.evx_timeline_mark(h, s, ctypes.byref(idx))
+        else:
+            st = capi.evx_timeline_mark_labeled(h, s, raw, _KINDS[kind], ctypes.byref(idx))
         if st:
-            raise error(st, "Timeline.mark")
+            raise error(st, op)
         return idx.value
+
+    @contextlib.contextmanager
+    def range(self, label, stream):
+        """``with timeline.range("forward", stream): ...``: a begin mark
+        before the block and an end mark after it, on ``stream``; ranges
+        nest. The end mark is made also when the block raises."""
+        self.mark(stream, label, "begin")
+        try:
+            yield self
+        finally:
+            self.mark(stream, label, "end")
+
+    def marks(self):
+        """Every mark as a :class:`Mark`, in order. Waits for the last
+        mark."""
+        op = "Timeline.marks"
+        h = live(self, op, "the timeline")
+        check(capi.evx_timeline_synchronize(h), op)
+        n = ctypes.c_uint32()
+        check(capi.evx_timeline_count(h, ctypes.byref(n)), op)
+        out = []
+        info = _capi.evx_timeline_mark_info_t()
+        for i in range(n.value):
+            info.struct_size = ctypes.sizeof(info)
+            check(capi.evx_timeline_get_mark(h, i, ctypes.byref(info)), op)
+            out.append(Mark(info.index, info.ms, info.label.decode("utf-8", "replace"),
+                            _KIND_NAMES.get(info.kind, str(info.kind)),
+                            info.stream or 0))
+        return out
+
+    def to_trace(self, path, title=None):
+        """Writes the timeline as a Chrome trace (JSON trace event format;
+        open it in https://ui.perfetto.dev or chrome://tracing): one track
+        per stream, ranges as nested slices, each point mark as the interval
+        to the next mark. The same bytes as ``evx_timeline_write_trace``,
+        which writes it. Waits for the last mark; returns ``path``."""
+        op = "Timeline.to_trace"
+        if title is not None and not isinstance(title, str):
+            raise TypeError("Timeline.to_trace(): title must be a str, not %s"
+                            % type(title).__name__)
+        fs = os.fsencode(path)
+        check(capi.evx_timeline_write_trace(
+            live(self, op, "the timeline"), fs,
+            None if title is None else title.encode("utf-8")), op)
+        return path
+
+    def plot(self, path=None, ax=None, title=None):
+        """Draws the timeline with matplotlib (which must be installed): one
+        row per stream, ranges as nested bars, point marks as the intervals
+        to the next mark. Saves it to ``path`` if given; returns the axes."""
+        try:
+            import matplotlib
+            if ax is None and path is not None:
+                matplotlib.use("Agg", force=False)
+            import matplotlib.pyplot as plt
+        except ImportError as e:
+            raise ImportError("Timeline.plot() needs matplotlib (pip install matplotlib)"
+                              ) from e
+        from ._plot import draw
+        marks = self.marks()
+        if ax is None:
+            fig, ax = plt.subplots(figsize=(10, 1.2 + 0.9 * max(
+                1, len({m.stream for m in marks}))))
+        draw(ax, marks, title)
+        if path is not None:
+            ax.figure.savefig(path, dpi=120, bbox_inches="tight")
+        return ax
 
     @property
     def count(self):

@@ -25,6 +25,10 @@ def test_reports_the_driver_and_every_device(evx):
     assert len(kind) == 1
     assert kind[0].startswith("  kind: host emulation" if evx.is_emulation()
                               else "  kind: GPU driver"), kind
+    hf = [l for l in lines if l.startswith("  host functions: ")]
+    assert len(hf) == 1 and hf[0].startswith(
+        "  host functions: cuLaunchHostFunc_v2" if evx.host_func_sync_mode()
+        else "  host functions: cuLaunchHostFunc (no sync mode"), hf
     n = evx.device_count()
     assert "devices: %d" % n in lines
     for i in range(n):
@@ -78,3 +82,37 @@ def test_a_library_that_is_not_a_driver_is_explained(evx):
     assert r.returncode == 1, r.stdout + r.stderr
     assert "driver: none opened: EVX_ERROR_NOT_INITIALIZED (3)" in r.stdout
     assert "not a CUDA driver" in r.stdout, r.stdout
+
+
+def test_report_says_the_sync_mode_path_of_a_cuda_13_2_emulation(evx):
+    if not evx.is_emulation():
+        pytest.skip("EVX_HOST_DRIVER_VERSION is the host emulation's")
+    r = run_python(None, module="evx", env={"EVX_HOST_DRIVER_VERSION": "13020"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "  version: 13020 (CUDA 13.2)" in r.stdout
+    assert "  host functions: cuLaunchHostFunc_v2 (CUDA 13.2 and later)" in r.stdout
+
+
+def test_trace_command_writes_a_valid_trace(evx, tmp_path):
+    import json
+    from test_trace import validate_trace
+    out = tmp_path / "demo.json"
+    import subprocess
+    import sys
+    from conftest import HERE, PKGROOT
+    e = dict(os.environ)
+    e["PYTHONPATH"] = PKGROOT + os.pathsep + e.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, "-m", "evx", "trace", str(out)], env=e,
+                       capture_output=True, text=True, timeout=120, cwd=HERE)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.startswith("wrote %s: " % out)
+    doc = json.loads(out.read_text())
+    validate_trace(doc)
+    names = {ev["name"] for ev in doc["traceEvents"] if ev["ph"] != "M"}
+    assert {"step 0", "step 1", "forward", "backward", "optimizer",
+            "copy", "end"} <= names, names
+    assert {"name": "process_name", "ph": "M", "pid": 1, "tid": 0,
+            "args": {"name": "evx trace demo"}} in doc["traceEvents"]
+    bad = subprocess.run([sys.executable, "-m", "evx", "trace"], env=e,
+                         capture_output=True, text=True, timeout=60, cwd=HERE)
+    assert bad.returncode == 2 and "usage" in bad.stderr
