@@ -33,6 +33,7 @@ pub use evx_sys as sys;
 pub mod notify;
 mod capture;
 mod fence;
+mod hostfn;
 mod ipc;
 pub use capture::CaptureStatus;
 pub use fence::{Fence, FENCE_IPC_HANDLE_SIZE, FENCE_MAX_VALUE};
@@ -77,6 +78,11 @@ impl Status {
             } else {
                 m
             }
+        };
+        // The error a Rust host function returned, whose failure this is.
+        let message = match hostfn::take_failure() {
+            Some(text) => format!("{message}: {text}"),
+            None => message,
         };
         Status { code, message }
     }
@@ -173,6 +179,15 @@ pub fn driver_path() -> Result<String> {
 pub fn is_emulation() -> Result<bool> {
     let mut v: c_int = 0;
     check(unsafe { sys::evx_driver_is_emulation(&mut v) })?;
+    Ok(v != 0)
+}
+
+/// Whether the driver has `cuLaunchHostFunc_v2` (CUDA 13.2), through which
+/// [`Stream::launch_host_func_result`] runs with its sync mode; else
+/// `cuLaunchHostFunc`, with the same error semantics.
+pub fn host_func_sync_mode() -> Result<bool> {
+    let mut v: c_int = 0;
+    check(unsafe { sys::evx_driver_has_host_func_sync_mode(&mut v) })?;
     Ok(v != 0)
 }
 
@@ -494,6 +509,36 @@ impl Stream {
         Ok(())
     }
 
+    /// Queues `f` as [`launch_host_func`](Self::launch_host_func) does,
+    /// but its failure surfaces: an `Err(e)` it returns, or a panic, is
+    /// reported (once, as a [`Status`] of `EVX_ERROR_UNKNOWN` whose message
+    /// names `name` and ends with `e`'s text) by the next call that waits
+    /// for work queued after it: [`synchronize`](Self::synchronize) or
+    /// [`is_done`](Self::is_done) finding the stream idle on this stream,
+    /// [`Event::synchronize`]/[`Event::is_done`] of an event recorded on it
+    /// after this call, [`Timer::synchronize`] and
+    /// [`Timeline::synchronize`] whose marks are
+    /// (`evx_stream_launch_host_func_status`). A stream being captured
+    /// refuses it (`EVX_ERROR_STREAM_CAPTURE_UNSUPPORTED`).
+    pub fn launch_host_func_result<F, E>(&self, name: &str, f: F) -> Result<()>
+    where
+        F: FnOnce() -> std::result::Result<(), E> + Send + 'static,
+        E: fmt::Display,
+    {
+        hostfn::launch(self.raw, name, false, f)
+    }
+
+    /// [`launch_host_func_result`](Self::launch_host_func_result) with the
+    /// driver's spin-wait sync mode where it has `cuLaunchHostFunc_v2`
+    /// ([`host_func_sync_mode`]).
+    pub fn launch_host_func_result_spin<F, E>(&self, name: &str, f: F) -> Result<()>
+    where
+        F: FnOnce() -> std::result::Result<(), E> + Send + 'static,
+        E: fmt::Display,
+    {
+        hostfn::launch(self.raw, name, true, f)
+    }
+
     /// The stream's priority.
     pub fn priority(&self) -> Result<i32> {
         let mut p: c_int = 0;
@@ -651,6 +696,58 @@ impl<'a> Drop for TimerGuard<'a> {
 // --------------------------------------------------------------------------
 // Timelines
 
+/// What a labeled mark is (`evx_mark_kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MarkKind {
+    /// A point: names the interval to the next mark.
+    Point,
+    /// Opens a range on its stream.
+    Begin,
+    /// Closes the innermost open range of its stream.
+    End,
+}
+
+impl MarkKind {
+    fn raw(self) -> c_uint {
+        match self {
+            MarkKind::Point => sys::EVX_MARK_POINT,
+            MarkKind::Begin => sys::EVX_MARK_BEGIN,
+            MarkKind::End => sys::EVX_MARK_END,
+        }
+    }
+}
+
+/// One mark of a timeline ([`Timeline::marks`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mark {
+    /// Its index.
+    pub index: u32,
+    /// Milliseconds from mark 0.
+    pub ms: f32,
+    /// Its label ("" if none).
+    pub label: String,
+    /// Its kind.
+    pub kind: MarkKind,
+    /// The handle value of the stream it was recorded on.
+    pub stream: usize,
+}
+
+/// A range of a timeline: its end mark is made when it drops
+/// ([`Timeline::range`]).
+pub struct RangeGuard<'a> {
+    timeline: &'a Timeline,
+    stream: &'a Stream,
+    label: String,
+}
+
+impl Drop for RangeGuard<'_> {
+    fn drop(&mut self) {
+        // A failing end mark cannot be returned from drop; the trace then
+        // refuses the open range, which says so.
+        let _ = self.timeline.mark_labeled(self.stream, &self.label, MarkKind::End);
+    }
+}
+
 /// Many marks recorded in order on streams of one device, read back in one
 /// call: interval i is from mark i to mark i + 1 (evx_timeline_*).
 pub struct Timeline {
@@ -674,6 +771,81 @@ impl Timeline {
         let mut idx = 0u32;
         check(unsafe { sys::evx_timeline_mark(self.raw, stream.raw, &mut idx) })?;
         Ok(idx)
+    }
+
+    /// Records the next mark on `stream` with a label (at most 63 bytes)
+    /// and a kind; returns its index (evx_timeline_mark_labeled).
+    pub fn mark_labeled(&self, stream: &Stream, label: &str, kind: MarkKind) -> Result<u32> {
+        let c = std::ffi::CString::new(label).map_err(|_| {
+            Status::new(
+                sys::EVX_ERROR_INVALID_VALUE as i32,
+                format!("Timeline::mark_labeled: label {label:?} holds a NUL byte"),
+            )
+        })?;
+        let mut idx = 0u32;
+        check(unsafe {
+            sys::evx_timeline_mark_labeled(self.raw, stream.raw, c.as_ptr(), kind.raw(), &mut idx)
+        })?;
+        Ok(idx)
+    }
+
+    /// A begin mark now, and the end mark when the guard drops.
+    pub fn range<'a>(&'a self, label: &str, stream: &'a Stream) -> Result<RangeGuard<'a>> {
+        self.mark_labeled(stream, label, MarkKind::Begin)?;
+        Ok(RangeGuard { timeline: self, stream, label: label.to_string() })
+    }
+
+    /// Every mark, in order; waits for the last mark.
+    pub fn marks(&self) -> Result<Vec<Mark>> {
+        self.synchronize()?;
+        let n = self.count()?;
+        let mut out = Vec::with_capacity(n as usize);
+        for i in 0..n {
+            // SAFETY: a plain C struct; zero is a valid value of each field.
+            let mut info: sys::evx_timeline_mark_info_t = unsafe { std::mem::zeroed() };
+            info.struct_size = std::mem::size_of::<sys::evx_timeline_mark_info_t>() as u32;
+            check(unsafe { sys::evx_timeline_get_mark(self.raw, i, &mut info) })?;
+            // SAFETY: the library NUL-terminates the label within the array.
+            let label = unsafe { CStr::from_ptr(info.label.as_ptr()) };
+            out.push(Mark {
+                index: info.index,
+                ms: info.ms,
+                label: label.to_string_lossy().into_owned(),
+                kind: match info.kind {
+                    sys::EVX_MARK_BEGIN => MarkKind::Begin,
+                    sys::EVX_MARK_END => MarkKind::End,
+                    _ => MarkKind::Point,
+                },
+                stream: info.stream as usize,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Writes the timeline as a Chrome trace (JSON trace event format, for
+    /// Perfetto and chrome://tracing) to `path`: the same bytes as
+    /// `evx_timeline_write_trace`, which writes it, and as Python's
+    /// `Timeline.to_trace`.
+    pub fn write_trace(&self, path: impl AsRef<std::path::Path>, title: Option<&str>) -> Result<()> {
+        use std::os::unix::ffi::OsStrExt;
+        let bad = |what: &str| {
+            Status::new(
+                sys::EVX_ERROR_INVALID_VALUE as i32,
+                format!("Timeline::write_trace: {what} holds a NUL byte"),
+            )
+        };
+        let p = std::ffi::CString::new(path.as_ref().as_os_str().as_bytes()).map_err(|_| bad("path"))?;
+        let t = match title {
+            Some(t) => Some(std::ffi::CString::new(t).map_err(|_| bad("title"))?),
+            None => None,
+        };
+        check(unsafe {
+            sys::evx_timeline_write_trace(
+                self.raw,
+                p.as_ptr(),
+                t.as_ref().map_or(ptr::null(), |t| t.as_ptr()),
+            )
+        })
     }
 
     /// Marks recorded since creation or the last reset.
