@@ -308,6 +308,13 @@ static void host_fn(void *user_data)
     __atomic_add_fetch(&host_fn_runs, 1, __ATOMIC_RELAXED);
 }
 
+/* A host function that can fail: odd user data fails. */
+static evx_status_t host_fn_status(void *user_data)
+{
+    __atomic_add_fetch(&host_fn_runs, 1, __ATOMIC_RELAXED);
+    return ((uintptr_t)user_data & 1) ? EVX_ERROR_ILLEGAL_STATE : EVX_SUCCESS;
+}
+
 static int find_event(evx_event_t h)
 {
     for (int i = 0; i < NE; i++)
@@ -586,7 +593,24 @@ static void op_stream_host_func(reader *r)
     int slot, cls;
     evx_stream_t s = (evx_stream_t)pick(r, K_STREAM, &slot, &cls);
     const int null_fn = null_out(r);
-    (void)C(evx_stream_launch_host_func(s, null_fn ? NULL : host_fn, (void *)(uintptr_t)u8(r)));
+    const uint8_t b = u8(r);
+    if (!(b & 1)) {
+        (void)C(evx_stream_launch_host_func(s, null_fn ? NULL : host_fn, (void *)(uintptr_t)u8(r)));
+        return;
+    }
+    /* The variant that can fail, with options of any size, flags and name. */
+    /* A name longer than the 127 bytes evx keeps, which it refuses. */
+    static char long_name[160];
+    if (!long_name[0]) memset(long_name, 'n', sizeof long_name - 1);
+    evx_host_func_options_t o = EVX_HOST_FUNC_OPTIONS_INIT;
+    o.struct_size = (b & 2) ? o.struct_size : (uint32_t)(u8(r) % 32);
+    o.flags = u8(r) % 4;
+    o.name = (b & 4) ? NULL : (b & 8) ? "fuzzed" : long_name;
+    const evx_status_t st = C(evx_stream_launch_host_func_status(
+        s, null_fn ? NULL : host_fn_status, (void *)(uintptr_t)u8(r), (b & 16) ? NULL : &o));
+    if (null_fn || (!(b & 16) && (o.struct_size < 16 || o.flags > 1 || !(b & 4 || b & 8))))
+        REQUIRE(st != EVX_SUCCESS, "a bad host function launch was accepted");
+    if (not_live(cls)) REQUIRE(st != EVX_SUCCESS, "a dead stream was not refused");
 }
 
 static void op_stream_get(reader *r)
@@ -772,7 +796,7 @@ static void op_timer(reader *r)
 
 static void op_timeline(reader *r)
 {
-    const uint8_t which = u8(r) % 8;
+    const uint8_t which = u8(r) % 11;
     if (which == 0) {  /* create */
         const int dev = pick_device(r);
         const uint8_t cb = u8(r);
@@ -825,6 +849,52 @@ static void op_timeline(reader *r)
         break;
     }
     case 5: st = C(evx_timeline_synchronize(t)); break;
+    case 8: {  /* a labeled mark: any kind, a label of any length */
+        static const char labels[] =
+            "a label of sixty-four bytes or more is refused whole, never cut short";
+        int ss, sc;
+        evx_stream_t s = (evx_stream_t)pick(r, K_STREAM, &ss, &sc);
+        const uint8_t b = u8(r);
+        const unsigned kind = b % 4;
+        const size_t len = (size_t)(u8(r) % (sizeof labels));
+        char label[sizeof labels];
+        memcpy(label, labels, len);
+        label[len] = '\0';
+        st = C(evx_timeline_mark_labeled(t, s, (b & 4) ? NULL : label, kind,
+                                         null_out(r) ? NULL : &n));
+        if (not_live(sc)) REQUIRE(st != EVX_SUCCESS, "a dead stream was not refused");
+        if ((b & 4) || kind > 2 || len >= EVX_MARK_LABEL_SIZE) {
+            /* refused before the handles are looked at */
+            REQUIRE(st == EVX_ERROR_INVALID_VALUE, "a bad labeled mark was accepted");
+            return;
+        }
+        break;
+    }
+    case 9: {  /* one mark's info, with any struct size and index */
+        evx_timeline_mark_info_t info;
+        memset(&info, 0xab, sizeof info);
+        info.struct_size = (u8(r) & 1) ? (uint32_t)sizeof info : (uint32_t)u8(r);
+        const int null = null_out(r);
+        st = C(evx_timeline_get_mark(t, u8(r) % 8, null ? NULL : &info));
+        if (null || info.struct_size < 88) {  /* refused before the handle */
+            REQUIRE(st == EVX_ERROR_INVALID_VALUE, "bad mark info was accepted");
+            return;
+        }
+        if (st == EVX_SUCCESS)
+            REQUIRE(info.struct_size < sizeof info ||
+                        memchr(info.label, '\0', sizeof info.label) != NULL,
+                    "a mark's label is not terminated");
+        break;
+    }
+    case 10: {  /* the trace, to nowhere */
+        const int null = null_out(r);
+        st = C(evx_timeline_write_trace(t, null ? NULL : "/dev/null", (u8(r) & 1) ? NULL : "fuzz"));
+        if (null) {
+            REQUIRE(st == EVX_ERROR_INVALID_VALUE, "a NULL path was accepted");
+            return;
+        }
+        break;
+    }
     default: st = C(evx_timeline_reset(t)); break;
     }
     if (not_live(cls)) REQUIRE(st == EVX_ERROR_INVALID_HANDLE, "a dead timeline was not refused");

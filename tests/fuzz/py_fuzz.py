@@ -482,13 +482,30 @@ def op_elapsed(inp, w):
             violation("unexpected " + type(e).__name__, "Event - other", b, e)
 
 
+def _raises():
+    """A host function whose exception surfaces at a later wait (a
+    CudaError whose __cause__ it is)."""
+    raise KeyError("raised by a fuzzed host function")
+
+
 def op_host_func(inp, w):
     s = w.any_of(inp, w.streams)
     if s is None:
         return
-    fn = inp.value([lambda: None])
-    attempt("Stream.launch_host_func(fn)", lambda: s.launch_host_func(fn), fn,
-            None if callable(fn) else "any")
+    fn = inp.value([lambda: None, _raises])
+    which = inp.byte() % 3
+    if which == 0:
+        attempt("Stream.launch_host_func(fn)", lambda: s.launch_host_func(fn), fn,
+                None if callable(fn) else "any")
+    elif which == 1:
+        name = inp.value(["step", "n" * 127, "n" * 128, ""])
+        attempt("Stream.launch_host_func(name)", lambda: s.launch_host_func(lambda: None, name=name),
+                name, None if name is None or isinstance(name, str) else "any")
+    else:
+        spin, errors = inp.value([False, True]), inp.value([True, False])
+        attempt("Stream.launch_host_func(spin, errors)",
+                lambda: s.launch_host_func(fn if callable(fn) else _raises, spin=spin,
+                                           errors=errors))
 
 
 def op_pool(inp, w):
@@ -537,7 +554,7 @@ def op_pool(inp, w):
 
 
 def op_timeline(inp, w):
-    which = inp.byte() % 5
+    which = inp.byte() % 8
     if which == 0 or not w.timelines:
         if inp.byte() & 1:
             cap, dev = inp.value([2, 4, 16]), 0
@@ -559,6 +576,20 @@ def op_timeline(inp, w):
         attempt("Timeline.count", lambda: t.count)
     elif which == 3:
         attempt("Timeline.reset()", t.reset)
+    elif which == 5:
+        s = inp.value(w.streams or [None])
+        label = inp.value(["loss", "x" * 63, "x" * 64, "nul\0"])
+        kind = inp.value(["point", "begin", "end"])
+        if not isinstance(s, evx.Stream):
+            return
+        attempt("Timeline.mark(label)", lambda: t.mark(s, label), label,
+                None if label is None or isinstance(label, str) else "any")
+        attempt("Timeline.mark(kind)", lambda: t.mark(s, "k", kind), kind,
+                None if isinstance(kind, str) else "any")
+    elif which == 6:
+        attempt("Timeline.marks()", t.marks)
+    elif which == 7:
+        attempt("Timeline.to_trace(path)", lambda: t.to_trace(os.devnull))
     else:
         attempt("Timeline.close()", t.close)
 
