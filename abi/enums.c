@@ -9,7 +9,9 @@
  * one function that takes each of them, built from the same headers in the
  * same build as libevx; scripts/abi.sh records and compares it beside
  * libevx. Every public enum must be a parameter here (scripts/abi.sh checks
- * that the record names each enum the headers declare).
+ * that the record names each enum the headers declare). Enums added in 1.x
+ * go to a function of their own: a new function is an addition, where a
+ * changed one would break the recorded ABI.
  */
 #include "evx/evx.h"
 
@@ -25,4 +27,14 @@ EVX_API void evx_abi_enums(enum evx_status_code status, enum evx_capture_status 
 {
     (void)status; (void)capture; (void)device; (void)event;
     (void)record; (void)stream; (void)wait; (void)notifier;
+}
+
+/* Added in 1.x: host functions that can fail, labeled timeline marks. */
+EVX_API void evx_abi_enums_hostfn_trace(enum evx_host_func_flags host_func,
+                                        enum evx_mark_kind mark);
+
+EVX_API void evx_abi_enums_hostfn_trace(enum evx_host_func_flags host_func,
+                                        enum evx_mark_kind mark)
+{
+    (void)host_func; (void)mark;
 }

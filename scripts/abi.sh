@@ -109,7 +109,7 @@ import re, sys
 def structs(path):
     text = open(path).read()
     out = {}
-    for m in re.finditer(r"<class-decl name='(evx_[a-z0-9_]*_(?:options|stats))' size-in-bits='(\d+)'[^>]*>(.*?)</class-decl>", text, re.S):
+    for m in re.finditer(r"<class-decl name='(evx_[a-z0-9_]*_(?:options|stats|info))' size-in-bits='(\d+)'[^>]*>(.*?)</class-decl>", text, re.S):
         fields = re.findall(r"layout-offset-in-bits='(\d+)'>\s*<var-decl name='([^']+)' type-id='([^']+)'", m.group(3))
         out[m.group(1)] = (int(m.group(2)), fields)
     return out
