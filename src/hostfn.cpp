@@ -130,16 +130,27 @@ evx_status_t host_failure_take(const char *fn, uint64_t id, uint64_t upto) {
         g_failures.erase(g_failures.begin() + static_cast<std::ptrdiff_t>(best));
         g_host_failures.fetch_sub(1, std::memory_order_release);
     }
-    fail(f.status,
-         "%s: host function %s, launched on stream 0x%" PRIx64
-         " with evx_stream_launch_host_func_status, returned %s (%d)",
-         fn, f.name, f.stream, evx_status_name(f.status), f.status);
+    // A value that is no status code is reported as EVX_ERROR_UNKNOWN: evx
+    // returns only codes of CUresult.
+    const bool known =
+        f.status > 0 && std::strcmp(evx_status_name(f.status), "EVX_STATUS_UNRECOGNIZED") != 0;
+    if (known)
+        fail(f.status,
+             "%s: host function %s, launched on stream 0x%" PRIx64
+             " with evx_stream_launch_host_func_status, returned %s (%d)",
+             fn, f.name, f.stream, evx_status_name(f.status), f.status);
+    else
+        fail(EVX_ERROR_UNKNOWN,
+             "%s: host function %s, launched on stream 0x%" PRIx64
+             " with evx_stream_launch_host_func_status, returned %d, which is not a status "
+             "code (reported as EVX_ERROR_UNKNOWN)",
+             fn, f.name, f.stream, f.status);
     ThreadRecord *r = self();
     if (r) {
         r->host_data = f.user_data;
         r->host_set = true;
     }
-    return f.status;
+    return known ? f.status : EVX_ERROR_UNKNOWN;
 }
 
 }  // namespace evx

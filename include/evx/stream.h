@@ -60,7 +60,8 @@ typedef void (*evx_host_fn_t)(void *user_data);
 /** @brief A host function that can fail, for
  *  evx_stream_launch_host_func_status(): it returns ::EVX_SUCCESS, or the
  *  status (any other ::evx_status_code) that the waiting call which reports
- *  its failure returns. */
+ *  its failure returns; a value that is not a status code is reported as
+ *  ::EVX_ERROR_UNKNOWN, the message giving the value. */
 typedef evx_status_t (*evx_host_fn_status_t)(void *user_data);
 
 /** @brief Flags of ::evx_host_func_options_t. */

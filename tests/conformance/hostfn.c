@@ -345,6 +345,16 @@ static void t_bad_input(void)
     EXPECT(has == 0 || has == 1);
     EXPECT_OK(evx_stream_synchronize(s));
     EXPECTF(flag_get(&o.ran) == 0, "a refused launch ran the function");
+    /* A value that is no status code is reported as EVX_ERROR_UNKNOWN. */
+    o.status = 123456;
+    opt.name = "odd";
+    REQUIRE_OK(evx_stream_launch_host_func_status(s, run_outcome, &o, &opt));
+    EXPECT_STATUS(evx_stream_synchronize(s), EVX_ERROR_UNKNOWN);
+    EXPECT(msg_has_int(evx_last_error_message(), 123456) &&
+           str_has(evx_last_error_message(), "odd"));
+    o.status = -3;
+    REQUIRE_OK(evx_stream_launch_host_func_status(s, run_outcome, &o, &opt));
+    EXPECT_STATUS(evx_stream_synchronize(s), EVX_ERROR_UNKNOWN);
 out:
     drop_stream(&s);
 }

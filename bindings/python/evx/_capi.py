@@ -626,7 +626,8 @@ evx_notify_fn_t = _ct.CFUNCTYPE(None, _ct.c_void_p)
 
 #: A host function that can fail, for evx_stream_launch_host_func_status(): it
 #: returns EVX_SUCCESS, or the status (any other evx_status_code) that the
-#: waiting call which reports its failure returns.
+#: waiting call which reports its failure returns; a value that is not a status
+#: code is reported as EVX_ERROR_UNKNOWN, the message giving the value.
 evx_host_fn_status_t = _ct.CFUNCTYPE(evx_status_t, _ct.c_void_p)
 
 #: A host function for evx_stream_launch_host_func().

@@ -699,7 +699,8 @@ pub type evx_host_fn_t =
 #[doc = " @brief A host function that can fail, for"]
 #[doc = "  evx_stream_launch_host_func_status(): it returns ::EVX_SUCCESS, or the"]
 #[doc = "  status (any other ::evx_status_code) that the waiting call which reports"]
-#[doc = "  its failure returns."]
+#[doc = "  its failure returns; a value that is not a status code is reported as"]
+#[doc = "  ::EVX_ERROR_UNKNOWN, the message giving the value."]
 pub type evx_host_fn_status_t = ::std::option::Option<
     unsafe extern "C" fn(user_data: *mut ::std::os::raw::c_void) -> evx_status_t,
 >;
