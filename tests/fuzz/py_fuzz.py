@@ -504,8 +504,8 @@ def op_host_func(inp, w):
     else:
         spin, errors = inp.value([False, True]), inp.value([True, False])
         attempt("Stream.launch_host_func(spin, errors)",
-                lambda: s.launch_host_func(fn if callable(fn) else _raises, spin=spin,
-                                           errors=errors))
+                lambda: s.launch_host_func(_raises if errors else (lambda: None),
+                                           spin=spin, errors=errors))
 
 
 def op_pool(inp, w):

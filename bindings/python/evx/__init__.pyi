@@ -175,7 +175,7 @@ class Timeline(_Owned):
     def device(self) -> Device: ...
 
 class Mark(NamedTuple):
-    index: int
+    number: int
     ms: float
     label: str
     kind: str

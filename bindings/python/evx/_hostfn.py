@@ -29,7 +29,7 @@ __all__ = ["EXIT_WAIT_S", "MAX_FAILED", "submit", "withdraw", "trampoline",
 MAX_FAILED = 4096
 
 #: key -> the exception its host function raised, until a wait reports it.
-failed = collections.OrderedDict()
+failed: "collections.OrderedDict[int, BaseException]" = collections.OrderedDict()
 _failed_lock = threading.Lock()
 
 #: Seconds the interpreter waits at exit for host functions still queued
@@ -77,7 +77,8 @@ def _status_entry(user_data):
                 while len(failed) > MAX_FAILED:
                     failed.popitem(last=False)
             # A CudaError raised by the function keeps its own status.
-            status = int(getattr(exc, "status", 0) or 0) if type(exc).__name__ == "CudaError" else 0
+            from ._errors import CudaError
+            status = int(exc.status) if isinstance(exc, CudaError) else 0
             return status if status > 0 else _capi.EVX_ERROR_UNKNOWN
         except BaseException:
             return _capi.EVX_ERROR_UNKNOWN

@@ -19,18 +19,18 @@ def slices(marks):
             stack.append(m)
         elif m.kind == "end":
             if not stack:
-                raise ValueError("mark %d ends a range on a stream with none open" % m.index)
+                raise ValueError("mark %d ends a range on a stream with none open" % m.number)
             b = stack.pop()
             out.append((m.stream, len(stack), b.ms, m.ms, b.label, "range"))
         else:
-            label = m.label or "interval %d" % m.index
+            label = m.label or "interval %d" % m.number
             if i + 1 < len(marks) and marks[i + 1].ms >= m.ms:
                 out.append((m.stream, None, m.ms, marks[i + 1].ms, label, "interval"))
             else:
                 instants.append((m.stream, m.ms, label))
     for s, stack in open_.items():
         if stack:
-            raise ValueError("mark %d begins a range that no mark ends" % stack[-1].index)
+            raise ValueError("mark %d begins a range that no mark ends" % stack[-1].number)
     return out, instants
 
 

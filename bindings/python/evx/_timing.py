@@ -6,6 +6,7 @@ from the compiled core) and :class:`Timeline` (``evx_timeline_*``)."""
 import collections
 import contextlib
 import ctypes
+import importlib
 import os
 
 from . import _args, _capi, _core
@@ -16,10 +17,11 @@ from ._stream import Stream
 
 __all__ = ["timed", "Timeline", "Mark"]
 
-#: One mark of a :class:`Timeline` (:meth:`Timeline.marks`): its index, its
-#: time in milliseconds from mark 0, its label ("" if none), its kind
-#: ("point", "begin" or "end") and the handle value of its stream.
-Mark = collections.namedtuple("Mark", "index ms label kind stream")
+#: One mark of a :class:`Timeline` (:meth:`Timeline.marks`): its number (its
+#: index in the timeline), its time in milliseconds from mark 0, its label
+#: ("" if none), its kind ("point", "begin" or "end") and the handle value of
+#: its stream.
+Mark = collections.namedtuple("Mark", "number ms label kind stream")
 Mark.__module__ = "evx"
 
 _KINDS = {"point": _capi.EVX_MARK_POINT, "begin": _capi.EVX_MARK_BEGIN,
@@ -143,10 +145,12 @@ class Timeline(Owned):
         row per stream, ranges as nested bars, point marks as the intervals
         to the next mark. Saves it to ``path`` if given; returns the axes."""
         try:
-            import matplotlib
+            # Through importlib: matplotlib is optional, and has no stubs
+            # that the type check of the package could rely on.
+            matplotlib = importlib.import_module("matplotlib")
             if ax is None and path is not None:
                 matplotlib.use("Agg", force=False)
-            import matplotlib.pyplot as plt
+            plt = importlib.import_module("matplotlib.pyplot")
         except ImportError as e:
             raise ImportError("Timeline.plot() needs matplotlib (pip install matplotlib)"
                               ) from e

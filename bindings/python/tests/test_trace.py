@@ -87,7 +87,7 @@ def test_trace_is_valid_and_names_marks(evx, dev, tmp_path):
 def test_marks_match_the_intervals(evx, dev):
     tl, a, b = _workload(evx, dev)
     marks = tl.marks()
-    assert [m.index for m in marks] == list(range(len(tl)))
+    assert [m.number for m in marks] == list(range(len(tl)))
     assert [m.kind for m in marks[:3]] == ["begin", "begin", "end"]
     assert marks[3].label == "loss" and marks[-1].label == ""
     assert {m.stream for m in marks} == {a.handle, b.handle}
@@ -144,14 +144,10 @@ def test_plot_renders_a_png(evx, dev, tmp_path):
 
 
 def test_plot_without_matplotlib_says_so(evx, dev, stream, monkeypatch):
-    import builtins
-    real = builtins.__import__
-
-    def no_mpl(name, *args, **kw):
-        if name.startswith("matplotlib"):
-            raise ImportError("no matplotlib here")
-        return real(name, *args, **kw)
-    monkeypatch.setattr(builtins, "__import__", no_mpl)
+    import sys
+    # None in sys.modules: any import of it raises ImportError.
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     tl = dev.create_timeline(4)
     tl.mark(stream)
     with pytest.raises(ImportError, match="needs matplotlib"):
