@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing evx needs, by package name only:
 # Debian packages (meson, ninja, doxygen, bindgen, rustfmt, python3-dev, clang, abigail-tools, ...) and, into
-# a virtual environment at .venv, PyPI packages (pytest, libclang, cython, uvloop, atheris). Safe to run again:
+# a virtual environment at .venv, PyPI packages (pytest, libclang, cython, uvloop, matplotlib, atheris). Safe to run again:
 # it installs only what is missing. The CUDA toolkit (for cuda.h) is expected
 # at /usr/local/cuda, or wherever CUDA_INCLUDE points.
 set -euo pipefail
@@ -59,6 +59,12 @@ if ! .venv/bin/python -c 'import Cython, sys; sys.exit(int(Cython.__version__.sp
      >/dev/null 2>&1; then
   echo "setup: installing PyPI packages into .venv: cython"
   .venv/bin/python -m pip install -q --disable-pip-version-check 'cython>=3'
+fi
+# matplotlib: Timeline.plot() and its test (bindings/python/tests/test_trace.py)
+if ! .venv/bin/python -c 'import matplotlib' >/dev/null 2>&1; then
+  echo "setup: installing PyPI packages into .venv: matplotlib"
+  .venv/bin/python -m pip install -q --disable-pip-version-check matplotlib ||
+    echo "setup: matplotlib did not install; the test of Timeline.plot() is skipped"
 fi
 # atheris: libFuzzer for Python, for tests/fuzz/py_fuzz.py
 if ! .venv/bin/python -c 'import atheris' >/dev/null 2>&1; then
