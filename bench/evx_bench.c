@@ -51,6 +51,7 @@ enum op {
     OP_WAIT,
     OP_TIMED_REGION,
     OP_TIMER,
+    OP_HOST_FUNC,
     OP_COUNT
 };
 
@@ -88,7 +89,17 @@ static const row k_rows[OP_COUNT] = {
      "the same four calls through evx", 1},
     {"timer", "record a; record b; synchronize b; elapsed(a, b)",
      "evx_timer_start; evx_timer_stop; evx_timer_synchronize", 1},
+    {"host_func", "cuLaunchHostFunc of an empty function x n, then one sync",
+     "evx_stream_launch_host_func_status of an empty function that returns "
+     "EVX_SUCCESS x n, then evx_stream_synchronize", 0},
 };
+
+static void CUDA_CB raw_noop(void *user_data) { (void)user_data; }
+static evx_status_t evx_noop(void *user_data)
+{
+    (void)user_data;
+    return EVX_SUCCESS;
+}
 
 static bench_raw g_raw;
 static CUstream g_raw_stream;
@@ -162,6 +173,11 @@ static double rep_raw(enum op op, int n)
             RAW(g_raw.EventSynchronize(b));
             RAW(g_raw.EventElapsedTime(&ms, a, b));
         }
+        break;
+    case OP_HOST_FUNC:
+        for (int i = 0; i < n; i++)
+            RAW(g_raw.LaunchHostFunc(s, raw_noop, NULL));
+        RAW(g_raw.StreamSynchronize(s));
         break;
     case OP_COUNT:
         break;
@@ -247,6 +263,11 @@ static double rep_evx(enum op op, int n)
             EVX(evx_timer_stop(timer, s));
             EVX(evx_timer_synchronize(timer, &ms));
         }
+        break;
+    case OP_HOST_FUNC:
+        for (int i = 0; i < n; i++)
+            EVX(evx_stream_launch_host_func_status(s, evx_noop, NULL, NULL));
+        EVX(evx_stream_synchronize(s));
         break;
     case OP_COUNT:
         break;
