@@ -97,8 +97,10 @@ def test_wrap_keeps_alive_until_garbage_collected(evx, owner):
 
 def test_default_streams(evx, dev):
     for addr in (evx._capi.EVX_STREAM_LEGACY, evx._capi.EVX_STREAM_PER_THREAD):
-        with pytest.raises(evx.CudaError) as ei:
-            evx.Stream.wrap(addr)            # a default stream needs a device
+        # a default stream needs a device, here none: no context is current
+        # (on a GPU another test or framework may have made one current)
+        with CurrentContext(evx, None), pytest.raises(evx.CudaError) as ei:
+            evx.Stream.wrap(addr)
         assert ei.value.status == evx.Status.ERROR_INVALID_VALUE
         s = evx.Stream.wrap(addr, device=dev)
         assert s.native == addr and s.device is dev
@@ -151,8 +153,8 @@ def test_default_stream_device_read_from_framework_objects(evx, dev):
         assert s.device is dev
         s.record().sync()
         s.close()
-    # without a hint, a default stream is refused
-    with pytest.raises(evx.CudaError):
+    # without a hint and with no context current, a default stream is refused
+    with CurrentContext(evx, None), pytest.raises(evx.CudaError):
         evx.Stream.wrap(FakeTorchStream(0))
 
 
