@@ -637,13 +637,13 @@ def notifier_read(notifier, uint32_t capacity):
 # The C timer owns the timing: its start and stop marks, the wait for the
 # stop, the milliseconds, and ILLEGAL_STATE with its message for a misuse
 # of its order. A timed object adds only what a with-block needs (one block
-# per object, the stream kept alive, the first reading kept). A freed timer
+# per object, the stream kept alive). A freed timer
 # is kept by its thread (in C) for the next block, with its driver events,
 # so a loop of blocks makes no driver object after the first; nothing here
 # is global.
 
 cdef enum:
-    T_NEW, T_RUNNING, T_STOPPED, T_STOP_FAILED, T_READ
+    T_NEW, T_RUNNING, T_STOPPED, T_STOP_FAILED
 
 
 @cython.final
@@ -671,10 +671,8 @@ cdef class timed:
     cdef StreamCore stream      # kept: the marks are on it
     cdef object wrapped         # the object a borrowed stream was made from
     cdef evx_timer_t t          # from __enter__ on; destroyed at the end
-    cdef float ms
     cdef int dev
     cdef bint own               # the stream was wrapped here: closed at the end
-    cdef bint graph             # the block was captured: its time is each launch's
     cdef unsigned char state
 
     def __cinit__(self, stream):
@@ -738,7 +736,6 @@ cdef class timed:
     def __exit__(self, exc_type, exc, tb):
         cdef evx_stream_t s = <evx_stream_t>self.stream.h
         cdef evx_status_t st = EVX_SUCCESS
-        cdef evx_capture_status_t cs = 0
         if self.state != T_RUNNING:
             raise misuse("evx.timed.__exit__", "__exit__ without __enter__ (as "
                          "evx_timer_stop on a timer not started)")
@@ -747,11 +744,6 @@ cdef class timed:
         else:
             with nogil:
                 st = evx_timer_stop(self.t, s)
-                # A captured block's marks are the graph's (a driver
-                # without capture has no captured blocks).
-                if st == EVX_SUCCESS and evx_stream_get_capture_status(s, &cs) != EVX_SUCCESS:
-                    cs = 0
-            self.graph = cs != 0
             err = failure(st, "evx.timed") if st else None
         if err is None:
             self.state = T_STOPPED
@@ -777,8 +769,6 @@ cdef class timed:
         cdef float ms = 0.0
         cdef evx_status_t st
         cdef evx_timer_t t = self.t
-        if self.state == T_READ:
-            return self.ms
         if self.state == T_STOP_FAILED:
             raise misuse("evx.timed.elapsed_ms", "the stop mark failed, so there is no "
                          "time (as evx_timer_elapsed on a timer started but not stopped)")
@@ -789,9 +779,9 @@ cdef class timed:
             st = evx_timer_synchronize(t, &ms)
         if st:
             raise failure(st, "evx.timed.elapsed_ms")
-        if self.graph:                   # each launch records the marks again
-            return ms
-        if self.state == T_STOPPED:      # another thread may have read it
-            self.ms = ms
-            self.state = T_READ
-        return self.ms
+        # Not kept: a block captured into a graph has each launch's time
+        # (its marks are recorded again by every launch), and asking the
+        # stream at the block's end whether it was being captured would put
+        # a driver call on every block. Once the stop mark is done, a read
+        # is a synchronize that returns at once and an elapsed time.
+        return ms
