@@ -9,8 +9,9 @@
 // The rule that values grow is kept by a compare-and-swap on the last value
 // signalled or queued: for an IPC fence in the shared word itself, so that
 // it holds across the processes that share it; for a fence of one process
-// in its Fence (fence.hpp). A host signal that would overtake a signal queued and not yet
-// run is refused: that signal would set the counter back when it ran.
+// in its Fence (fence.hpp). A host signal that would overtake a signal
+// queued and not yet run is refused: that signal would set the counter back
+// when it ran.
 #include "fence.hpp"
 
 #include <linux/futex.h>
