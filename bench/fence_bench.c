@@ -21,7 +21,8 @@
  *   calls     host cost per call: evx_fence_signal against
  *             cuStreamWriteValue64, evx_stream_wait_fence against
  *             cuStreamWaitValue64 (on a value reached), in batches with a
- *             synchronize between them.
+ *             synchronize between them; each pair's order alternates from
+ *             one round to the next.
  *   ipc       as handoff, with stream B in a second process (this program
  *             run with --ipc-consumer): an IPC fence against an IPC event
  *             (evx_event_get_ipc_handle), the "done" word in a shared page
@@ -497,7 +498,10 @@ static void calls(void)
     CHECK_EVX(evx_device_create_fence(0, 0, 0, &f));
     for (int c = 0; c < C_COUNT; c++) per[c] = calloc((size_t)batches, sizeof(double));
     for (int k = 0; k < batches; k++) {
-        for (int c = 0; c < C_COUNT; c++) {
+        for (int o = 0; o < C_COUNT; o++) {
+            /* Every other round measures each raw call before its evx call,
+             * so that what the position in a round costs falls on both. */
+            const int c = (k & 1) ? (o ^ 1) : o;
             const double t0 = bench_now_ns();
             for (int i = 0; i < batch; i++) {
                 switch (c) {

@@ -6,10 +6,12 @@
 // cuStreamWaitValue64 (GEQ) on streams, and by plain loads, stores and a
 // futex on the host. See docs/design.md, "Fences".
 //
-// The rule that values grow is kept in the shared word itself (`last`, a
-// compare-and-swap), so that it holds across the processes that share an
-// IPC fence. A host signal that would overtake a signal queued and not yet
-// run is refused: that signal would set the counter back when it ran.
+// The rule that values grow is kept by a compare-and-swap on the last value
+// signalled or queued: for an IPC fence in the shared word itself, so that
+// it holds across the processes that share it; for a fence of one process
+// in its Fence (fence.hpp). A host signal that would overtake a signal
+// queued and not yet run is refused: that signal would set the counter back
+// when it ran.
 #include "fence.hpp"
 
 #include <linux/futex.h>
@@ -111,8 +113,10 @@ evx_status_t check_value(const char *fn, uint64_t value) {
 // *prev receives the value it replaced.
 evx_status_t claim_value(const char *fn, const void *h, Fence *f, uint64_t value, bool host,
                          uint64_t *prev) {
-    FenceWord *w = f->word;
-    uint64_t last = __atomic_load_n(&w->last, __ATOMIC_ACQUIRE);
+    uint64_t *const lastp = f->last;
+    // One load, then one compare-and-swap, which reloads `last` itself when
+    // it fails (another signaller came in between).
+    uint64_t last = __atomic_load_n(lastp, __ATOMIC_ACQUIRE);
     for (;;) {
         if (value <= last)
             return fail(EVX_ERROR_INVALID_VALUE,
@@ -121,7 +125,7 @@ evx_status_t claim_value(const char *fn, const void *h, Fence *f, uint64_t value
                         ": fence values only grow",
                         fn, value, last, handle_value(h));
         if (host) {
-            const uint64_t cur = __atomic_load_n(&w->value, __ATOMIC_ACQUIRE);
+            const uint64_t cur = __atomic_load_n(&f->word->value, __ATOMIC_ACQUIRE);
             if (cur < last)
                 return fail(EVX_ERROR_ILLEGAL_STATE,
                             "%s: fence 0x%" PRIx64 " has a signal of value %" PRIu64
@@ -130,8 +134,9 @@ evx_status_t claim_value(const char *fn, const void *h, Fence *f, uint64_t value
                             " now would be set back when it runs",
                             fn, handle_value(h), last, cur, value);
         }
-        if (__atomic_compare_exchange_n(&w->last, &last, value, false, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE))
+        if (__builtin_expect(__atomic_compare_exchange_n(lastp, &last, value, false,
+                                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE),
+                             1))
             break;
     }
     *prev = last;
@@ -142,7 +147,7 @@ evx_status_t claim_value(const char *fn, const void *h, Fence *f, uint64_t value
 // claim came in between: then the value stays claimed, which only makes
 // the next signals stricter).
 void unclaim_value(Fence *f, uint64_t value, uint64_t prev) {
-    __atomic_compare_exchange_n(&f->word->last, &value, prev, false, __ATOMIC_ACQ_REL,
+    __atomic_compare_exchange_n(f->last, &value, prev, false, __ATOMIC_ACQ_REL,
                                 __ATOMIC_RELAXED);
 }
 
@@ -180,6 +185,59 @@ evx_status_t on_fence_and_stream(const char *fn, evx_fence_t fence, evx_stream_t
                     fn, handle_value(stream), s->device, handle_value(fence), f->device);
     fence_mark_used(f);
     return op(f, s);
+}
+
+inline CUresult write_value(const Stream *s, const Fence *f, uint64_t value) {
+    return cu().cuStreamWriteValue64(s->cu, f->dptr, value, 0);
+}
+
+inline CUresult wait_value(const Stream *s, const Fence *f, uint64_t value) {
+    return cu().cuStreamWaitValue64(s->cu, f->dptr, value, CU_STREAM_WAIT_VALUE_GEQ);
+}
+
+// The failure of a signal (signal: true) or wait the driver refused.
+evx_status_t memop_failed(const char *fn, evx_fence_t fence, evx_stream_t stream,
+                          const Stream *s, uint64_t value, CUresult res, bool signal)
+    __attribute__((cold, noinline));
+evx_status_t memop_failed(const char *fn, evx_fence_t fence, evx_stream_t stream,
+                          const Stream *s, uint64_t value, CUresult res, bool signal) {
+    const char *call = signal ? "cuStreamWriteValue64" : "cuStreamWaitValue64";
+    if (is_capture_status(res)) return capture_failed(fn, call, res, stream, s);
+    if (signal)
+        return driver_failed(res, fn, call,
+                             "fence 0x%" PRIx64 ", stream 0x%" PRIx64 ", value %" PRIu64,
+                             handle_value(fence), handle_value(stream), value);
+    return driver_failed(res, fn, call, "stream 0x%" PRIx64 ", fence 0x%" PRIx64 ", value %" PRIu64,
+                         handle_value(stream), handle_value(fence), value);
+}
+
+// A signal (prev: the value its claim replaced) or wait on a borrowed
+// default stream: under the guard that makes its device's primary context
+// current and then restores the caller's. Kept out of line, as
+// record_default_stream() in event.cpp, so that the usual call on a stream
+// of evx's carries no guard. A signal the driver refuses, or that the
+// context refuses before it, gives its claim back.
+evx_status_t on_default_stream(const char *fn, evx_fence_t fence, evx_stream_t stream, Fence *f,
+                               const Stream *s, uint64_t value, uint64_t prev,
+                               CUresult (*memop)(const Stream *, const Fence *, uint64_t))
+    __attribute__((noinline));
+evx_status_t on_default_stream(const char *fn, evx_fence_t fence, evx_stream_t stream, Fence *f,
+                               const Stream *s, uint64_t value, uint64_t prev,
+                               CUresult (*memop)(const Stream *, const Fence *, uint64_t)) {
+    const bool signal = memop == write_value;
+    CUresult res;
+    {
+        ContextGuard guard;
+        const evx_status_t st = stream_context(guard, fn, s);
+        if (st) {
+            if (signal) unclaim_value(f, value, prev);
+            return st;
+        }
+        res = memop(s, f, value);
+    }
+    if (res == CUDA_SUCCESS) return EVX_SUCCESS;
+    if (signal) unclaim_value(f, value, prev);
+    return memop_failed(fn, fence, stream, s, value, res, signal);
 }
 
 evx_status_t publish_fence(ThreadRecord *r, const char *fn, Fence *f, evx_fence_t *out) {
@@ -241,7 +299,7 @@ EVX_API evx_status_t evx_device_create_fence(int device, uint64_t initial_value,
             } else {
                 f->word = static_cast<FenceWord *>(p);
                 std::memset(f->word, 0, sizeof(FenceWord));
-                f->word->value = f->word->last = initial_value;
+                f->word->value = f->last_local = initial_value;
                 res = cu().cuMemHostGetDevicePointer(&f->dptr, p, 0);
                 if (res != CUDA_SUCCESS) {
                     st = driver_failed(res, fn, "cuMemHostGetDevicePointer",
@@ -310,21 +368,14 @@ EVX_API evx_status_t evx_fence_signal(evx_fence_t fence, evx_stream_t stream, ui
     if (st) return st;
     return on_fence_and_stream(fn, fence, stream, [&](Fence *f, const Stream *s) -> evx_status_t {
         uint64_t prev = 0;
-        evx_status_t cst = claim_value(fn, fence, f, value, false, &prev);
+        const evx_status_t cst = claim_value(fn, fence, f, value, false, &prev);
         if (cst) return cst;
-        CUresult res;
-        {
-            ContextGuard guard;
-            cst = stream_context(guard, fn, s);
-            res = cst ? CUDA_SUCCESS : cu().cuStreamWriteValue64(s->cu, f->dptr, value, 0);
-        }
-        if (__builtin_expect(!cst && res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
+        if (__builtin_expect(s->default_stream, 0))
+            return on_default_stream(fn, fence, stream, f, s, value, prev, write_value);
+        const CUresult res = write_value(s, f, value);
+        if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
         unclaim_value(f, value, prev);
-        if (cst) return cst;
-        if (is_capture_status(res)) return capture_failed(fn, "cuStreamWriteValue64", res, stream, s);
-        return driver_failed(res, fn, "cuStreamWriteValue64",
-                             "fence 0x%" PRIx64 ", stream 0x%" PRIx64 ", value %" PRIu64,
-                             handle_value(fence), handle_value(stream), value);
+        return memop_failed(fn, fence, stream, s, value, res, true);
     });
 }
 
@@ -333,18 +384,11 @@ EVX_API evx_status_t evx_stream_wait_fence(evx_stream_t stream, evx_fence_t fenc
     evx_status_t st = check_value(fn, value);
     if (st) return st;
     return on_fence_and_stream(fn, fence, stream, [&](Fence *f, const Stream *s) -> evx_status_t {
-        CUresult res;
-        {
-            ContextGuard guard;
-            const evx_status_t cst = stream_context(guard, fn, s);
-            if (cst) return cst;
-            res = cu().cuStreamWaitValue64(s->cu, f->dptr, value, CU_STREAM_WAIT_VALUE_GEQ);
-        }
+        if (__builtin_expect(s->default_stream, 0))
+            return on_default_stream(fn, fence, stream, f, s, value, 0, wait_value);
+        const CUresult res = wait_value(s, f, value);
         if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
-        if (is_capture_status(res)) return capture_failed(fn, "cuStreamWaitValue64", res, stream, s);
-        return driver_failed(res, fn, "cuStreamWaitValue64",
-                             "stream 0x%" PRIx64 ", fence 0x%" PRIx64 ", value %" PRIu64,
-                             handle_value(stream), handle_value(fence), value);
+        return memop_failed(fn, fence, stream, s, value, res, false);
     });
 }
 

@@ -25,7 +25,7 @@ namespace evx {
 struct FenceWord {
     uint64_t value;      // the counter (cuStreamWriteValue64 / cuStreamWaitValue64)
     char pad0[56];
-    uint64_t last;       // the largest value signalled or queued, in any process
+    uint64_t last;       // IPC: the largest value signalled or queued, in any process
     uint32_t wake;       // IPC fences' futex word: bumped by every host signal
     int32_t owner_pid;   // IPC: the process that made the fence
     char magic[8];       // IPC: "evxfence"
@@ -33,15 +33,23 @@ struct FenceWord {
 };
 static_assert(sizeof(FenceWord) == 128, "FenceWord is two cache lines");
 
-struct Fence {
+// Aligned to a cache line: what a signal or wait reads and claims (device,
+// used, dptr, last and, for a fence of this process, last_local) is on one.
+struct alignas(64) Fence {
     int device = 0;
     unsigned flags = 0;        // EVX_FENCE_*
-    bool opened = false;       // evx_device_open_ipc_fence()
-    FenceWord *word = nullptr; // host address
-    CUdeviceptr dptr = 0;      // the device's address of word->value
     // Set by the first signal, wait or watch queued on a stream: from then
     // on the GPU may touch the word after the handle dies, so it is kept.
     std::atomic<bool> used{false};
+    bool opened = false;       // evx_device_open_ipc_fence()
+    CUdeviceptr dptr = 0;      // the device's address of word->value
+    // The largest value signalled or queued: &word->last for an IPC fence,
+    // which other processes signal too; else &last_local, in this process's
+    // memory (no other process can signal it), so that a signal's claim
+    // touches neither the pinned page nor a line the device writes near.
+    uint64_t *last = &last_local;
+    uint64_t last_local = 0;
+    FenceWord *word = nullptr; // host address
     // The host sleepers' futex word, bumped by every host signal: for an
     // IPC fence, word->wake in the shared page (FUTEX_WAIT without the
     // private flag, so that other processes' signals wake it); else

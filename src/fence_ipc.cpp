@@ -96,6 +96,7 @@ evx_status_t register_page(const char *fn, Fence *f) {
                              "the shared page of fence %s, device %d", f->name, f->device);
     }
     f->word = static_cast<FenceWord *>(f->map);
+    f->last = &f->word->last;  // the monotonic rule holds across processes
     f->wake = &f->word->wake;  // a shared page: other processes wake it too
     f->futex_private = 0;
     return 0;

@@ -32,6 +32,8 @@ static void run_calls(int dev, CUcontext want)
     evx_timer_t t = NULL;
     evx_timeline_t tl = NULL;
     evx_event_pool_t p = NULL;
+    evx_fence_t f = NULL;
+    uint64_t fv = 0;
     evx_event_pool_options_t o;
     int least = 0, greatest = 0, d = -1, ran = 0;
     void *native = NULL;
@@ -76,6 +78,19 @@ static void run_calls(int dev, CUcontext want)
     STEP(evx_timeline_mark(tl, s, NULL));
     STEP(evx_timeline_mark(tl, def, NULL));
     STEP(evx_timeline_synchronize(tl));
+    /* fences: a signal and a wait on a stream of evx's and on the borrowed
+     * default stream (under evx's guard), a host signal and wait */
+    STEP(evx_device_create_fence(dev, 0, 0, &f));
+    STEP(evx_fence_signal(f, s, 1));
+    STEP(evx_stream_wait_fence(def, f, 1));
+    STEP(evx_fence_signal(f, def, 2));
+    STEP(evx_stream_wait_fence(s2, f, 2));
+    STEP(evx_stream_synchronize(s2));
+    STEP(evx_fence_get_value(f, &fv));
+    EXPECT(fv == 2);
+    STEP(evx_fence_signal_host(f, 3));
+    STEP(evx_fence_wait_host(f, 3, 0));
+    STEP(evx_fence_destroy(f));
     STEP(evx_device_create_event_pool(dev, &o, &p));
     STEP(evx_event_pool_acquire(p, &pe));
     STEP(evx_event_record(pe, s));

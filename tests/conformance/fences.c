@@ -716,7 +716,7 @@ static void t_faults(void)
         {"cuMemHostGetDevicePointer", EVX_FENCE_INTERPROCESS},
     };
     evx_fence_t f = NULL, out;
-    evx_stream_t s = NULL;
+    evx_stream_t s = NULL, def = NULL;
     size_t i;
 
     if (host_debug_get() == NULL) {
@@ -748,11 +748,33 @@ static void t_faults(void)
     disarm();
     EXPECT_OK(evx_stream_wait_fence(s, f, 1));
     EXPECT_OK(evx_stream_synchronize(s));
+    /* the same on a borrowed default stream (the call that makes the
+     * device's context current around the driver call) */
+    REQUIRE_OK(evx_stream_wrap_external(0, EVX_STREAM_LEGACY, &def));
+    REQUIRE(arm("cuStreamWriteValue64", CUDA_ERROR_LAUNCH_FAILED));
+    EXPECT_INJECTED(evx_fence_signal(f, def, 2), EVX_ERROR_LAUNCH_FAILED,
+                    "cuStreamWriteValue64");
+    disarm();
+    EXPECT_OK(evx_fence_signal(f, def, 2));
+    REQUIRE(arm("cuStreamWaitValue64", CUDA_ERROR_LAUNCH_FAILED));
+    EXPECT_INJECTED(evx_stream_wait_fence(def, f, 2), EVX_ERROR_LAUNCH_FAILED,
+                    "cuStreamWaitValue64");
+    disarm();
+    EXPECT_OK(evx_stream_wait_fence(def, f, 2));
+    /* a refused make-current gives the claim back as well */
+    REQUIRE(arm("cuCtxGetCurrent", CUDA_ERROR_INVALID_CONTEXT));
+    EXPECT_INJECTED(evx_fence_signal(f, def, 3), EVX_ERROR_INVALID_CONTEXT,
+                    "cuCtxGetCurrent");
+    disarm();
+    EXPECT_OK(evx_fence_signal(f, def, 3));
+    EXPECT_OK(evx_stream_synchronize(def));
+    EXPECT_OK(evx_stream_destroy(def));
+    def = NULL;
     {
         evx_notifier_t n = NULL;
         REQUIRE_OK(evx_notifier_create(NULL, &n));
         REQUIRE(arm("cuStreamWaitValue64", CUDA_ERROR_LAUNCH_FAILED));
-        EXPECT_INJECTED(evx_notifier_watch_fence(n, f, 2, 9), EVX_ERROR_LAUNCH_FAILED,
+        EXPECT_INJECTED(evx_notifier_watch_fence(n, f, 4, 9), EVX_ERROR_LAUNCH_FAILED,
                         "cuStreamWaitValue64");
         disarm();
         EXPECT_OK(evx_notifier_destroy(n));
@@ -779,6 +801,7 @@ out:
     if (s != NULL)
         EXPECT_OK(evx_stream_synchronize(s));
     drop_stream(&s);
+    drop_stream(&def);
 }
 
 /* The child of fence.not_supported (mode "fence-no-memops"), run with
