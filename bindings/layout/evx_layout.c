@@ -57,6 +57,7 @@ EVX_LAYOUT_SAME_TYPE(evx_notifier_destroy, evx_status_t (*)(evx_notifier_t));
 EVX_LAYOUT_SAME_TYPE(evx_notifier_get_counts, evx_status_t (*)(evx_notifier_t, uint64_t *, uint64_t *));
 EVX_LAYOUT_SAME_TYPE(evx_notifier_get_fd, evx_status_t (*)(evx_notifier_t, int *));
 EVX_LAYOUT_SAME_TYPE(evx_notifier_read, evx_status_t (*)(evx_notifier_t, uint64_t *, uint32_t, uint32_t *));
+EVX_LAYOUT_SAME_TYPE(evx_notifier_read_checked, evx_status_t (*)(evx_notifier_t, uint64_t *, uint32_t, uint32_t *));
 EVX_LAYOUT_SAME_TYPE(evx_notifier_watch, evx_status_t (*)(evx_notifier_t, evx_event_t, uint64_t));
 EVX_LAYOUT_SAME_TYPE(evx_notifier_watch_callback, evx_status_t (*)(evx_notifier_t, evx_event_t, evx_notify_fn_t, void *));
 EVX_LAYOUT_SAME_TYPE(evx_device_create_event_pool, evx_status_t (*)(int, const evx_event_pool_options_t *, evx_event_pool_t *));
@@ -354,6 +355,7 @@ int main(void)
     printf("func evx_notifier_get_counts 3\n");
     printf("func evx_notifier_get_fd 2\n");
     printf("func evx_notifier_read 4\n");
+    printf("func evx_notifier_read_checked 4\n");
     printf("func evx_notifier_watch 3\n");
     printf("func evx_notifier_watch_callback 4\n");
     printf("func evx_device_create_event_pool 3\n");

@@ -1812,6 +1812,49 @@ evx_notifier_read = Prototype(
     Thread-safe: concurrent readers each get distinct tokens.
     """)
 
+# evx_status_t evx_notifier_read_checked(evx_notifier_t notifier, uint64_t *tokens, uint32_t capacity, uint32_t *count)
+#   Takes queued tokens as evx_notifier_read() does, and reports a failed host
+#   function that a token's watch covers.
+evx_notifier_read_checked = Prototype(
+    "evx_notifier_read_checked", evx_status_t,
+    (("notifier", evx_notifier_t), ("tokens", _ct.POINTER(_ct.c_uint64)), ("capacity", _ct.c_uint32), ("count", _ct.POINTER(_ct.c_uint32)),),
+    """evx_status_t evx_notifier_read_checked(evx_notifier_t notifier, uint64_t *tokens, uint32_t capacity, uint32_t *count)
+
+    Takes queued tokens as evx_notifier_read() does, and reports a failed host function that a token's watch covers.
+
+    A token watch of an event (evx_notifier_watch()) covers what
+    evx_event_synchronize() of that event would have covered when the watch
+    was made: the host functions launched with
+    evx_stream_launch_host_func_status() on the stream handle of the event's
+    last record, before that record (docs/host-functions.md). This call takes
+    tokens oldest first and stops after the first token whose watch covers a
+    failure that no call has reported yet: that token is the last one written
+    (`tokens[*count - 1]`), and the call returns the function's status, with a
+    message naming this call, the function and its stream;
+    evx_last_error_host_func() then gives the function's `user_data`. The
+    failure is reported once: to this call, or to whichever waiting call (a
+    stream or event synchronize, ...) came first. Tokens of fence watches
+    cover no host function. evx_notifier_read() takes tokens without looking
+    for failures, which stay for the next waiting call.
+
+    notifier: the notifier.
+
+    tokens [out]: receives up to capacity tokens.
+
+    capacity: room in tokens; 1 or more.
+
+    count [out]: receives how many were written, also when the call reports a
+    failure (0 when none is queued).
+
+    Returns: EVX_SUCCESS; the status the failed host function returned
+    (EVX_ERROR_UNKNOWN for a value that is no status code);
+    EVX_ERROR_INVALID_VALUE if tokens or count is NULL or
+
+    capacity is 0; EVX_ERROR_INVALID_HANDLE.
+
+    Thread-safe: concurrent readers each get distinct tokens.
+    """)
+
 # evx_status_t evx_notifier_watch(evx_notifier_t notifier, evx_event_t event, uint64_t token)
 #   Watches an event: when the work its last record marks now has completed,
 #   token is queued and the file descriptor becomes readable.
@@ -2871,6 +2914,7 @@ FUNCTIONS = (
     evx_notifier_get_counts,
     evx_notifier_get_fd,
     evx_notifier_read,
+    evx_notifier_read_checked,
     evx_notifier_watch,
     evx_notifier_watch_callback,
     evx_device_create_event_pool,
