@@ -631,6 +631,30 @@ def notifier_read(notifier, uint32_t capacity):
     return [buf[i] for i in range(count)]
 
 
+def notifier_read_checked(notifier, uint32_t capacity, str op="evx.aio.wait"):
+    """As notifier_read, with evx_notifier_read_checked: ``(tokens, err)``,
+    where ``err`` is None, or the CudaError (not raised) of a host function
+    that failed before the last token's event, chained to the function's
+    own exception; the read stopped after that token. Other failures of
+    the call raise."""
+    cdef evx_notifier_t n = <evx_notifier_t>handle_from(notifier)
+    cdef uint64_t buf[NOTIFIER_READ_MAX_]
+    cdef uint32_t count = 0
+    cdef uint32_t i
+    cdef evx_status_t st
+    if capacity > NOTIFIER_READ_MAX_:
+        raise ValueError("notifier_read_checked: capacity %d is over NOTIFIER_READ_MAX (%d)"
+                         % (capacity, NOTIFIER_READ_MAX_))
+    if g_release_all:
+        with nogil:
+            st = evx_notifier_read_checked(n, buf, capacity, &count)
+    else:
+        st = evx_notifier_read_checked(n, buf, capacity, &count)
+    if st and count == 0:
+        raise failure(st, "evx.aio: evx_notifier_read_checked")
+    return [buf[i] for i in range(count)], (failure(st, op) if st else None)
+
+
 # --------------------------------------------------------------------------
 # timed: one C timer (evx_timer_*) per block
 #
