@@ -91,7 +91,10 @@ struct Watch {
     evx_notify_fn_t fn;  // nullptr: a token watch
     void *user_data;
     Watch *next = nullptr;  // the rest of a host function's batch, or of a lane's queue
+    evx_notify_status_fn_t sfn = nullptr;  // a callback given the status (fn is nullptr)
 };
+
+bool is_callback(const Watch *w) { return w->fn != nullptr || w->sfn != nullptr; }
 
 struct Lane {
     CUstream cu = nullptr;
@@ -185,6 +188,14 @@ void deliver(void *data) {
             t_delivering = n;
             w->fn(w->user_data);
             t_delivering = nullptr;
+        } else if (w->sfn) {
+            // Taken on this thread, so that the callback reads its message
+            // and host function with evx_last_error_message/_host_func.
+            const evx_status_t st = host_failure_check("evx_notifier_watch_callback_status",
+                                                       w->q.hf_id, w->q.hf_ticket);
+            t_delivering = n;
+            w->sfn(st, w->user_data);
+            t_delivering = nullptr;
         }
     }
     {
@@ -193,7 +204,7 @@ void deliver(void *data) {
         --d.inflight;
         if (d.lanes_queued) n->pump_cv.notify_one();
         for (Watch *w = first; w; w = w->next) {
-            if (!w->fn) push_token(n, w->q);
+            if (!is_callback(w)) push_token(n, w->q);
             --w->lane->pending;
             end_pending(n);  // n may be freed once the mutex is released
         }
@@ -237,7 +248,7 @@ void *pump_main(void *arg) {
         DeviceLanes &d = n->devices[lane->device];
         --d.lanes_queued;
         bool callbacks = false;
-        for (Watch *w = batch; w && !callbacks; w = w->next) callbacks = w->fn != nullptr;
+        for (Watch *w = batch; w && !callbacks; w = w->next) callbacks = is_callback(w);
         // Callbacks only while none of the device's runs on the driver's
         // thread (none in flight): a device's callbacks run one at a time.
         const bool may_deliver_here = !callbacks || d.inflight == 0;
@@ -351,7 +362,8 @@ struct ValueWait {
 
 evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, Event *e,
                    uint64_t token, evx_notify_fn_t cb, void *user_data,
-                   const ValueWait *vw = nullptr) {
+                   const ValueWait *vw = nullptr, evx_notify_status_fn_t scb = nullptr) {
+    const bool callback = cb != nullptr || scb != nullptr;
     const int device = vw ? vw->device : e->device;
     // Complete already (never recorded in this life, or the driver says so;
     // a fence's value reached): nothing to wait for.
@@ -364,7 +376,7 @@ evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, 
     // The failures of host functions the event's last record covers: the
     // token's reader may ask for them (evx_notifier_read_checked).
     Queued tq{token, 0, 0};
-    if (e && !cb) {
+    if (e && !cb) {  // a token, or a callback given the status
         tq.hf_id = e->hf_id.load(std::memory_order_acquire);
         if (tq.hf_id) tq.hf_ticket = e->hf_ticket.load(std::memory_order_relaxed);
     }
@@ -376,9 +388,9 @@ evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, 
                         "%s: notifier 0x%" PRIx64 " is being destroyed", fn, handle_value(nh));
         if (!complete && q != CUDA_ERROR_NOT_READY)
             return driver_failed(q, fn, "cuEventQuery", "event 0x%" PRIx64, handle_value(eh));
-        if (!cb && !reserve_token(n))
+        if (!callback && !reserve_token(n))
             return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory for the token queue", fn);
-        if (complete && !cb) {  // a token is delivered by the call itself
+        if (complete && !callback) {  // a token is delivered by the call itself
             push_token(n, tq);
             return 0;
         }
@@ -388,6 +400,7 @@ evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, 
     evx_status_t st = 0;
     Watch *w = new (std::nothrow) Watch{n, nullptr, tq, cb, user_data};
     if (!w) st = fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    else w->sfn = scb;
     if (!st && !lane) st = take_lane(fn, n, device, &lane);
     if (!st && !complete && vw) {
         const CUresult res =
@@ -430,7 +443,7 @@ evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, 
     delete w;
     std::lock_guard<std::mutex> lk(n->mu);
     if (lane) --lane->pending;
-    if (!cb) --n->reserved;
+    if (!callback) --n->reserved;
     end_pending(n);
     return st;
 }
@@ -585,6 +598,19 @@ EVX_API evx_status_t evx_notifier_watch_callback(evx_notifier_t notifier, evx_ev
                       [&](Slot &sn, Slot &se) {
                           return watch(fn, notifier, static_cast<Notifier *>(sn.obj), event,
                                        &se.event, 0, cb, user_data);
+                      });
+}
+
+EVX_API evx_status_t evx_notifier_watch_callback_status(evx_notifier_t notifier,
+                                                        evx_event_t event,
+                                                        evx_notify_status_fn_t cb,
+                                                        void *user_data) {
+    static const char fn[] = "evx_notifier_watch_callback_status";
+    if (!cb) return fail(EVX_ERROR_INVALID_VALUE, "%s: fn (the callback) is NULL", fn);
+    return with_live2(fn, notifier, kNotifier, "notifier", event, kEvent, "event",
+                      [&](Slot &sn, Slot &se) {
+                          return watch(fn, notifier, static_cast<Notifier *>(sn.obj), event,
+                                       &se.event, 0, nullptr, user_data, nullptr, cb);
                       });
 }
 

@@ -60,6 +60,7 @@ EVX_LAYOUT_SAME_TYPE(evx_notifier_read, evx_status_t (*)(evx_notifier_t, uint64_
 EVX_LAYOUT_SAME_TYPE(evx_notifier_read_checked, evx_status_t (*)(evx_notifier_t, uint64_t *, uint32_t, uint32_t *));
 EVX_LAYOUT_SAME_TYPE(evx_notifier_watch, evx_status_t (*)(evx_notifier_t, evx_event_t, uint64_t));
 EVX_LAYOUT_SAME_TYPE(evx_notifier_watch_callback, evx_status_t (*)(evx_notifier_t, evx_event_t, evx_notify_fn_t, void *));
+EVX_LAYOUT_SAME_TYPE(evx_notifier_watch_callback_status, evx_status_t (*)(evx_notifier_t, evx_event_t, evx_notify_status_fn_t, void *));
 EVX_LAYOUT_SAME_TYPE(evx_device_create_event_pool, evx_status_t (*)(int, const evx_event_pool_options_t *, evx_event_pool_t *));
 EVX_LAYOUT_SAME_TYPE(evx_event_pool_acquire, evx_status_t (*)(evx_event_pool_t, evx_event_t *));
 EVX_LAYOUT_SAME_TYPE(evx_event_pool_destroy, evx_status_t (*)(evx_event_pool_t));
@@ -277,6 +278,7 @@ int main(void)
     printf("typedef evx_notifier_options_t %llu %llu\n", U(sizeof(evx_notifier_options_t)), U(EVX_LAYOUT_ALIGNOF(evx_notifier_options_t)));
     printf("typedef evx_notifier_t %llu %llu\n", U(sizeof(evx_notifier_t)), U(EVX_LAYOUT_ALIGNOF(evx_notifier_t)));
     printf("typedef evx_notify_fn_t %llu %llu\n", U(sizeof(evx_notify_fn_t)), U(EVX_LAYOUT_ALIGNOF(evx_notify_fn_t)));
+    printf("typedef evx_notify_status_fn_t %llu %llu\n", U(sizeof(evx_notify_status_fn_t)), U(EVX_LAYOUT_ALIGNOF(evx_notify_status_fn_t)));
     printf("typedef evx_event_pool_options_t %llu %llu\n", U(sizeof(evx_event_pool_options_t)), U(EVX_LAYOUT_ALIGNOF(evx_event_pool_options_t)));
     printf("typedef evx_event_pool_stats_t %llu %llu\n", U(sizeof(evx_event_pool_stats_t)), U(EVX_LAYOUT_ALIGNOF(evx_event_pool_stats_t)));
     printf("typedef evx_host_fn_status_t %llu %llu\n", U(sizeof(evx_host_fn_status_t)), U(EVX_LAYOUT_ALIGNOF(evx_host_fn_status_t)));
@@ -358,6 +360,7 @@ int main(void)
     printf("func evx_notifier_read_checked 4\n");
     printf("func evx_notifier_watch 3\n");
     printf("func evx_notifier_watch_callback 4\n");
+    printf("func evx_notifier_watch_callback_status 4\n");
     printf("func evx_device_create_event_pool 3\n");
     printf("func evx_event_pool_acquire 2\n");
     printf("func evx_event_pool_destroy 1\n");

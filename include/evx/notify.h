@@ -228,6 +228,42 @@ EVX_API evx_status_t evx_notifier_watch_callback(evx_notifier_t notifier,
                                                  evx_notify_fn_t fn,
                                                  void *user_data);
 
+/** @brief A function run when a watched event completes, given whether a
+ *  host function failed before it (see
+ *  evx_notifier_watch_callback_status()). */
+typedef void (*evx_notify_status_fn_t)(evx_status_t status, void *user_data);
+
+/**
+ * @brief Watches an event and runs a function when it completes, with the
+ * status of a host function that failed before it.
+ *
+ * As evx_notifier_watch_callback(), and the watch covers what
+ * evx_event_synchronize() of the event would have covered when the watch
+ * was made: the host functions launched with
+ * evx_stream_launch_host_func_status() on the stream handle of the event's
+ * last record, before that record (docs/host-functions.md). @p fn gets
+ * ::EVX_SUCCESS, or the status of the earliest such function whose failure
+ * no call has reported yet (::EVX_ERROR_UNKNOWN for a value that is no
+ * status code), which is then reported (once, as by any waiting call).
+ * While @p fn runs, and only then, evx_last_error_message() gives that
+ * failure's message (naming this call, the function and its stream) and
+ * evx_last_error_host_func() the function's `user_data`: those two are the
+ * evx calls a notifier callback may make. Fence watches cover no host
+ * function.
+ *
+ * @param notifier the notifier.
+ * @param event the event (of any device).
+ * @param fn the function; not NULL.
+ * @param user_data passed to @p fn.
+ * @return as evx_notifier_watch_callback().
+ *
+ * Thread-safe; never blocks on GPU work.
+ */
+EVX_API evx_status_t evx_notifier_watch_callback_status(evx_notifier_t notifier,
+                                                        evx_event_t event,
+                                                        evx_notify_status_fn_t fn,
+                                                        void *user_data);
+
 /**
  * @brief Takes queued tokens, oldest first. Never blocks.
  *

@@ -499,6 +499,74 @@ out:
     drop_stream(&s);
 }
 
+/* What a status callback saw: the status, and the message and host
+ * function evx gives during the callback. */
+typedef struct seen {
+    evx_status_t status;
+    char message[512];
+    void *host_data;
+    int host_st;
+    int ran;
+} seen;
+
+static void on_status(evx_status_t status, void *user_data)
+{
+    seen *w = (seen *)user_data;
+    w->status = status;
+    if (status != EVX_SUCCESS) {
+        snprintf(w->message, sizeof w->message, "%s", evx_last_error_message());
+        w->host_st = evx_last_error_host_func(&w->host_data);
+    }
+    flag_set(&w->ran, 1);
+}
+
+/* The status callback: the status of a failed host function before the
+ * event, once, with its message and user_data during the callback. */
+static void t_notifier_callback_status(void)
+{
+    evx_stream_t s = NULL;
+    evx_event_t before = NULL, after = NULL;
+    evx_notifier_t n = NULL;
+    outcome bad = {EVX_ERROR_INVALID_VALUE, 0};
+    seen a, b, c;
+
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    memset(&c, 0, sizeof c);
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE((before = make_event(0, EVX_EVENT_DEFAULT)) != NULL);
+    REQUIRE((after = make_event(0, EVX_EVENT_DEFAULT)) != NULL);
+    REQUIRE_OK(evx_notifier_create(NULL, &n));
+    EXPECT_FAIL(evx_notifier_watch_callback_status(n, after, NULL, NULL),
+                EVX_ERROR_INVALID_VALUE);
+    REQUIRE_OK(evx_event_record(before, s));
+    REQUIRE_OK(launch(s, &bad, "decode_batch"));
+    REQUIRE_OK(evx_event_record(after, s));
+    REQUIRE_OK(evx_notifier_watch_callback_status(n, before, on_status, &a));
+    REQUIRE(poll_flag(&a.ran, 10000));
+    REQUIRE_OK(evx_notifier_watch_callback_status(n, after, on_status, &b));
+    REQUIRE(poll_flag(&b.ran, 10000));
+    EXPECT_OK(a.status);
+    EXPECT_STATUS(b.status, EVX_ERROR_INVALID_VALUE);
+    EXPECTF(str_has(b.message, "evx_notifier_watch_callback_status") &&
+                str_has(b.message, "decode_batch"),
+            "message \"%s\" should name the call and the host function", b.message);
+    EXPECTF(b.host_st == EVX_SUCCESS && b.host_data == &bad,
+            "evx_last_error_host_func in the callback: %d, %p (launched with %p)", b.host_st,
+            b.host_data, (void *)&bad);
+    /* reported once: a second watch and the stream have nothing left */
+    REQUIRE_OK(evx_notifier_watch_callback_status(n, after, on_status, &c));
+    REQUIRE(poll_flag(&c.ran, 10000));
+    EXPECT_OK(c.status);
+    EXPECT_OK(evx_stream_synchronize(s));
+out:
+    if (n != NULL)
+        EXPECT_OK(evx_notifier_destroy(n));
+    drop_event(&before);
+    drop_event(&after);
+    drop_stream(&s);
+}
+
 const conf_case conf_hostfn_cases[] = {
     {"hostfn.stream_sync_reports_once", t_stream_sync_reports_once},
     {"hostfn.query_reports_when_idle", t_query_reports_when_idle},
@@ -513,5 +581,6 @@ const conf_case conf_hostfn_cases[] = {
     {"hostfn.bad_input", t_bad_input},
     {"hostfn.sync_mode_paths", t_sync_mode_paths},
     {"hostfn.notifier_read_checked", t_notifier_read_checked},
+    {"hostfn.notifier_callback_status", t_notifier_callback_status},
     {NULL, NULL},
 };

@@ -624,6 +624,10 @@ evx_notifier_t = _ct.c_void_p  # opaque handle: struct evx_notifier_ *
 #: evx_notifier_watch_callback()).
 evx_notify_fn_t = _ct.CFUNCTYPE(None, _ct.c_void_p)
 
+#: A function run when a watched event completes, given whether a host function
+#: failed before it (see evx_notifier_watch_callback_status()).
+evx_notify_status_fn_t = _ct.CFUNCTYPE(None, evx_status_t, _ct.c_void_p)
+
 #: A host function that can fail, for evx_stream_launch_host_func_status(): it
 #: returns EVX_SUCCESS, or the status (any other evx_status_code) that the
 #: waiting call which reports its failure returns; a value that is not a status
@@ -1915,6 +1919,43 @@ evx_notifier_watch_callback = Prototype(
     Thread-safe; never blocks on GPU work.
     """)
 
+# evx_status_t evx_notifier_watch_callback_status(evx_notifier_t notifier, evx_event_t event, evx_notify_status_fn_t fn, void *user_data)
+#   Watches an event and runs a function when it completes, with the status of
+#   a host function that failed before it.
+evx_notifier_watch_callback_status = Prototype(
+    "evx_notifier_watch_callback_status", evx_status_t,
+    (("notifier", evx_notifier_t), ("event", evx_event_t), ("fn", evx_notify_status_fn_t), ("user_data", _ct.c_void_p),),
+    """evx_status_t evx_notifier_watch_callback_status(evx_notifier_t notifier, evx_event_t event, evx_notify_status_fn_t fn, void *user_data)
+
+    Watches an event and runs a function when it completes, with the status of a host function that failed before it.
+
+    As evx_notifier_watch_callback(), and the watch covers what
+    evx_event_synchronize() of the event would have covered when the watch was
+    made: the host functions launched with
+    evx_stream_launch_host_func_status() on the stream handle of the event's
+    last record, before that record (docs/host-functions.md). fn gets
+    EVX_SUCCESS, or the status of the earliest such function whose failure no
+    call has reported yet (EVX_ERROR_UNKNOWN for a value that is no status
+    code), which is then reported (once, as by any waiting call). While fn
+    runs, and only then, evx_last_error_message() gives that failure's message
+    (naming this call, the function and its stream) and
+    evx_last_error_host_func() the function's `user_data`: those two are the
+    evx calls a notifier callback may make. Fence watches cover no host
+    function.
+
+    notifier: the notifier.
+
+    event: the event (of any device).
+
+    fn: the function; not NULL.
+
+    user_data: passed to fn.
+
+    Returns: as evx_notifier_watch_callback().
+
+    Thread-safe; never blocks on GPU work.
+    """)
+
 # evx_status_t evx_device_create_event_pool(int device, const evx_event_pool_options_t *options, evx_event_pool_t *pool)
 #   Creates a pool of events of a device.
 evx_device_create_event_pool = Prototype(
@@ -2917,6 +2958,7 @@ FUNCTIONS = (
     evx_notifier_read_checked,
     evx_notifier_watch,
     evx_notifier_watch_callback,
+    evx_notifier_watch_callback_status,
     evx_device_create_event_pool,
     evx_event_pool_acquire,
     evx_event_pool_destroy,
@@ -3163,6 +3205,7 @@ TYPEDEFS = {
     "evx_notifier_options_t": evx_notifier_options_t,
     "evx_notifier_t": evx_notifier_t,
     "evx_notify_fn_t": evx_notify_fn_t,
+    "evx_notify_status_fn_t": evx_notify_status_fn_t,
     "evx_event_pool_options_t": evx_event_pool_options_t,
     "evx_event_pool_stats_t": evx_event_pool_stats_t,
     "evx_host_fn_status_t": evx_host_fn_status_t,
