@@ -77,6 +77,8 @@ class TorchBackend:
         self.torch = torch
         torch.cuda.init()
         self.side = torch.cuda.Stream()
+        # wrapped once, outside any capture: torch.cuda.graph captures on it
+        self.evx_side = evx.Stream.wrap(self.side)
         self.mode = args.capture_mode
         if args.kernel == "sleep":
             cycles = args.cycles
@@ -102,7 +104,7 @@ class TorchBackend:
         return self.side
 
     def evx_stream(self, s):
-        return evx.Stream.wrap(s)
+        return self.evx_side if s is self.side else evx.Stream.wrap(s)
 
     def run_step(self, s, mark):
         """The step on torch stream ``s``; mark(i) before, between, after."""
@@ -116,7 +118,7 @@ class TorchBackend:
         """A graph of the step, mark(i) called inside the capture."""
         g = self.torch.cuda.CUDAGraph()
         with self.torch.cuda.graph(g, stream=self.side, capture_error_mode=self.mode):
-            s = self.torch.cuda.current_stream()
+            s = self.side  # the capture stream (torch's current one here)
             mark_s = (lambda i: mark(i, s)) if mark else (lambda i: None)
             mark_s(0)
             for i, k in enumerate(self.kernels):
@@ -144,6 +146,7 @@ class TorchBackend:
 
     def close(self):
         self.side.synchronize()
+        self.evx_side.close()
 
 
 class DriverBackend:
@@ -237,14 +240,10 @@ def ratio(a, b):
 
 
 def marker(backend, tl):
-    """mark(i, s) for a capture: marks ``tl`` on the capture stream ``s``,
-    wrapped once in an evx.Stream (kept until the graph is gone)."""
-    wrapped = {}
-
+    """mark(i, s) for a capture: marks ``tl`` on the capture stream ``s``
+    (through the backend's evx.Stream of it, made outside the capture)."""
     def mark(i, s):
-        if id(s) not in wrapped:
-            wrapped[id(s)] = backend.evx_stream(s)
-        tl.mark(wrapped[id(s)])
+        tl.mark(backend.evx_stream(s))
     return mark
 
 
