@@ -52,6 +52,7 @@ enum op {
     OP_TIMED_REGION,
     OP_TIMER,
     OP_HOST_FUNC,
+    OP_HOST_FUNC_ERROR,
     OP_COUNT
 };
 
@@ -92,6 +93,9 @@ static const row k_rows[OP_COUNT] = {
     {"host_func", "cuLaunchHostFunc of an empty function x n, then one sync",
      "evx_stream_launch_host_func_status of an empty function that returns "
      "EVX_SUCCESS x n, then evx_stream_synchronize", 0},
+    {"host_func_error", "cuLaunchHostFunc of an empty function; cuStreamSynchronize",
+     "evx_stream_launch_host_func_status of a function that returns "
+     "EVX_ERROR_UNKNOWN; evx_stream_synchronize, which reports it", 1},
 };
 
 static void CUDA_CB raw_noop(void *user_data) { (void)user_data; }
@@ -99,6 +103,11 @@ static evx_status_t evx_noop(void *user_data)
 {
     (void)user_data;
     return EVX_SUCCESS;
+}
+static evx_status_t evx_fail(void *user_data)
+{
+    (void)user_data;
+    return EVX_ERROR_UNKNOWN;
 }
 
 static bench_raw g_raw;
@@ -178,6 +187,12 @@ static double rep_raw(enum op op, int n)
         for (int i = 0; i < n; i++)
             RAW(g_raw.LaunchHostFunc(s, raw_noop, NULL));
         RAW(g_raw.StreamSynchronize(s));
+        break;
+    case OP_HOST_FUNC_ERROR:
+        for (int i = 0; i < n; i++) {
+            RAW(g_raw.LaunchHostFunc(s, raw_noop, NULL));
+            RAW(g_raw.StreamSynchronize(s));
+        }
         break;
     case OP_COUNT:
         break;
@@ -268,6 +283,16 @@ static double rep_evx(enum op op, int n)
         for (int i = 0; i < n; i++)
             EVX(evx_stream_launch_host_func_status(s, evx_noop, NULL, NULL));
         EVX(evx_stream_synchronize(s));
+        break;
+    case OP_HOST_FUNC_ERROR:
+        for (int i = 0; i < n; i++) {
+            EVX(evx_stream_launch_host_func_status(s, evx_fail, NULL, NULL));
+            evx_status_t st = evx_stream_synchronize(s);
+            if (st != EVX_ERROR_UNKNOWN) /* the failure must come back, each time */
+                bench_die_evx(st == EVX_SUCCESS ? EVX_ERROR_ILLEGAL_STATE : st,
+                              "evx_stream_synchronize after a failing host function",
+                              __FILE__, __LINE__);
+        }
         break;
     case OP_COUNT:
         break;

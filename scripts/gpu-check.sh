@@ -3,7 +3,7 @@
 # the conformance suite against the real driver and against the host
 # emulation with the same number of devices, then the stages asked for.
 #
-#   scripts/gpu-check.sh [conformance] [sanitizer] [stress] [interop] [bench] [fencebench] [pybench] [rustbench] [asyncbench] [benchab]
+#   scripts/gpu-check.sh [conformance] [sanitizer] [stress] [interop] [bench] [fencebench] [pybench] [rustbench] [asyncbench] [graphbench] [benchab]
 #
 # sanitizer: the conformance suite under compute-sanitizer (memcheck with
 # leak checking, then synccheck); the stage fails unless each run exits 0
@@ -12,7 +12,12 @@
 # Rust crate's hot calls against the raw driver, and the notifier Future's
 # latency against a thread blocked in cuEventSynchronize
 # (bindings/rust/evx/examples/rustbench.rs; needs cargo, else it says so and
-# is skipped).
+# is skipped). graphbench: timing inside a CUDA graph
+# (bench/py_graph_bench.py; docs/graphs.md): PyTorch kernels captured with
+# torch.cuda.graph, evx marks in and out of the graph against torch's
+# external events, and what the marks add to a replay (needs torch, else it
+# says so and that half is skipped); then the same without PyTorch (raw
+# driver capture, host functions as the step).
 #
 # No stage named: all of them but benchab. benchab compares this tree's
 # evx-bench with that of git revision $EVX_BENCH_BASE (or the source tree
@@ -23,7 +28,7 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/evx-out}
 mkdir -p "$out"
 build=${EVX_GPU_BUILD:-/tmp/evx-gpu-build}
-stages=${*:-conformance sanitizer stress interop bench fencebench pybench rustbench asyncbench}
+stages=${*:-conformance sanitizer stress interop bench fencebench pybench rustbench asyncbench graphbench}
 status=0
 
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader || true
@@ -136,6 +141,20 @@ for stage in $stages; do
         >"$out/pyasync-$loop.txt" 2>&1 || status=1
       cat "$out/pyasync-$loop.txt"
     done
+    ;;
+  graphbench)
+    if python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+      echo "=== timing inside a CUDA graph, PyTorch kernels (bench/py_graph_bench.py), real driver"
+      env -u EVX_DRIVER PYTHONPATH="$build/bindings/python" PYTHONUNBUFFERED=1 \
+        python3 bench/py_graph_bench.py --backend torch >"$out/graph-bench-torch.txt" 2>&1 || status=1
+      cat "$out/graph-bench-torch.txt"
+    else
+      echo "=== graphbench: PyTorch with CUDA is not importable by python3: its torch half is not run"
+    fi
+    echo "=== timing inside a CUDA graph, no PyTorch (raw driver capture, host functions)"
+    env -u EVX_DRIVER PYTHONPATH="$build/bindings/python" PYTHONUNBUFFERED=1 \
+      python3 bench/py_graph_bench.py --backend driver >"$out/graph-bench-driver.txt" 2>&1 || status=1
+    cat "$out/graph-bench-driver.txt"
     ;;
   benchab)
     if [ -n "${EVX_BENCH_BASE_SRC:-}" ]; then base=(--base-src "$EVX_BENCH_BASE_SRC")

@@ -22,8 +22,9 @@
 #   generated       the generated bindings equal a fresh bindings/generate
 #   python_tests    pytest on the package as meson built it (its Cython core)
 #                   (layout check included)
-#   pybench         smoke runs of bench/py_bench.py, py_region_probe.py and
-#                   py_async_bench.py
+#   pybench         smoke runs of bench/py_bench.py, py_region_probe.py,
+#                   py_async_bench.py and py_graph_bench.py (its driver
+#                   backend: no PyTorch here)
 #   rust            cargo test of bindings/rust (layout check included)
 #   wheel           pip wheel in an isolated env, installed into a fresh venv:
 #                   python -m evx, the Python tests on the installed package,
@@ -316,6 +317,18 @@ pybench() {
   if on_build python3 bench/py_async_bench.py --trials 3 \
         --concurrent 300 --hold-ms 5 --latency-at 1 4 --latency-trials 2 --work-us 50 >"$log" 2>&1 &&
      grep -q "^| notifier |" "$log" && grep -q "^| 50 | notifier |" "$log"; then
+    echo "ok ($log)"
+  else
+    tail -20 "$log"
+    return 1
+  fi
+  # PyTorch is not installed here and the emulation runs no kernels: the
+  # driver backend (host functions in a raw-driver capture); its torch
+  # column says n/a and why.
+  log=build/py_graph_bench-smoke.txt
+  if on_build python3 bench/py_graph_bench.py --backend driver --replays 5 \
+        --sleep-us 500 1000 250 >"$log" 2>&1 &&
+     grep -q "^| kernel 3 | [0-9]" "$log" && grep -q "^| 4 evx marks | [0-9]" "$log"; then
     echo "ok ($log)"
   else
     tail -20 "$log"

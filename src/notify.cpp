@@ -54,6 +54,7 @@
 #include "evx/status.h"
 #include "fence.hpp"
 #include "handle.hpp"
+#include "hostfn.hpp"
 #include "objects.hpp"
 #include "scope.hpp"
 #include "sized.hpp"
@@ -74,14 +75,26 @@ struct Lane;
 // (docs/async.md, "Fewer host functions in flight", has the figures).
 constexpr uint32_t kInflightMin = 8, kInflightMax = 32;
 
+// A delivered token, with the host functions that can fail its watch covers
+// (the watched event's last record's stream handle number and ticket, as
+// hostfn.hpp; 0: none), for evx_notifier_read_checked().
+struct Queued {
+    uint64_t token;
+    uint64_t hf_id;
+    uint64_t hf_ticket;
+};
+
 struct Watch {
     Notifier *n;
     Lane *lane;
-    uint64_t token;
+    Queued q;            // a token watch's token
     evx_notify_fn_t fn;  // nullptr: a token watch
     void *user_data;
     Watch *next = nullptr;  // the rest of a host function's batch, or of a lane's queue
+    evx_notify_status_fn_t sfn = nullptr;  // a callback given the status (fn is nullptr)
 };
+
+bool is_callback(const Watch *w) { return w->fn != nullptr || w->sfn != nullptr; }
 
 struct Lane {
     CUstream cu = nullptr;
@@ -109,7 +122,7 @@ struct Notifier {
     uint64_t pending = 0;
     // Queued tokens: a ring of `cap` entries, `count` from `head`; room for
     // `reserved` more is kept for the token watches still pending.
-    uint64_t *ring = nullptr;
+    Queued *ring = nullptr;
     size_t cap = 0, head = 0, count = 0, reserved = 0;
     DeviceLanes *devices = nullptr;  // one per device
     int ndevices = 0;
@@ -135,7 +148,7 @@ bool reserve_token(Notifier *n) {
     if (need > n->cap) {
         size_t cap = n->cap ? n->cap * 2 : 64;
         while (cap < need) cap *= 2;
-        uint64_t *ring = static_cast<uint64_t *>(std::malloc(sizeof(uint64_t) * cap));
+        Queued *ring = static_cast<Queued *>(std::malloc(sizeof(Queued) * cap));
         if (!ring) return false;
         for (size_t i = 0; i < n->count; ++i) ring[i] = n->ring[(n->head + i) % n->cap];
         std::free(n->ring);
@@ -149,7 +162,7 @@ bool reserve_token(Notifier *n) {
 
 // Queues a token reserved earlier; the caller holds n->mu. The eventfd's
 // counter is nonzero exactly while tokens are queued.
-void push_token(Notifier *n, uint64_t token) {
+void push_token(Notifier *n, const Queued &token) {
     --n->reserved;
     n->ring[(n->head + n->count) % n->cap] = token;
     if (n->count++ == 0) {
@@ -175,6 +188,14 @@ void deliver(void *data) {
             t_delivering = n;
             w->fn(w->user_data);
             t_delivering = nullptr;
+        } else if (w->sfn) {
+            // Taken on this thread, so that the callback reads its message
+            // and host function with evx_last_error_message/_host_func.
+            const evx_status_t st = host_failure_check("evx_notifier_watch_callback_status",
+                                                       w->q.hf_id, w->q.hf_ticket);
+            t_delivering = n;
+            w->sfn(st, w->user_data);
+            t_delivering = nullptr;
         }
     }
     {
@@ -183,7 +204,7 @@ void deliver(void *data) {
         --d.inflight;
         if (d.lanes_queued) n->pump_cv.notify_one();
         for (Watch *w = first; w; w = w->next) {
-            if (!w->fn) push_token(n, w->token);
+            if (!is_callback(w)) push_token(n, w->q);
             --w->lane->pending;
             end_pending(n);  // n may be freed once the mutex is released
         }
@@ -227,7 +248,7 @@ void *pump_main(void *arg) {
         DeviceLanes &d = n->devices[lane->device];
         --d.lanes_queued;
         bool callbacks = false;
-        for (Watch *w = batch; w && !callbacks; w = w->next) callbacks = w->fn != nullptr;
+        for (Watch *w = batch; w && !callbacks; w = w->next) callbacks = is_callback(w);
         // Callbacks only while none of the device's runs on the driver's
         // thread (none in flight): a device's callbacks run one at a time.
         const bool may_deliver_here = !callbacks || d.inflight == 0;
@@ -341,7 +362,8 @@ struct ValueWait {
 
 evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, Event *e,
                    uint64_t token, evx_notify_fn_t cb, void *user_data,
-                   const ValueWait *vw = nullptr) {
+                   const ValueWait *vw = nullptr, evx_notify_status_fn_t scb = nullptr) {
+    const bool callback = cb != nullptr || scb != nullptr;
     const int device = vw ? vw->device : e->device;
     // Complete already (never recorded in this life, or the driver says so;
     // a fence's value reached): nothing to wait for.
@@ -351,6 +373,13 @@ evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, 
         q = internal_event_query(e->cu.load(std::memory_order_acquire));
         complete = q == CUDA_SUCCESS;
     }
+    // The failures of host functions the event's last record covers: the
+    // token's reader may ask for them (evx_notifier_read_checked).
+    Queued tq{token, 0, 0};
+    if (e && !cb) {  // a token, or a callback given the status
+        tq.hf_id = e->hf_id.load(std::memory_order_acquire);
+        if (tq.hf_id) tq.hf_ticket = e->hf_ticket.load(std::memory_order_relaxed);
+    }
     Lane *lane = nullptr;
     {
         std::lock_guard<std::mutex> lk(n->mu);
@@ -359,18 +388,19 @@ evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, 
                         "%s: notifier 0x%" PRIx64 " is being destroyed", fn, handle_value(nh));
         if (!complete && q != CUDA_ERROR_NOT_READY)
             return driver_failed(q, fn, "cuEventQuery", "event 0x%" PRIx64, handle_value(eh));
-        if (!cb && !reserve_token(n))
+        if (!callback && !reserve_token(n))
             return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory for the token queue", fn);
-        if (complete && !cb) {  // a token is delivered by the call itself
-            push_token(n, token);
+        if (complete && !callback) {  // a token is delivered by the call itself
+            push_token(n, tq);
             return 0;
         }
         ++n->pending;
         lane = pick_lane(n, n->devices[device]);
     }
     evx_status_t st = 0;
-    Watch *w = new (std::nothrow) Watch{n, nullptr, token, cb, user_data};
+    Watch *w = new (std::nothrow) Watch{n, nullptr, tq, cb, user_data};
     if (!w) st = fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    else w->sfn = scb;
     if (!st && !lane) st = take_lane(fn, n, device, &lane);
     if (!st && !complete && vw) {
         const CUresult res =
@@ -413,7 +443,7 @@ evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, 
     delete w;
     std::lock_guard<std::mutex> lk(n->mu);
     if (lane) --lane->pending;
-    if (!cb) --n->reserved;
+    if (!callback) --n->reserved;
     end_pending(n);
     return st;
 }
@@ -571,6 +601,19 @@ EVX_API evx_status_t evx_notifier_watch_callback(evx_notifier_t notifier, evx_ev
                       });
 }
 
+EVX_API evx_status_t evx_notifier_watch_callback_status(evx_notifier_t notifier,
+                                                        evx_event_t event,
+                                                        evx_notify_status_fn_t cb,
+                                                        void *user_data) {
+    static const char fn[] = "evx_notifier_watch_callback_status";
+    if (!cb) return fail(EVX_ERROR_INVALID_VALUE, "%s: fn (the callback) is NULL", fn);
+    return with_live2(fn, notifier, kNotifier, "notifier", event, kEvent, "event",
+                      [&](Slot &sn, Slot &se) {
+                          return watch(fn, notifier, static_cast<Notifier *>(sn.obj), event,
+                                       &se.event, 0, nullptr, user_data, nullptr, cb);
+                      });
+}
+
 // Both fence watches: a token (cb == nullptr) or a callback.
 static evx_status_t watch_fence(const char *fn, evx_notifier_t notifier, evx_fence_t fence,
                                 uint64_t value, uint64_t token, evx_notify_fn_t cb,
@@ -603,17 +646,25 @@ EVX_API evx_status_t evx_notifier_watch_fence_callback(evx_notifier_t notifier,
     return watch_fence(fn, notifier, fence, value, 0, cb, user_data);
 }
 
-EVX_API evx_status_t evx_notifier_read(evx_notifier_t notifier, uint64_t *tokens,
-                                       uint32_t capacity, uint32_t *count) {
-    static const char fn[] = "evx_notifier_read";
+// Both reads: takes up to capacity tokens, oldest first; checked: stops
+// after a token whose watch covers an unreported host-function failure,
+// which it reports.
+static evx_status_t read_tokens(const char *fn, evx_notifier_t notifier, uint64_t *tokens,
+                                uint32_t capacity, uint32_t *count, bool checked) {
     if (!count) return fail(EVX_ERROR_INVALID_VALUE, "%s: count (the out-pointer) is NULL", fn);
     *count = 0;
     if (!tokens) return fail(EVX_ERROR_INVALID_VALUE, "%s: tokens (the buffer) is NULL", fn);
     if (capacity == 0) return fail(EVX_ERROR_INVALID_VALUE, "%s: capacity is 0", fn);
     return with_notifier(fn, notifier, [&](Notifier *n) {
         std::lock_guard<std::mutex> lk(n->mu);
-        const size_t k = n->count < capacity ? n->count : capacity;
-        for (size_t i = 0; i < k; ++i) tokens[i] = n->ring[(n->head + i) % n->cap];
+        const size_t most = n->count < capacity ? n->count : capacity;
+        size_t k = 0;
+        evx_status_t st = EVX_SUCCESS;
+        while (k < most) {
+            const Queued &q = n->ring[(n->head + k) % n->cap];
+            tokens[k++] = q.token;
+            if (checked && (st = host_failure_check(fn, q.hf_id, q.hf_ticket)) != 0) break;
+        }
         if (k > 0) {
             n->head = (n->head + k) % n->cap;
             n->count -= k;
@@ -625,8 +676,18 @@ EVX_API evx_status_t evx_notifier_read(evx_notifier_t notifier, uint64_t *tokens
             }
         }
         *count = static_cast<uint32_t>(k);
-        return EVX_SUCCESS;
+        return st;
     });
+}
+
+EVX_API evx_status_t evx_notifier_read(evx_notifier_t notifier, uint64_t *tokens,
+                                       uint32_t capacity, uint32_t *count) {
+    return read_tokens("evx_notifier_read", notifier, tokens, capacity, count, false);
+}
+
+EVX_API evx_status_t evx_notifier_read_checked(evx_notifier_t notifier, uint64_t *tokens,
+                                               uint32_t capacity, uint32_t *count) {
+    return read_tokens("evx_notifier_read_checked", notifier, tokens, capacity, count, true);
 }
 
 EVX_API evx_status_t evx_notifier_get_counts(evx_notifier_t notifier, uint64_t *pending,

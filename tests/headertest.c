@@ -89,7 +89,7 @@ static const any_fn all_functions[] = {
     FN(evx_timeline_destroy), FN(evx_timeline_mark), FN(evx_timeline_count),
     FN(evx_timeline_intervals), FN(evx_timeline_synchronize),
     FN(evx_notifier_create), FN(evx_notifier_destroy), FN(evx_notifier_get_fd),
-    FN(evx_notifier_watch), FN(evx_notifier_watch_callback), FN(evx_notifier_read),
+    FN(evx_notifier_watch), FN(evx_notifier_watch_callback), FN(evx_notifier_read), FN(evx_notifier_read_checked), FN(evx_notifier_watch_callback_status),
     FN(evx_notifier_get_counts),
     FN(evx_timeline_reset),
 };

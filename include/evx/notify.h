@@ -228,6 +228,42 @@ EVX_API evx_status_t evx_notifier_watch_callback(evx_notifier_t notifier,
                                                  evx_notify_fn_t fn,
                                                  void *user_data);
 
+/** @brief A function run when a watched event completes, given whether a
+ *  host function failed before it (see
+ *  evx_notifier_watch_callback_status()). */
+typedef void (*evx_notify_status_fn_t)(evx_status_t status, void *user_data);
+
+/**
+ * @brief Watches an event and runs a function when it completes, with the
+ * status of a host function that failed before it.
+ *
+ * As evx_notifier_watch_callback(), and the watch covers what
+ * evx_event_synchronize() of the event would have covered when the watch
+ * was made: the host functions launched with
+ * evx_stream_launch_host_func_status() on the stream handle of the event's
+ * last record, before that record (docs/host-functions.md). @p fn gets
+ * ::EVX_SUCCESS, or the status of the earliest such function whose failure
+ * no call has reported yet (::EVX_ERROR_UNKNOWN for a value that is no
+ * status code), which is then reported (once, as by any waiting call).
+ * While @p fn runs, and only then, evx_last_error_message() gives that
+ * failure's message (naming this call, the function and its stream) and
+ * evx_last_error_host_func() the function's `user_data`: those two are the
+ * evx calls a notifier callback may make. Fence watches cover no host
+ * function.
+ *
+ * @param notifier the notifier.
+ * @param event the event (of any device).
+ * @param fn the function; not NULL.
+ * @param user_data passed to @p fn.
+ * @return as evx_notifier_watch_callback().
+ *
+ * Thread-safe; never blocks on GPU work.
+ */
+EVX_API evx_status_t evx_notifier_watch_callback_status(evx_notifier_t notifier,
+                                                        evx_event_t event,
+                                                        evx_notify_status_fn_t fn,
+                                                        void *user_data);
+
 /**
  * @brief Takes queued tokens, oldest first. Never blocks.
  *
@@ -248,6 +284,42 @@ EVX_API evx_status_t evx_notifier_watch_callback(evx_notifier_t notifier,
 EVX_API evx_status_t evx_notifier_read(evx_notifier_t notifier,
                                        uint64_t *tokens, uint32_t capacity,
                                        uint32_t *count);
+
+/**
+ * @brief Takes queued tokens as evx_notifier_read() does, and reports a
+ * failed host function that a token's watch covers.
+ *
+ * A token watch of an event (evx_notifier_watch()) covers what
+ * evx_event_synchronize() of that event would have covered when the watch
+ * was made: the host functions launched with
+ * evx_stream_launch_host_func_status() on the stream handle of the event's
+ * last record, before that record (docs/host-functions.md). This call takes
+ * tokens oldest first and stops after the first token whose watch covers a
+ * failure that no call has reported yet: that token is the last one written
+ * (`tokens[*count - 1]`), and the call returns the function's status, with
+ * a message naming this call, the function and its stream;
+ * evx_last_error_host_func() then gives the function's `user_data`. The
+ * failure is reported once: to this call, or to whichever waiting call
+ * (a stream or event synchronize, ...) came first. Tokens of fence watches
+ * cover no host function. evx_notifier_read() takes tokens without looking
+ * for failures, which stay for the next waiting call.
+ *
+ * @param notifier the notifier.
+ * @param[out] tokens receives up to @p capacity tokens.
+ * @param capacity room in @p tokens; 1 or more.
+ * @param[out] count receives how many were written, also when the call
+ *        reports a failure (0 when none is queued).
+ * @return ::EVX_SUCCESS; the status the failed host function returned
+ *         (::EVX_ERROR_UNKNOWN for a value that is no status code);
+ *         ::EVX_ERROR_INVALID_VALUE if @p tokens or @p count is NULL or
+ *         @p capacity is 0; ::EVX_ERROR_INVALID_HANDLE.
+ *
+ * Thread-safe: concurrent readers each get distinct tokens.
+ */
+EVX_API evx_status_t evx_notifier_read_checked(evx_notifier_t notifier,
+                                               uint64_t *tokens,
+                                               uint32_t capacity,
+                                               uint32_t *count);
 
 /**
  * @brief How many watches are pending and how many tokens are queued.

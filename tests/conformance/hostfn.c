@@ -408,6 +408,165 @@ static void t_sync_mode_paths(void)
     EXPECTF(rc == 0, "the child (a CUDA 13.2 emulation) exited %d", rc);
 }
 
+/* Waits until the notifier has `want` tokens queued. */
+static int queued_reaches(evx_notifier_t n, uint64_t want, int timeout_ms)
+{
+    double until = now_ms() + timeout_ms;
+    for (;;) {
+        uint64_t q = 0;
+        if (!EXPECT_OK(evx_notifier_get_counts(n, NULL, &q)))
+            return 0;
+        if (q >= want)
+            return 1;
+        if (now_ms() > until)
+            return EXPECTF(0, "%llu tokens queued after %d ms, expected %llu",
+                           (unsigned long long)q, timeout_ms, (unsigned long long)want);
+        sleep_ms(1);
+    }
+}
+
+/* The notifier's delivery: evx_notifier_read_checked reports the failure a
+ * token's watch covers (once, stopping after that token); an event recorded
+ * before the function covers none; evx_notifier_read reports nothing and
+ * leaves the failure to the next waiting call. */
+static void t_notifier_read_checked(void)
+{
+    evx_stream_t s = NULL, clean = NULL;
+    evx_event_t before = NULL, after = NULL, other = NULL;
+    evx_notifier_t n = NULL;
+    outcome bad = {EVX_ERROR_ILLEGAL_STATE, 0}, bad2 = {EVX_ERROR_NOT_SUPPORTED, 0};
+    uint64_t tok[4] = {0, 0, 0, 0};
+    uint32_t c = 0;
+
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE((clean = make_stream(0)) != NULL);
+    REQUIRE((before = make_event(0, EVX_EVENT_DEFAULT)) != NULL);
+    REQUIRE((after = make_event(0, EVX_EVENT_DEFAULT)) != NULL);
+    REQUIRE((other = make_event(0, EVX_EVENT_DEFAULT)) != NULL);
+    REQUIRE_OK(evx_notifier_create(NULL, &n));
+
+    /* before (no failure), then after (covers parse_record) */
+    REQUIRE_OK(evx_event_record(before, s));
+    REQUIRE_OK(launch(s, &bad, "parse_record"));
+    REQUIRE_OK(evx_event_record(after, s));
+    REQUIRE_OK(evx_notifier_watch(n, before, 1));
+    REQUIRE(queued_reaches(n, 1, 10000));
+    REQUIRE_OK(evx_notifier_watch(n, after, 2));
+    REQUIRE(queued_reaches(n, 2, 10000));
+    /* a third token behind it, of a stream without failures */
+    REQUIRE_OK(evx_event_record(other, clean));
+    REQUIRE_OK(evx_notifier_watch(n, other, 3));
+    REQUIRE(queued_reaches(n, 3, 10000));
+    reported(evx_notifier_read_checked(n, tok, 4, &c), EVX_ERROR_ILLEGAL_STATE,
+             "evx_notifier_read_checked", "parse_record", &bad);
+    EXPECTF(c == 2 && tok[0] == 1 && tok[1] == 2,
+            "%u tokens (%llu, %llu): expected 1 and 2, stopping after the failed one", c,
+            (unsigned long long)tok[0], (unsigned long long)tok[1]);
+    EXPECT_OK(evx_notifier_read_checked(n, tok, 4, &c));
+    EXPECTF(c == 1 && tok[0] == 3, "%u tokens (%llu): expected 3", c,
+            (unsigned long long)tok[0]);
+    /* reported once: the stream and the event have nothing left */
+    EXPECT_OK(evx_event_synchronize(after));
+    EXPECT_OK(evx_stream_synchronize(s));
+
+    /* evx_notifier_read leaves the failure to the next waiting call */
+    REQUIRE_OK(launch(s, &bad2, "write_shard"));
+    REQUIRE_OK(evx_event_record(after, s));
+    REQUIRE_OK(evx_notifier_watch(n, after, 4));
+    REQUIRE(queued_reaches(n, 1, 10000));
+    EXPECT_OK(evx_notifier_read(n, tok, 4, &c));
+    EXPECT(c == 1 && tok[0] == 4);
+    reported(evx_stream_synchronize(s), EVX_ERROR_NOT_SUPPORTED, "evx_stream_synchronize",
+             "write_shard", &bad2);
+
+    /* a waiting call first: the checked read then finds nothing */
+    REQUIRE_OK(launch(s, &bad, "parse_record"));
+    REQUIRE_OK(evx_event_record(after, s));
+    REQUIRE_OK(evx_notifier_watch(n, after, 5));
+    REQUIRE(queued_reaches(n, 1, 10000));
+    reported(evx_event_synchronize(after), EVX_ERROR_ILLEGAL_STATE, "evx_event_synchronize",
+             "parse_record", &bad);
+    EXPECT_OK(evx_notifier_read_checked(n, tok, 4, &c));
+    EXPECT(c == 1 && tok[0] == 5);
+    EXPECT(flag_get(&bad.ran) == 2 && flag_get(&bad2.ran) == 1);
+out:
+    if (n != NULL)
+        EXPECT_OK(evx_notifier_destroy(n));
+    drop_event(&before);
+    drop_event(&after);
+    drop_event(&other);
+    drop_stream(&clean);
+    drop_stream(&s);
+}
+
+/* What a status callback saw: the status, and the message and host
+ * function evx gives during the callback. */
+typedef struct seen {
+    evx_status_t status;
+    char message[512];
+    void *host_data;
+    int host_st;
+    int ran;
+} seen;
+
+static void on_status(evx_status_t status, void *user_data)
+{
+    seen *w = (seen *)user_data;
+    w->status = status;
+    if (status != EVX_SUCCESS) {
+        snprintf(w->message, sizeof w->message, "%s", evx_last_error_message());
+        w->host_st = evx_last_error_host_func(&w->host_data);
+    }
+    flag_set(&w->ran, 1);
+}
+
+/* The status callback: the status of a failed host function before the
+ * event, once, with its message and user_data during the callback. */
+static void t_notifier_callback_status(void)
+{
+    evx_stream_t s = NULL;
+    evx_event_t before = NULL, after = NULL;
+    evx_notifier_t n = NULL;
+    outcome bad = {EVX_ERROR_INVALID_VALUE, 0};
+    seen a, b, c;
+
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    memset(&c, 0, sizeof c);
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE((before = make_event(0, EVX_EVENT_DEFAULT)) != NULL);
+    REQUIRE((after = make_event(0, EVX_EVENT_DEFAULT)) != NULL);
+    REQUIRE_OK(evx_notifier_create(NULL, &n));
+    EXPECT_FAIL(evx_notifier_watch_callback_status(n, after, NULL, NULL),
+                EVX_ERROR_INVALID_VALUE);
+    REQUIRE_OK(evx_event_record(before, s));
+    REQUIRE_OK(launch(s, &bad, "decode_batch"));
+    REQUIRE_OK(evx_event_record(after, s));
+    REQUIRE_OK(evx_notifier_watch_callback_status(n, before, on_status, &a));
+    REQUIRE(poll_flag(&a.ran, 10000));
+    REQUIRE_OK(evx_notifier_watch_callback_status(n, after, on_status, &b));
+    REQUIRE(poll_flag(&b.ran, 10000));
+    EXPECT_OK(a.status);
+    EXPECT_STATUS(b.status, EVX_ERROR_INVALID_VALUE);
+    EXPECTF(str_has(b.message, "evx_notifier_watch_callback_status") &&
+                str_has(b.message, "decode_batch"),
+            "message \"%s\" should name the call and the host function", b.message);
+    EXPECTF(b.host_st == EVX_SUCCESS && b.host_data == &bad,
+            "evx_last_error_host_func in the callback: %d, %p (launched with %p)", b.host_st,
+            b.host_data, (void *)&bad);
+    /* reported once: a second watch and the stream have nothing left */
+    REQUIRE_OK(evx_notifier_watch_callback_status(n, after, on_status, &c));
+    REQUIRE(poll_flag(&c.ran, 10000));
+    EXPECT_OK(c.status);
+    EXPECT_OK(evx_stream_synchronize(s));
+out:
+    if (n != NULL)
+        EXPECT_OK(evx_notifier_destroy(n));
+    drop_event(&before);
+    drop_event(&after);
+    drop_stream(&s);
+}
+
 const conf_case conf_hostfn_cases[] = {
     {"hostfn.stream_sync_reports_once", t_stream_sync_reports_once},
     {"hostfn.query_reports_when_idle", t_query_reports_when_idle},
@@ -421,5 +580,7 @@ const conf_case conf_hostfn_cases[] = {
     {"hostfn.default_name", t_default_name},
     {"hostfn.bad_input", t_bad_input},
     {"hostfn.sync_mode_paths", t_sync_mode_paths},
+    {"hostfn.notifier_read_checked", t_notifier_read_checked},
+    {"hostfn.notifier_callback_status", t_notifier_callback_status},
     {NULL, NULL},
 };

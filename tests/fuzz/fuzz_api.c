@@ -1011,6 +1011,15 @@ static void on_notify(void *user_data)
     if (user_data != RELEASE_COOKIE) __atomic_add_fetch(&g_cb_bad, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&g_cb_runs, 1, __ATOMIC_RELAXED);
 }
+/* The status callback: a failure comes with a message during the call. */
+static void on_notify_status(evx_status_t status, void *user_data)
+{
+    const char *msg;
+    if (user_data != RELEASE_COOKIE ||
+        (status != EVX_SUCCESS && (!(msg = evx_last_error_message()) || !msg[0])))
+        __atomic_add_fetch(&g_cb_bad, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&g_cb_runs, 1, __ATOMIC_RELAXED);
+}
 static void on_notify_destroy(void *user_data)
 {
     const char *msg;
@@ -1122,7 +1131,9 @@ static void op_notifier(reader *r)
             const int null_fn = (b & 7) == 7;
             evx_notify_fn_t fn = null_fn ? NULL : (b & 8) ? on_notify_destroy : on_notify;
             void *user = (b & 8) ? (void *)n : RELEASE_COOKIE;
-            st = C(evx_notifier_watch_callback(n, e, fn, user));
+            st = (b & 16) ? C(evx_notifier_watch_callback_status(
+                                n, e, null_fn ? NULL : on_notify_status, RELEASE_COOKIE))
+                          : C(evx_notifier_watch_callback(n, e, fn, user));
             if (null_fn) {
                 REQUIRE(st == EVX_ERROR_INVALID_VALUE, "a NULL callback was accepted");
                 return;
@@ -1140,13 +1151,19 @@ static void op_notifier(reader *r)
         const int null_tokens = (b & 3) == 3, null_count = null_out(r);
         const uint32_t cap = null_tokens ? ((b & 4) ? 0 : u32(r)) : (uint32_t)((b >> 2) % 9);
         uint32_t got = 0xdead;
-        st = C(evx_notifier_read(n, null_tokens ? NULL : buf, cap, null_count ? NULL : &got));
+        /* the checked read: a failed host function's status comes with
+         * the tokens taken up to the token whose watch covers it */
+        const int checked = u8(r) & 1;
+        st = checked ? C(evx_notifier_read_checked(n, null_tokens ? NULL : buf, cap,
+                                                   null_count ? NULL : &got))
+                     : C(evx_notifier_read(n, null_tokens ? NULL : buf, cap,
+                                           null_count ? NULL : &got));
         if (null_count || null_tokens || cap == 0) {
             REQUIRE(st == EVX_ERROR_INVALID_VALUE, "a bad buffer was accepted");
             if (!null_count) REQUIRE(got == 0, "a refused read left its count set");
             return;
         }
-        if (st == EVX_SUCCESS) {
+        if (st == EVX_SUCCESS || (checked && got > 0)) {
             REQUIRE(got <= cap, "a read gave more tokens than the buffer holds");
             for (unsigned i = got; i < 9; i++)
                 REQUIRE(buf[i] == 0xababababababababull, "a read wrote past its tokens");

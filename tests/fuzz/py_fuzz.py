@@ -665,6 +665,13 @@ def op_aio(inp, w):
             await asyncio.wait_for(fut, HANG_SECONDS)
         except asyncio.TimeoutError as e:
             violation("an evx.aio future never completed", "evx.aio", v, e)
+        except evx.CudaError as e:
+            # _raises, launched before the event's record: reported to the
+            # await, chained to its exception (evx_notifier_read_checked)
+            with Stats.lock:
+                Stats.raised["CudaError"] = Stats.raised.get("CudaError", 0) + 1
+            if not isinstance(e.__cause__, KeyError):
+                violation("an evx.aio future failed, not by a host function", "evx.aio", v, e)
 
     asyncio.run(body())
 

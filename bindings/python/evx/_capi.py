@@ -624,6 +624,10 @@ evx_notifier_t = _ct.c_void_p  # opaque handle: struct evx_notifier_ *
 #: evx_notifier_watch_callback()).
 evx_notify_fn_t = _ct.CFUNCTYPE(None, _ct.c_void_p)
 
+#: A function run when a watched event completes, given whether a host function
+#: failed before it (see evx_notifier_watch_callback_status()).
+evx_notify_status_fn_t = _ct.CFUNCTYPE(None, evx_status_t, _ct.c_void_p)
+
 #: A host function that can fail, for evx_stream_launch_host_func_status(): it
 #: returns EVX_SUCCESS, or the status (any other evx_status_code) that the
 #: waiting call which reports its failure returns; a value that is not a status
@@ -1812,6 +1816,49 @@ evx_notifier_read = Prototype(
     Thread-safe: concurrent readers each get distinct tokens.
     """)
 
+# evx_status_t evx_notifier_read_checked(evx_notifier_t notifier, uint64_t *tokens, uint32_t capacity, uint32_t *count)
+#   Takes queued tokens as evx_notifier_read() does, and reports a failed host
+#   function that a token's watch covers.
+evx_notifier_read_checked = Prototype(
+    "evx_notifier_read_checked", evx_status_t,
+    (("notifier", evx_notifier_t), ("tokens", _ct.POINTER(_ct.c_uint64)), ("capacity", _ct.c_uint32), ("count", _ct.POINTER(_ct.c_uint32)),),
+    """evx_status_t evx_notifier_read_checked(evx_notifier_t notifier, uint64_t *tokens, uint32_t capacity, uint32_t *count)
+
+    Takes queued tokens as evx_notifier_read() does, and reports a failed host function that a token's watch covers.
+
+    A token watch of an event (evx_notifier_watch()) covers what
+    evx_event_synchronize() of that event would have covered when the watch
+    was made: the host functions launched with
+    evx_stream_launch_host_func_status() on the stream handle of the event's
+    last record, before that record (docs/host-functions.md). This call takes
+    tokens oldest first and stops after the first token whose watch covers a
+    failure that no call has reported yet: that token is the last one written
+    (`tokens[*count - 1]`), and the call returns the function's status, with a
+    message naming this call, the function and its stream;
+    evx_last_error_host_func() then gives the function's `user_data`. The
+    failure is reported once: to this call, or to whichever waiting call (a
+    stream or event synchronize, ...) came first. Tokens of fence watches
+    cover no host function. evx_notifier_read() takes tokens without looking
+    for failures, which stay for the next waiting call.
+
+    notifier: the notifier.
+
+    tokens [out]: receives up to capacity tokens.
+
+    capacity: room in tokens; 1 or more.
+
+    count [out]: receives how many were written, also when the call reports a
+    failure (0 when none is queued).
+
+    Returns: EVX_SUCCESS; the status the failed host function returned
+    (EVX_ERROR_UNKNOWN for a value that is no status code);
+    EVX_ERROR_INVALID_VALUE if tokens or count is NULL or
+
+    capacity is 0; EVX_ERROR_INVALID_HANDLE.
+
+    Thread-safe: concurrent readers each get distinct tokens.
+    """)
+
 # evx_status_t evx_notifier_watch(evx_notifier_t notifier, evx_event_t event, uint64_t token)
 #   Watches an event: when the work its last record marks now has completed,
 #   token is queued and the file descriptor becomes readable.
@@ -1868,6 +1915,43 @@ evx_notifier_watch_callback = Prototype(
 
     Returns: as evx_notifier_watch(), and EVX_ERROR_INVALID_VALUE if fn is
     NULL. On failure fn never runs.
+
+    Thread-safe; never blocks on GPU work.
+    """)
+
+# evx_status_t evx_notifier_watch_callback_status(evx_notifier_t notifier, evx_event_t event, evx_notify_status_fn_t fn, void *user_data)
+#   Watches an event and runs a function when it completes, with the status of
+#   a host function that failed before it.
+evx_notifier_watch_callback_status = Prototype(
+    "evx_notifier_watch_callback_status", evx_status_t,
+    (("notifier", evx_notifier_t), ("event", evx_event_t), ("fn", evx_notify_status_fn_t), ("user_data", _ct.c_void_p),),
+    """evx_status_t evx_notifier_watch_callback_status(evx_notifier_t notifier, evx_event_t event, evx_notify_status_fn_t fn, void *user_data)
+
+    Watches an event and runs a function when it completes, with the status of a host function that failed before it.
+
+    As evx_notifier_watch_callback(), and the watch covers what
+    evx_event_synchronize() of the event would have covered when the watch was
+    made: the host functions launched with
+    evx_stream_launch_host_func_status() on the stream handle of the event's
+    last record, before that record (docs/host-functions.md). fn gets
+    EVX_SUCCESS, or the status of the earliest such function whose failure no
+    call has reported yet (EVX_ERROR_UNKNOWN for a value that is no status
+    code), which is then reported (once, as by any waiting call). While fn
+    runs, and only then, evx_last_error_message() gives that failure's message
+    (naming this call, the function and its stream) and
+    evx_last_error_host_func() the function's `user_data`: those two are the
+    evx calls a notifier callback may make. Fence watches cover no host
+    function.
+
+    notifier: the notifier.
+
+    event: the event (of any device).
+
+    fn: the function; not NULL.
+
+    user_data: passed to fn.
+
+    Returns: as evx_notifier_watch_callback().
 
     Thread-safe; never blocks on GPU work.
     """)
@@ -2871,8 +2955,10 @@ FUNCTIONS = (
     evx_notifier_get_counts,
     evx_notifier_get_fd,
     evx_notifier_read,
+    evx_notifier_read_checked,
     evx_notifier_watch,
     evx_notifier_watch_callback,
+    evx_notifier_watch_callback_status,
     evx_device_create_event_pool,
     evx_event_pool_acquire,
     evx_event_pool_destroy,
@@ -3119,6 +3205,7 @@ TYPEDEFS = {
     "evx_notifier_options_t": evx_notifier_options_t,
     "evx_notifier_t": evx_notifier_t,
     "evx_notify_fn_t": evx_notify_fn_t,
+    "evx_notify_status_fn_t": evx_notify_status_fn_t,
     "evx_event_pool_options_t": evx_event_pool_options_t,
     "evx_event_pool_stats_t": evx_event_pool_stats_t,
     "evx_host_fn_status_t": evx_host_fn_status_t,

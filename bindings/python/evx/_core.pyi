@@ -6,7 +6,7 @@
 # this file against the built core with mypy's stubtest
 # (scripts/wheel_test.sh).
 from types import TracebackType
-from typing import Any, Dict, List, Optional, Type, TypeVar, final
+from typing import Any, Dict, List, Optional, Tuple, Type, TypeVar, final
 
 # The compiled classes are disjoint bases (a class cannot derive from two).
 from typing_extensions import disjoint_base
@@ -80,6 +80,8 @@ def new_stream(cls: Type[_S], handle: Any, ordinal: int,
 
 def notifier_watch(notifier: Any, event: Any, token: int, op: str = ...) -> None: ...
 def notifier_read(notifier: Any, capacity: int) -> List[int]: ...
+def notifier_read_checked(notifier: Any, capacity: int,
+                          op: str = ...) -> Tuple[List[int], Optional[BaseException]]: ...
 
 @final
 class timed:

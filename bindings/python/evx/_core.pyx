@@ -610,25 +610,45 @@ def notifier_watch(notifier, event, uint64_t token, str op="evx.aio.wait"):
         raise failure(st, op)
 
 
-def notifier_read(notifier, uint32_t capacity):
-    """Up to ``capacity`` (at most NOTIFIER_READ_MAX) tokens of completed
-    watches, as a list (evx_notifier_read; it never waits)."""
+cdef tuple read_tokens(notifier, uint32_t capacity, bint checked, str op):
+    """Both reads: (tokens, status of the call)."""
     cdef evx_notifier_t n = <evx_notifier_t>handle_from(notifier)
     cdef uint64_t buf[NOTIFIER_READ_MAX_]
     cdef uint32_t count = 0
     cdef uint32_t i
     cdef evx_status_t st
     if capacity > NOTIFIER_READ_MAX_:
-        raise ValueError("notifier_read: capacity %d is over NOTIFIER_READ_MAX (%d)"
-                         % (capacity, NOTIFIER_READ_MAX_))
+        raise ValueError("%s: capacity %d is over NOTIFIER_READ_MAX (%d)"
+                         % (op, capacity, NOTIFIER_READ_MAX_))
     if g_release_all:
         with nogil:
-            st = evx_notifier_read(n, buf, capacity, &count)
+            st = (evx_notifier_read_checked(n, buf, capacity, &count) if checked
+                  else evx_notifier_read(n, buf, capacity, &count))
     else:
-        st = evx_notifier_read(n, buf, capacity, &count)
+        st = (evx_notifier_read_checked(n, buf, capacity, &count) if checked
+              else evx_notifier_read(n, buf, capacity, &count))
+    return [buf[i] for i in range(count)], st
+
+
+def notifier_read(notifier, uint32_t capacity):
+    """Up to ``capacity`` (at most NOTIFIER_READ_MAX) tokens of completed
+    watches, as a list (evx_notifier_read; it never waits)."""
+    tokens, st = read_tokens(notifier, capacity, False, "notifier_read")
     if st:
         raise failure(st, "evx.aio: evx_notifier_read")
-    return [buf[i] for i in range(count)]
+    return tokens
+
+
+def notifier_read_checked(notifier, uint32_t capacity, str op="evx.aio.wait"):
+    """As notifier_read, with evx_notifier_read_checked: ``(tokens, err)``,
+    where ``err`` is None, or the CudaError (not raised) of a host function
+    that failed before the last token's event, chained to the function's
+    own exception; the read stopped after that token. Other failures of
+    the call raise."""
+    tokens, st = read_tokens(notifier, capacity, True, "notifier_read_checked")
+    if st and not tokens:
+        raise failure(st, "evx.aio: evx_notifier_read_checked")
+    return tokens, (failure(st, op) if st else None)
 
 
 # --------------------------------------------------------------------------

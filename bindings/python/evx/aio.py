@@ -65,6 +65,7 @@ _get_fd = _capi.evx_notifier_get_fd
 _watch = _core.notifier_watch
 _watch_cb = _capi.evx_notifier_watch_callback
 _read = _core.notifier_read
+_read_checked = _core.notifier_read_checked
 _watch_fence = _capi.evx_notifier_watch_fence
 _counts = _capi.evx_notifier_get_counts
 _c_void_p = _ct.c_void_p
@@ -136,16 +137,23 @@ class _LoopNotifier:
         return fut
 
     def _on_readable(self):
-        self._drain(self.h)
+        self._drain(self.h, True)
 
     def _on_readable_fence(self):
-        self._drain(self.fence_h)
+        self._drain(self.fence_h, False)
 
-    def _drain(self, h):
+    def _drain(self, h, checked):
+        # checked (event watches): a host function that failed before a
+        # watched event fails that event's future, with the CudaError
+        # chained to the function's exception; the read stops after it.
         futures = self.futures
         while True:
+            err = None
             try:
-                tokens = _read(h, READ_BATCH)
+                if checked:
+                    tokens, err = _read_checked(h, READ_BATCH)
+                else:
+                    tokens = _read(h, READ_BATCH)
             except Exception as e:
                 loop = self.loop_ref()
                 if loop is not None:
@@ -154,11 +162,15 @@ class _LoopNotifier:
                         "exception": e})
                 return
             n = len(tokens)
+            if err is not None:
+                fut = futures.pop(tokens.pop(), None)
+                if fut is not None and not fut.done():  # done: cancelled, lost with it
+                    fut.set_exception(err)
             for token in tokens:
                 fut = futures.pop(token, None)
                 if fut is not None and not fut.done():  # done: cancelled
                     fut.set_result(None)
-            if n < READ_BATCH:
+            if n < READ_BATCH and err is None:
                 return
 
 
@@ -213,7 +225,13 @@ def wait(event):
     event's last record marks now has completed: ``await evx.aio.wait(ev)``.
 
     A never-recorded event completes at once. Needs a running loop.
-    Raises CudaError for a closed event (EVX_ERROR_INVALID_HANDLE)."""
+    Raises CudaError for a closed event (EVX_ERROR_INVALID_HANDLE).
+
+    A host function launched with ``Stream.launch_host_func`` that raised
+    before the event's last record (on the same evx stream) and whose
+    failure no other call reported yet fails the future with
+    :class:`evx.CudaError`, its ``__cause__`` the function's exception
+    (evx_notifier_read_checked)."""
     _check_event("wait", event)
     loop = _running_loop("wait")
     return _loop_notifier(loop).watch(loop, event, "wait")

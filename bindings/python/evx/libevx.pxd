@@ -70,3 +70,5 @@ cdef extern from "evx/evx.h" nogil:
                                     uint64_t token)
     evx_status_t evx_notifier_read(evx_notifier_t notifier, uint64_t *tokens,
                                    uint32_t capacity, uint32_t *count)
+    evx_status_t evx_notifier_read_checked(evx_notifier_t notifier, uint64_t *tokens,
+                                           uint32_t capacity, uint32_t *count)

@@ -111,6 +111,41 @@ def test_await_event(kind, evx, aio, dev, stream, gate):
 
 
 @pytest.mark.parametrize("kind", LOOPS)
+def test_await_raises_a_failed_host_function(kind, evx, aio, dev, stream):
+    """A host function that raised before the event's record fails the
+    await with CudaError chained to its exception, once; an event recorded
+    before it, and the awaits after, complete."""
+    class Bad(Exception):
+        pass
+
+    def boom():
+        raise Bad("raised inside a host function on purpose")
+
+    async def main():
+        before = stream.record()
+        stream.launch_host_func(boom, name="load_shard")
+        after = stream.record()
+        assert await asyncio.wait_for(before.wait_async(), 5) is None
+        with pytest.raises(evx.CudaError) as e:
+            await asyncio.wait_for(after.wait_async(), 5)
+        assert isinstance(e.value.__cause__, Bad)
+        assert "load_shard" in e.value.message
+        assert "evx_notifier_read_checked" in e.value.message
+        # reported once: to the await, not again to the next waits
+        assert await asyncio.wait_for(after.wait_async(), 5) is None
+        stream.sync()
+        # a waiting call first: it reports, the await then completes
+        stream.launch_host_func(boom, name="load_shard")
+        again = stream.record()
+        with pytest.raises(evx.CudaError) as e:
+            again.sync()
+        assert isinstance(e.value.__cause__, Bad)
+        assert await asyncio.wait_for(again.wait_async(), 5) is None
+        assert aio._notifiers[asyncio.get_running_loop()].futures == {}
+    run(kind, main)
+
+
+@pytest.mark.parametrize("kind", LOOPS)
 def test_watch_captures_the_record_at_call_time(kind, evx, aio, dev, stream, gate):
     idle = dev.create_stream()
 

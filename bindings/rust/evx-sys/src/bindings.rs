@@ -2168,6 +2168,44 @@ extern "C" {
         user_data: *mut ::std::os::raw::c_void,
     ) -> evx_status_t;
 }
+#[doc = " @brief A function run when a watched event completes, given whether a"]
+#[doc = "  host function failed before it (see"]
+#[doc = "  evx_notifier_watch_callback_status())."]
+pub type evx_notify_status_fn_t = ::std::option::Option<
+    unsafe extern "C" fn(status: evx_status_t, user_data: *mut ::std::os::raw::c_void),
+>;
+extern "C" {
+    #[doc = " @brief Watches an event and runs a function when it completes, with the"]
+    #[doc = " status of a host function that failed before it."]
+    #[doc = ""]
+    #[doc = " As evx_notifier_watch_callback(), and the watch covers what"]
+    #[doc = " evx_event_synchronize() of the event would have covered when the watch"]
+    #[doc = " was made: the host functions launched with"]
+    #[doc = " evx_stream_launch_host_func_status() on the stream handle of the event's"]
+    #[doc = " last record, before that record (docs/host-functions.md). @p fn gets"]
+    #[doc = " ::EVX_SUCCESS, or the status of the earliest such function whose failure"]
+    #[doc = " no call has reported yet (::EVX_ERROR_UNKNOWN for a value that is no"]
+    #[doc = " status code), which is then reported (once, as by any waiting call)."]
+    #[doc = " While @p fn runs, and only then, evx_last_error_message() gives that"]
+    #[doc = " failure's message (naming this call, the function and its stream) and"]
+    #[doc = " evx_last_error_host_func() the function's `user_data`: those two are the"]
+    #[doc = " evx calls a notifier callback may make. Fence watches cover no host"]
+    #[doc = " function."]
+    #[doc = ""]
+    #[doc = " @param notifier the notifier."]
+    #[doc = " @param event the event (of any device)."]
+    #[doc = " @param fn the function; not NULL."]
+    #[doc = " @param user_data passed to @p fn."]
+    #[doc = " @return as evx_notifier_watch_callback()."]
+    #[doc = ""]
+    #[doc = " Thread-safe; never blocks on GPU work."]
+    pub fn evx_notifier_watch_callback_status(
+        notifier: evx_notifier_t,
+        event: evx_event_t,
+        fn_: evx_notify_status_fn_t,
+        user_data: *mut ::std::os::raw::c_void,
+    ) -> evx_status_t;
+}
 extern "C" {
     #[doc = " @brief Takes queued tokens, oldest first. Never blocks."]
     #[doc = ""]
@@ -2185,6 +2223,43 @@ extern "C" {
     #[doc = ""]
     #[doc = " Thread-safe: concurrent readers each get distinct tokens."]
     pub fn evx_notifier_read(
+        notifier: evx_notifier_t,
+        tokens: *mut u64,
+        capacity: u32,
+        count: *mut u32,
+    ) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Takes queued tokens as evx_notifier_read() does, and reports a"]
+    #[doc = " failed host function that a token's watch covers."]
+    #[doc = ""]
+    #[doc = " A token watch of an event (evx_notifier_watch()) covers what"]
+    #[doc = " evx_event_synchronize() of that event would have covered when the watch"]
+    #[doc = " was made: the host functions launched with"]
+    #[doc = " evx_stream_launch_host_func_status() on the stream handle of the event's"]
+    #[doc = " last record, before that record (docs/host-functions.md). This call takes"]
+    #[doc = " tokens oldest first and stops after the first token whose watch covers a"]
+    #[doc = " failure that no call has reported yet: that token is the last one written"]
+    #[doc = " (`tokens[*count - 1]`), and the call returns the function's status, with"]
+    #[doc = " a message naming this call, the function and its stream;"]
+    #[doc = " evx_last_error_host_func() then gives the function's `user_data`. The"]
+    #[doc = " failure is reported once: to this call, or to whichever waiting call"]
+    #[doc = " (a stream or event synchronize, ...) came first. Tokens of fence watches"]
+    #[doc = " cover no host function. evx_notifier_read() takes tokens without looking"]
+    #[doc = " for failures, which stay for the next waiting call."]
+    #[doc = ""]
+    #[doc = " @param notifier the notifier."]
+    #[doc = " @param[out] tokens receives up to @p capacity tokens."]
+    #[doc = " @param capacity room in @p tokens; 1 or more."]
+    #[doc = " @param[out] count receives how many were written, also when the call"]
+    #[doc = "        reports a failure (0 when none is queued)."]
+    #[doc = " @return ::EVX_SUCCESS; the status the failed host function returned"]
+    #[doc = "         (::EVX_ERROR_UNKNOWN for a value that is no status code);"]
+    #[doc = "         ::EVX_ERROR_INVALID_VALUE if @p tokens or @p count is NULL or"]
+    #[doc = "         @p capacity is 0; ::EVX_ERROR_INVALID_HANDLE."]
+    #[doc = ""]
+    #[doc = " Thread-safe: concurrent readers each get distinct tokens."]
+    pub fn evx_notifier_read_checked(
         notifier: evx_notifier_t,
         tokens: *mut u64,
         capacity: u32,

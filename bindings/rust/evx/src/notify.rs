@@ -53,11 +53,24 @@ unsafe impl Send for Notifier {}
 unsafe impl Sync for Notifier {}
 
 struct Shared {
-    state: Mutex<(bool, Option<Waker>)>,
+    // done, the waker, and the failure of a host function before the event
+    state: Mutex<(bool, Option<Waker>, Option<Status>)>,
 }
 
 unsafe extern "C" fn wake_trampoline(user: *mut c_void) {
-    // SAFETY: `user` is the Arc<Shared> leaked by Notifier::wait, and the
+    complete(user, None);
+}
+
+// The callback of an event watch: `status` is that of a host function that
+// failed before the event, whose message (and Rust error) this thread's
+// last error gives during the callback.
+unsafe extern "C" fn status_trampoline(status: sys::evx_status_t, user: *mut c_void) {
+    let failure = if status != 0 { Some(Status::last(status)) } else { None };
+    complete(user, failure);
+}
+
+unsafe fn complete(user: *mut c_void, failure: Option<Status>) {
+    // SAFETY: `user` is the Arc<Shared> leaked by new_future, and the
     // notifier runs each callback exactly once.
     let shared: Arc<Shared> = Arc::from_raw(user as *const Shared);
     // A panic must not unwind into the driver.
@@ -65,6 +78,7 @@ unsafe extern "C" fn wake_trampoline(user: *mut c_void) {
         let waker = {
             let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
             st.0 = true;
+            st.2 = failure;
             st.1.take()
         };
         if let Some(w) = waker {
@@ -179,19 +193,23 @@ impl std::fmt::Debug for Notifier {
 }
 
 fn watch_future(raw: sys::evx_notifier_t, event: &Event) -> Result<EventFuture> {
-    callback_future(|cb, user| unsafe {
-        sys::evx_notifier_watch_callback(raw, event.as_raw(), cb, user)
+    new_future(|user| unsafe {
+        sys::evx_notifier_watch_callback_status(raw, event.as_raw(), Some(status_trampoline), user)
     })
 }
 
-// A future completed by a notifier callback that `watch` arranges (an event
-// or a fence watch): `watch(callback, user_data)` returns the call's status.
+// A future completed by a notifier callback that `watch` arranges (a fence
+// watch): `watch(callback, user_data)` returns the call's status.
 pub(crate) fn callback_future(
     watch: impl FnOnce(sys::evx_notify_fn_t, *mut c_void) -> sys::evx_status_t,
 ) -> Result<EventFuture> {
-    let shared = Arc::new(Shared { state: Mutex::new((false, None)) });
+    new_future(|user| watch(Some(wake_trampoline), user))
+}
+
+fn new_future(watch: impl FnOnce(*mut c_void) -> sys::evx_status_t) -> Result<EventFuture> {
+    let shared = Arc::new(Shared { state: Mutex::new((false, None, None)) });
     let user = Arc::into_raw(shared.clone()) as *mut c_void;
-    let st = watch(Some(wake_trampoline), user);
+    let st = watch(user);
     if st != 0 {
         // SAFETY: on failure the callback never runs: take the reference back.
         drop(unsafe { Arc::from_raw(user as *const Shared) });
@@ -201,8 +219,12 @@ pub(crate) fn callback_future(
 }
 
 /// The completion of an event's work (or a fence's value reached), as a
-/// [`Future`] (output `Result<()>`,
-/// always `Ok` once complete). `Send`, `'static`, works with any executor.
+/// [`Future`] (output `Result<()>`). `Ok` once complete, or, for an event,
+/// the `Status` of a host function launched with
+/// `Stream::launch_host_func_result` before the event's last record (on the
+/// same stream handle) that failed and whose failure no other call reported
+/// (`evx_notifier_watch_callback_status`); its message ends with the
+/// function's error or panic. `Send`, `'static`, works with any executor.
 pub struct EventFuture {
     shared: Arc<Shared>,
 }
@@ -220,7 +242,10 @@ impl Future for EventFuture {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
         let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
         if st.0 {
-            return Poll::Ready(Ok(()));
+            return Poll::Ready(match st.2.take() {
+                Some(failure) => Err(failure),
+                None => Ok(()),
+            });
         }
         match &st.1 {
             Some(w) if w.will_wake(cx.waker()) => {}

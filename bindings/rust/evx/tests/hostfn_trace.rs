@@ -111,3 +111,52 @@ fn timeline_trace_same_as_c_and_marks() {
         .unwrap_err();
     assert!(e.is(sys::EVX_ERROR_INVALID_VALUE));
 }
+
+/// Polls `f` on this thread until it is ready or 5 s passed.
+fn block_on<F: std::future::Future + Unpin>(mut f: F) -> Option<F::Output> {
+    use std::sync::Arc;
+    use std::task::{Context, Poll, Wake, Waker};
+    struct Unpark(thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while std::time::Instant::now() < deadline {
+        if let Poll::Ready(v) = std::pin::Pin::new(&mut f).poll(&mut cx) {
+            return Some(v);
+        }
+        thread::park_timeout(Duration::from_millis(50));
+    }
+    None
+}
+
+#[test]
+fn a_failure_before_the_event_fails_its_future_once() {
+    let s = dev().create_stream(0, true).unwrap();
+    let before = s.record_new().unwrap();
+    s.launch_host_func_result("parse_shard", || Err::<(), _>("bad header"))
+        .unwrap();
+    let after = s.record_new().unwrap();
+    block_on(evx::notify::wait(&before).unwrap())
+        .expect("the future completes")
+        .expect("recorded before the host function");
+    let e = block_on(evx::notify::wait(&after).unwrap())
+        .expect("the future completes")
+        .unwrap_err();
+    assert!(e.is(sys::EVX_ERROR_UNKNOWN), "{e}");
+    assert!(
+        e.message().contains("evx_notifier_watch_callback_status")
+            && e.message().contains("parse_shard")
+            && e.message().ends_with(": bad header"),
+        "{e}"
+    );
+    // reported once: the next future and the stream find nothing
+    block_on(evx::notify::wait(&after).unwrap())
+        .expect("the future completes")
+        .expect("reported once");
+    s.synchronize().unwrap();
+}
