@@ -142,8 +142,18 @@ evx_status_t mark_on_stream(const char *fn, const void *h, uint32_t kind, evx_st
                     " to device %d",
                     fn, kind_name(kind), handle_value(h), obj->device, handle_value(stream),
                     s->device);
-    if (__builtin_expect(s->ctx != known_primary(s->device), 0))
-        return other_context_refused(fn, kind_name(kind), h, stream, s);
+    if (__builtin_expect(s->ctx != known_primary(s->device), 0)) {
+        // A borrowed stream may be of the primary context before anything
+        // of evx retained it (known_primary() is then null): retain it and
+        // compare again. The marks' driver events are of that context.
+        CUcontext primary = nullptr;
+        if (!known_primary(s->device)) {
+            const evx_status_t pst = primary_context(fn, s->device, &primary);
+            if (pst) return pst;
+        }
+        if (s->ctx != known_primary(s->device))
+            return other_context_refused(fn, kind_name(kind), h, stream, s);
+    }
     [[maybe_unused]] const auto lock = hold(*obj);
     return mark(*obj, *s, scope.record());
 }

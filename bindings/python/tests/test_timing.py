@@ -155,3 +155,35 @@ def test_event_pool_timing_off_and_refusals(evx, dev):
         evx.EventPool(dev, 2, prewarm=3)
     pool.prewarm(1)
     assert pool.stats.idle == 1
+
+
+def test_timeline_marks_a_borrowed_stream_first_thing():
+    # A fresh process whose first evx calls mark a borrowed stream of the
+    # primary context (as a PyTorch program's would): nothing of evx has
+    # retained the primary context yet, and the mark must still see that
+    # the stream is of it.
+    from conftest import run_python
+    code = r'''
+import ctypes, evx
+cu = ctypes.CDLL(evx.driver_path())
+cu.cuCtxSetCurrent.argtypes = [ctypes.c_void_p]
+cu.cuStreamCreate.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint]
+cu.cuStreamDestroy_v2.argtypes = [ctypes.c_void_p]
+assert cu.cuInit(0) == 0
+ctx, raw = ctypes.c_void_p(), ctypes.c_void_p()
+assert cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), 0) == 0
+assert cu.cuCtxSetCurrent(ctx) == 0
+assert cu.cuStreamCreate(ctypes.byref(raw), 1) == 0
+s = evx.Stream.wrap(raw.value, device=0)
+tl = evx.Timeline(evx.Device(0), 4)
+tl.mark(s)
+tl.mark(s)
+s.sync()
+assert len(tl.intervals()) == 1
+s.close()
+tl.close()
+assert cu.cuStreamDestroy_v2(raw) == 0
+print("ok")
+'''
+    r = run_python(code)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
