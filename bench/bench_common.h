@@ -102,4 +102,17 @@ BENCH_NORETURN void bench_die_raw(const bench_raw *raw, CUresult r,
 BENCH_NORETURN void bench_die_evx(evx_status_t s, const char *call,
                                   const char *file, int line);
 
+/* A raw driver call or an evx call that must succeed. */
+#define CHECK_RAW(raw, call)                                                  \
+    do {                                                                      \
+        CUresult r_ = (call);                                                 \
+        if (r_ != CUDA_SUCCESS)                                               \
+            bench_die_raw((raw), r_, #call, __FILE__, __LINE__);              \
+    } while (0)
+#define CHECK_EVX(call)                                                       \
+    do {                                                                      \
+        evx_status_t s_ = (call);                                             \
+        if (s_ != EVX_SUCCESS) bench_die_evx(s_, #call, __FILE__, __LINE__);  \
+    } while (0)
+
 #endif /* EVX_BENCH_COMMON_H */

@@ -50,18 +50,6 @@
 #include "bench_common.h"
 #include "evx/evx.h"
 
-#define CHECK_RAW(raw, call)                                                  \
-    do {                                                                      \
-        CUresult r_ = (call);                                                 \
-        if (r_ != CUDA_SUCCESS)                                               \
-            bench_die_raw((raw), r_, #call, __FILE__, __LINE__);              \
-    } while (0)
-#define CHECK_EVX(call)                                                       \
-    do {                                                                      \
-        evx_status_t s_ = (call);                                             \
-        if (s_ != EVX_SUCCESS) bench_die_evx(s_, #call, __FILE__, __LINE__);  \
-    } while (0)
-
 typedef struct words {
     uint64_t *go, *done, *scratch; /* pinned host words */
     CUdeviceptr d_go, d_done, d_scratch;

@@ -70,18 +70,6 @@
 #include "hold_kernel.h" /* tests/gpu: the kernel that holds a stream */
 #include "evx/evx.h"
 
-#define CHECK_RAW(raw, call)                                                  \
-    do {                                                                      \
-        CUresult r_ = (call);                                                 \
-        if (r_ != CUDA_SUCCESS)                                               \
-            bench_die_raw((raw), r_, #call, __FILE__, __LINE__);              \
-    } while (0)
-#define CHECK_EVX(call)                                                       \
-    do {                                                                      \
-        evx_status_t s_ = (call);                                             \
-        if (s_ != EVX_SUCCESS) bench_die_evx(s_, #call, __FILE__, __LINE__);  \
-    } while (0)
-
 enum { W_SPIN, W_BLOCKING, W_HOSTFN, W_LANE, W_LANE_HI, W_NOTIFIER, W_CALLBACK, W_COUNT };
 static const char *const kNames[W_COUNT] = {"spin",    "blocking", "hostfn",  "lane",
                                             "lane_hi", "notifier", "callback"};
