@@ -26,15 +26,7 @@
 
 #include "evx/evx.h"
 
-#if defined(__has_include)
-#if __has_include(<valgrind/callgrind.h>)
-#include <valgrind/callgrind.h>
-#endif
-#endif
-#ifndef CALLGRIND_START_INSTRUMENTATION
-#define CALLGRIND_START_INSTRUMENTATION
-#define CALLGRIND_STOP_INSTRUMENTATION
-#endif
+#include "callgrind_marks.h"
 
 #define MAX_THREADS 256
 

@@ -33,15 +33,7 @@
 #include "bench_common.h"
 #include "evx/evx.h"
 
-#if defined(__has_include)
-#if __has_include(<valgrind/callgrind.h>)
-#include <valgrind/callgrind.h>
-#endif
-#endif
-#ifndef CALLGRIND_START_INSTRUMENTATION
-#define CALLGRIND_START_INSTRUMENTATION
-#define CALLGRIND_STOP_INSTRUMENTATION
-#endif
+#include "callgrind_marks.h"
 
 static const char *const kCalls[] = {"signal", "signal-ipc", "write",    "wait",
                                      "waitvalue", "record",   "waitevent"};
