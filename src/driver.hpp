@@ -78,6 +78,15 @@ namespace evx {
     X(cuIpcGetEventHandle, cuIpcGetEventHandle, kOptionalEntry, 0, 0, CUresult(CUipcEventHandle *, CUevent)) \
     X(cuIpcOpenEventHandle, cuIpcOpenEventHandle, kOptionalEntry, 0, 0, CUresult(CUevent *, CUipcEventHandle)) \
     X(cuStreamIsCapturing, cuStreamIsCapturing, kOptionalEntry, 0, 0, CUresult(CUstream, CUstreamCaptureStatus *)) \
+    /* Host functions that can fail under capture (hostfn.cpp): the \
+       capture's graph (the signature of 12.3 and later, with edge data), \
+       and a user object that owns the function's record for the life of \
+       the graph and its executables. A driver without them refuses such a \
+       launch into a capture with NOT_SUPPORTED. */ \
+    X(cuStreamGetCaptureInfo, cuStreamGetCaptureInfo, kOptionalEntry, 0, cuda_version(12, 3), CUresult(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *, const CUgraphNode **, const CUgraphEdgeData **, size_t *)) \
+    X(cuUserObjectCreate, cuUserObjectCreate, kOptionalEntry, 0, 0, CUresult(CUuserObject *, void *, CUhostFn, unsigned, unsigned)) \
+    X(cuUserObjectRelease, cuUserObjectRelease, kOptionalEntry, 0, 0, CUresult(CUuserObject, unsigned)) \
+    X(cuGraphRetainUserObject, cuGraphRetainUserObject, kOptionalEntry, 0, 0, CUresult(CUgraph, CUuserObject, unsigned, unsigned)) \
     /* The thread's capture interaction mode, for the queries evx makes for \
        its own bookkeeping (internal_event_query()). */ \
     X(cuThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, kOptionalEntry, 0, 0, CUresult(CUstreamCaptureMode *)) \

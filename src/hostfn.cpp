@@ -34,22 +34,29 @@ constexpr size_t kMaxFailures = 4096;  // unreported, in the process
 
 constexpr SizedType kOptionsType{"evx_host_func_options_t", "options",
                                  offsetof(evx_host_func_options_t, name) + sizeof(const char *)};
+static_assert(sizeof(evx_host_func_options_t) == 24, "stream.h publishes 24 bytes of options");
 static_assert(kOptionsType.first_size == 16, "stream.h publishes 16 bytes of options");
 
-// One launched host function, freed by the trampoline after it ran.
+// One launched host function, freed by the trampoline after it ran; one
+// captured into a graph, freed by its user object's destructor.
 struct HostCall {
     evx_host_fn_status_t fn;
     void *user_data;
-    uint64_t id;       // Stream::hf_id
+    evx_host_fn_t release;  // the options' release, or nullptr
+    uint64_t id;       // Stream::hf_id (0 in a graph)
     uint64_t ticket;   // its number among the stream handle's launches
     uint64_t stream;   // the handle's value, for the message
+    int device;        // the stream's device (failures in a graph)
+    std::atomic<bool> queued{false};  // the driver took it: release is called when freed
     char name[kNameSize];
 };
 
+// id 0: a failure in a graph launch, reported by a wait on its device.
 struct Failure {
     uint64_t id;
     uint64_t ticket;
     uint64_t stream;
+    int device;
     evx_status_t status;
     void *user_data;
     char name[kNameSize];
@@ -60,34 +67,99 @@ std::vector<Failure> g_failures;  // in the order they were recorded
 std::atomic<uint64_t> g_next_id{1};
 uint64_t g_dropped = 0;          // failures dropped over kMaxFailures (g_mu)
 
-// Runs on the driver's host-function thread: no evx or CUDA call here.
+// Runs the function and records its failure; on the driver's
+// host-function thread: no evx or CUDA call here.
+void run_call(const HostCall *c) {
+    const evx_status_t st = c->fn(c->user_data);
+    if (st == EVX_SUCCESS) return;
+    Failure f;
+    f.id = c->id;
+    f.ticket = c->ticket;
+    f.stream = c->stream;
+    f.device = c->device;
+    f.status = st;
+    f.user_data = c->user_data;
+    std::memcpy(f.name, c->name, sizeof f.name);
+    std::lock_guard<std::mutex> lock(g_mu);
+    try {
+        if (g_failures.size() == kMaxFailures) {
+            g_failures.erase(g_failures.begin());
+            ++g_dropped;
+        } else {
+            g_host_failures.fetch_add(1, std::memory_order_release);
+        }
+        g_failures.push_back(f);
+    } catch (const std::bad_alloc &) {
+        // Out of memory on the driver's thread: the failure cannot be
+        // kept, and there is nobody to tell but the count below.
+        ++g_dropped;
+    }
+}
+
+void free_call(HostCall *c) {
+    if (c->release && c->queued.load(std::memory_order_acquire)) c->release(c->user_data);
+    delete c;
+}
+
+// A launch outside a capture: runs once, then the record goes.
 void CUDA_CB trampoline(void *p) {
     HostCall *c = static_cast<HostCall *>(p);
-    const evx_status_t st = c->fn(c->user_data);
-    if (st != EVX_SUCCESS) {
-        Failure f;
-        f.id = c->id;
-        f.ticket = c->ticket;
-        f.stream = c->stream;
-        f.status = st;
-        f.user_data = c->user_data;
-        std::memcpy(f.name, c->name, sizeof f.name);
-        std::lock_guard<std::mutex> lock(g_mu);
-        try {
-            if (g_failures.size() == kMaxFailures) {
-                g_failures.erase(g_failures.begin());
-                ++g_dropped;
-            } else {
-                g_host_failures.fetch_add(1, std::memory_order_release);
-            }
-            g_failures.push_back(f);
-        } catch (const std::bad_alloc &) {
-            // Out of memory on the driver's thread: the failure cannot be
-            // kept, and there is nobody to tell but the count below.
-            ++g_dropped;
-        }
+    run_call(c);
+    free_call(c);
+}
+
+// A host node of a graph: runs at every launch; the record is the user
+// object's, freed by graph_call_free.
+void CUDA_CB graph_trampoline(void *p) { run_call(static_cast<const HostCall *>(p)); }
+
+// The user object's destructor: on a driver thread, or in the driver call
+// that dropped the last reference; no evx or CUDA call here.
+void CUDA_CB graph_call_free(void *p) { free_call(static_cast<HostCall *>(p)); }
+
+// Queues c as a host node of the capture s is part of. The driver's user
+// object owns c from its creation on (so every failure path below frees it
+// through the object, and the function never runs then).
+CUresult launch_captured(const Stream *s, HostCall *c, bool spin,
+                         const char **call) {
+    *call = "cuStreamGetCaptureInfo";
+    CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUgraph graph = nullptr;
+    CUresult res = cu().cuStreamGetCaptureInfo(s->cu, &cap, nullptr, &graph, nullptr, nullptr, nullptr);
+    if (res != CUDA_SUCCESS) {
+        delete c;
+        return res;
     }
-    delete c;
+    if (cap != CU_STREAM_CAPTURE_STATUS_ACTIVE || !graph) {
+        // Ended or invalidated meanwhile: the launch gives the driver's answer.
+        delete c;
+        return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    }
+    *call = "cuUserObjectCreate";
+    CUuserObject obj = nullptr;
+    res = cu().cuUserObjectCreate(&obj, c, graph_call_free, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
+    if (res != CUDA_SUCCESS) {
+        delete c;
+        return res;
+    }
+    *call = "cuGraphRetainUserObject";
+    res = cu().cuGraphRetainUserObject(graph, obj, 1, CU_GRAPH_USER_OBJECT_MOVE);
+    if (res != CUDA_SUCCESS) {
+        cu().cuUserObjectRelease(obj, 1);  // frees c (not queued: no release)
+        return res;
+    }
+    // From here the graph owns c, whatever the launch answers. queued is
+    // set before the launch: the graph may be destroyed by another thread
+    // the moment the node exists, and release must then be called.
+    c->queued.store(true, std::memory_order_release);
+    if (cu().cuLaunchHostFunc_v2) {
+        *call = "cuLaunchHostFunc_v2";
+        res = cu().cuLaunchHostFunc_v2(s->cu, graph_trampoline, c, spin ? 1u : 0u);
+    } else {
+        *call = "cuLaunchHostFunc";
+        res = cu().cuLaunchHostFunc(s->cu, graph_trampoline, c);
+    }
+    if (res != CUDA_SUCCESS) c->queued.store(false, std::memory_order_release);  // freed by the graph, no release
+    return res;
 }
 
 // The function's name: the caller's, else its symbol, else its address.
@@ -114,18 +186,23 @@ evx_status_t name_call(const char *fn, HostCall *c, const char *name) {
 
 }  // namespace
 
-evx_status_t host_failure_take(const char *fn, uint64_t id, uint64_t upto) {
+evx_status_t host_failure_take(const char *fn, uint64_t id, uint64_t upto, int device) {
     Failure f;
     {
         std::lock_guard<std::mutex> lock(g_mu);
-        size_t best = g_failures.size();
+        const size_t none = g_failures.size();
+        size_t best = none, graph = none;
         for (size_t i = 0; i < g_failures.size(); ++i) {
             const Failure &x = g_failures[i];
-            if (x.id == id && x.ticket <= upto &&
-                (best == g_failures.size() || x.ticket < g_failures[best].ticket))
+            if (id != 0 && x.id == id && x.ticket <= upto &&
+                (best == none || x.ticket < g_failures[best].ticket))
                 best = i;
+            // The earliest recorded failure in a graph launch on the device.
+            if (x.id == 0 && x.device == device && graph == none) graph = i;
         }
-        if (best == g_failures.size()) return 0;
+        // The stream handle's own failures first: they are the call's for sure.
+        if (best == none) best = graph;
+        if (best == none) return 0;
         f = g_failures[best];
         g_failures.erase(g_failures.begin() + static_cast<std::ptrdiff_t>(best));
         g_host_failures.fetch_sub(1, std::memory_order_release);
@@ -134,7 +211,19 @@ evx_status_t host_failure_take(const char *fn, uint64_t id, uint64_t upto) {
     // returns only codes of CUresult.
     const bool known =
         f.status > 0 && std::strcmp(evx_status_name(f.status), "EVX_STATUS_UNRECOGNIZED") != 0;
-    if (known)
+    if (f.id == 0 && known)
+        fail(f.status,
+             "%s: host function %s, captured on stream 0x%" PRIx64
+             " with evx_stream_launch_host_func_status, returned %s (%d) in a launch of its graph "
+             "on device %d",
+             fn, f.name, f.stream, evx_status_name(f.status), f.status, f.device);
+    else if (f.id == 0)
+        fail(EVX_ERROR_UNKNOWN,
+             "%s: host function %s, captured on stream 0x%" PRIx64
+             " with evx_stream_launch_host_func_status, returned %d in a launch of its graph on "
+             "device %d, which is not a status code (reported as EVX_ERROR_UNKNOWN)",
+             fn, f.name, f.stream, f.status, f.device);
+    else if (known)
         fail(f.status,
              "%s: host function %s, launched on stream 0x%" PRIx64
              " with evx_stream_launch_host_func_status, returned %s (%d)",
@@ -179,6 +268,11 @@ EVX_API evx_status_t evx_stream_launch_host_func_status(evx_stream_t stream,
     if (!c) return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", name);
     c->fn = fn;
     c->user_data = user_data;
+    c->release = o.release;
+    c->id = 0;
+    c->ticket = 0;
+    c->stream = handle_value(stream);
+    c->device = 0;
     st = name_call(name, c, o.name);
     if (st) {
         delete c;
@@ -192,6 +286,8 @@ EVX_API evx_status_t evx_stream_launch_host_func_status(evx_stream_t stream,
         return st;
     }
     const Stream *s = static_cast<const Stream *>(slot->obj);
+    c->device = s->device;
+    const bool spin = (o.flags & EVX_HOST_FUNC_SPINWAIT) != 0;
     CUresult res;
     const char *call = "cuStreamIsCapturing";
     {
@@ -201,17 +297,27 @@ EVX_API evx_status_t evx_stream_launch_host_func_status(evx_stream_t stream,
             delete c;
             return st;
         }
-        // Under stream capture the function would become a graph node run
-        // at every replay, but this record is freed after one run.
+        // Under stream capture the function becomes a graph host node, run
+        // at every launch: its record is then the graph's (launch_captured).
         CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
         res = cu().cuStreamIsCapturing ? cu().cuStreamIsCapturing(s->cu, &cap) : CUDA_SUCCESS;
-        if (res == CUDA_SUCCESS && cap != CU_STREAM_CAPTURE_STATUS_NONE) {
-            delete c;
-            return fail(EVX_ERROR_STREAM_CAPTURE_UNSUPPORTED,
-                        "%s: stream 0x%" PRIx64
-                        " is being captured; a host function that can fail is not captured "
-                        "(evx_stream_launch_host_func is)",
-                        name, handle_value(stream));
+        if (res == CUDA_SUCCESS && cap == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
+            if (!cu().cuStreamGetCaptureInfo || !cu().cuUserObjectCreate ||
+                !cu().cuUserObjectRelease || !cu().cuGraphRetainUserObject) {
+                delete c;
+                return fail(EVX_ERROR_NOT_SUPPORTED,
+                            "%s: stream 0x%" PRIx64
+                            " is being captured, and the driver lacks cuStreamGetCaptureInfo "
+                            "(CUDA 12.3), cuUserObjectCreate or cuGraphRetainUserObject, which a "
+                            "host function that can fail needs in a graph",
+                            name, handle_value(stream));
+            }
+            res = launch_captured(s, c, spin, &call);  // c is the driver's now
+            if (res == CUDA_SUCCESS)
+                return guard.leave(name, "the host function was captured into the graph");
+            if (is_capture_status(res)) return capture_failed(name, call, res, stream, s);
+            return driver_failed(res, name, call, "stream 0x%" PRIx64 " (being captured)",
+                                 handle_value(stream));
         }
         if (res == CUDA_SUCCESS) {
             uint64_t id = s->hf_id.load(std::memory_order_acquire);
@@ -223,11 +329,11 @@ EVX_API evx_status_t evx_stream_launch_host_func_status(evx_stream_t stream,
             }
             c->id = id;
             c->ticket = s->hf_launched.fetch_add(1, std::memory_order_acq_rel) + 1;
-            c->stream = handle_value(stream);
+            // Before the launch: the trampoline may run (and free c) at once.
+            c->queued.store(true, std::memory_order_relaxed);
             if (cu().cuLaunchHostFunc_v2) {
                 call = "cuLaunchHostFunc_v2";
-                res = cu().cuLaunchHostFunc_v2(s->cu, trampoline, c,
-                                               (o.flags & EVX_HOST_FUNC_SPINWAIT) ? 1u : 0u);
+                res = cu().cuLaunchHostFunc_v2(s->cu, trampoline, c, spin ? 1u : 0u);
             } else {
                 call = "cuLaunchHostFunc";
                 res = cu().cuLaunchHostFunc(s->cu, trampoline, c);

@@ -3,8 +3,9 @@
 //
 // Host functions that can fail (evx_stream_launch_host_func_status()): evx
 // runs the caller's function inside its own, records a failure against the
-// stream handle it was launched on, and the waiting calls that cover it
-// report it once (see evx/stream.h for exactly which).
+// stream handle it was launched on (against the device, for a function
+// captured into a graph and failing in a launch of it), and the waiting
+// calls that cover it report it once (see evx/stream.h for exactly which).
 #ifndef EVX_SRC_HOSTFN_HPP
 #define EVX_SRC_HOSTFN_HPP
 
@@ -18,21 +19,22 @@
 namespace evx {
 
 // Failures recorded and not yet reported, in the whole process: the fast
-// path of every waiting call reads only this (and the handle's hf_id).
+// path of every waiting call reads only this.
 extern std::atomic<uint32_t> g_host_failures;
 
 // Reports (and forgets) the earliest unreported failure of the host
-// functions launched on stream handle number `id` with a ticket up to
-// `upto`: sets the message, naming fn, and returns the function's status;
-// 0 if there is none.
-evx_status_t host_failure_take(const char *fn, uint64_t id, uint64_t upto)
+// functions launched on stream handle number `id` (0: none) with a ticket
+// up to `upto`, else the earliest recorded failure in a graph launch on
+// `device` (-1: none): sets the message, naming fn, and returns the
+// function's status; 0 if there is none.
+evx_status_t host_failure_take(const char *fn, uint64_t id, uint64_t upto, int device)
     __attribute__((cold, noinline));
 
-inline evx_status_t host_failure_check(const char *fn, uint64_t id, uint64_t upto) {
-    if (__builtin_expect(id == 0, 1) ||
-        g_host_failures.load(std::memory_order_acquire) == 0)
-        return 0;
-    return host_failure_take(fn, id, upto);
+// After the wait of a waiting call on `device`: one load and a branch
+// while no failure is unreported.
+inline evx_status_t host_failure_check(const char *fn, uint64_t id, uint64_t upto, int device) {
+    if (__builtin_expect(g_host_failures.load(std::memory_order_acquire) == 0, 1)) return 0;
+    return host_failure_take(fn, id, upto, device);
 }
 
 // After a successful record of `e` on `s`: the failures its synchronize
@@ -70,16 +72,18 @@ inline void host_note_mark(HostMark *m, const Stream *s) {
     m->id.store(id, std::memory_order_relaxed);
 }
 
-inline evx_status_t host_failure_of_mark(const char *fn, const HostMark &m) {
-    return host_failure_check(fn, m.id.load(std::memory_order_relaxed),
-                              m.ticket.load(std::memory_order_relaxed));
+inline evx_status_t host_failure_of_mark(const char *fn, const HostMark &m, int device) {
+    if (__builtin_expect(g_host_failures.load(std::memory_order_acquire) == 0, 1)) return 0;
+    return host_failure_take(fn, m.id.load(std::memory_order_relaxed),
+                             m.ticket.load(std::memory_order_relaxed), device);
 }
 
-// The waiting calls on events: the failures an event's last record covers.
+// The waiting calls on events: the failures an event's last record covers,
+// and those in graph launches on its device.
 inline evx_status_t host_failure_of_event(const char *fn, Event *e) {
-    const uint64_t id = e->hf_id.load(std::memory_order_acquire);
-    if (__builtin_expect(id == 0, 1)) return 0;
-    return host_failure_check(fn, id, e->hf_ticket.load(std::memory_order_relaxed));
+    if (__builtin_expect(g_host_failures.load(std::memory_order_acquire) == 0, 1)) return 0;
+    return host_failure_take(fn, e->hf_id.load(std::memory_order_acquire),
+                             e->hf_ticket.load(std::memory_order_relaxed), e->device);
 }
 
 }  // namespace evx

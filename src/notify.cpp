@@ -77,11 +77,13 @@ constexpr uint32_t kInflightMin = 8, kInflightMax = 32;
 
 // A delivered token, with the host functions that can fail its watch covers
 // (the watched event's last record's stream handle number and ticket, as
-// hostfn.hpp; 0: none), for evx_notifier_read_checked().
+// hostfn.hpp; 0: none) and the event's device, whose failures in graph
+// launches it reports (-1: none), for evx_notifier_read_checked().
 struct Queued {
     uint64_t token;
     uint64_t hf_id;
     uint64_t hf_ticket;
+    int device;
 };
 
 struct Watch {
@@ -192,7 +194,7 @@ void deliver(void *data) {
             // Taken on this thread, so that the callback reads its message
             // and host function with evx_last_error_message/_host_func.
             const evx_status_t st = host_failure_check("evx_notifier_watch_callback_status",
-                                                       w->q.hf_id, w->q.hf_ticket);
+                                                       w->q.hf_id, w->q.hf_ticket, w->q.device);
             t_delivering = n;
             w->sfn(st, w->user_data);
             t_delivering = nullptr;
@@ -375,8 +377,9 @@ evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, 
     }
     // The failures of host functions the event's last record covers: the
     // token's reader may ask for them (evx_notifier_read_checked).
-    Queued tq{token, 0, 0};
+    Queued tq{token, 0, 0, -1};
     if (e && !cb) {  // a token, or a callback given the status
+        tq.device = e->device;
         tq.hf_id = e->hf_id.load(std::memory_order_acquire);
         if (tq.hf_id) tq.hf_ticket = e->hf_ticket.load(std::memory_order_relaxed);
     }
@@ -663,7 +666,7 @@ static evx_status_t read_tokens(const char *fn, evx_notifier_t notifier, uint64_
         while (k < most) {
             const Queued &q = n->ring[(n->head + k) % n->cap];
             tokens[k++] = q.token;
-            if (checked && (st = host_failure_check(fn, q.hf_id, q.hf_ticket)) != 0) break;
+            if (checked && (st = host_failure_check(fn, q.hf_id, q.hf_ticket, q.device)) != 0) break;
         }
         if (k > 0) {
             n->head = (n->head + k) % n->cap;

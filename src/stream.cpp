@@ -176,7 +176,7 @@ evx_status_t on_stream(const char *fn, const char *call_name, evx_stream_t strea
         }
     }
     if (waits && res == CUDA_SUCCESS)
-        return host_failure_check(fn, s->hf_id.load(std::memory_order_acquire), launched);
+        return host_failure_check(fn, s->hf_id.load(std::memory_order_acquire), launched, s->device);
     if (__builtin_expect(res == CUDA_SUCCESS || res == CUDA_ERROR_NOT_READY, 1)) return res;
     if (is_capture_status(res)) return capture_failed(fn, call_name, res, stream, s);
     return driver_failed(res, fn, call_name, "stream 0x%" PRIx64, handle_value(stream));

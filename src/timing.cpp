@@ -377,8 +377,8 @@ evx_status_t timer_synchronize(evx_timer_t timer, float *ms) noexcept {
             st = driver_failed(res, fn, "cuEventSynchronize", "timer 0x%" PRIx64 " (its %s mark)",
                                handle_value(timer), waited == stop ? "stop" : "start");
         // Both marks are complete: the failures they cover (*ms is written).
-        if (!st) st = host_failure_of_mark(fn, t->stop_hf);
-        if (!st) st = host_failure_of_mark(fn, t->start_hf);
+        if (!st) st = host_failure_of_mark(fn, t->stop_hf, t->device);
+        if (!st) st = host_failure_of_mark(fn, t->start_hf, t->device);
     }
     return st;
 }
@@ -749,7 +749,7 @@ EVX_API evx_status_t evx_timeline_synchronize(evx_timeline_t timeline) {
         if (!last) return EVX_SUCCESS;
         // Without the lock; the hazard keeps the timeline's events alive.
         const CUresult res = cu().cuEventSynchronize(last);
-        if (res == CUDA_SUCCESS) return host_failure_of_mark(fn, hf);
+        if (res == CUDA_SUCCESS) return host_failure_of_mark(fn, hf, t->device);
         return driver_failed(res, fn, "cuEventSynchronize",
                              "the last mark of timeline 0x%" PRIx64, handle_value(timeline));
     });

@@ -311,6 +311,7 @@ int main(void)
     printf("field evx_host_func_options.struct_size %llu %llu\n", U(offsetof(struct evx_host_func_options, struct_size)), U(sizeof(((struct evx_host_func_options *)0)->struct_size)));
     printf("field evx_host_func_options.flags %llu %llu\n", U(offsetof(struct evx_host_func_options, flags)), U(sizeof(((struct evx_host_func_options *)0)->flags)));
     printf("field evx_host_func_options.name %llu %llu\n", U(offsetof(struct evx_host_func_options, name)), U(sizeof(((struct evx_host_func_options *)0)->name)));
+    printf("field evx_host_func_options.release %llu %llu\n", U(offsetof(struct evx_host_func_options, release)), U(sizeof(((struct evx_host_func_options *)0)->release)));
     printf("struct evx_timeline_mark_info %llu %llu\n", U(sizeof(struct evx_timeline_mark_info)), U(EVX_LAYOUT_ALIGNOF(struct evx_timeline_mark_info)));
     printf("field evx_timeline_mark_info.struct_size %llu %llu\n", U(offsetof(struct evx_timeline_mark_info, struct_size)), U(sizeof(((struct evx_timeline_mark_info *)0)->struct_size)));
     printf("field evx_timeline_mark_info.kind %llu %llu\n", U(offsetof(struct evx_timeline_mark_info, kind)), U(sizeof(((struct evx_timeline_mark_info *)0)->kind)));

@@ -95,6 +95,16 @@ typedef struct evx_host_func_options {
      *  copied at launch. NULL: the symbol name the dynamic linker gives for
      *  the function's address, else the address. */
     const char *name;
+    /** Called once with the function's `user_data` when evx no longer
+     *  needs it: after the function ran (outside a capture), or, for a
+     *  function captured into a graph, once that graph and every executable
+     *  instantiated from it are destroyed and their launches have run. It
+     *  runs on a driver thread or inside the driver call that dropped the
+     *  last reference (cuGraphDestroy, cuGraphExecDestroy,
+     *  cuStreamEndCapture), and must not call evx or CUDA. Not called when
+     *  the launch fails: the caller keeps @p user_data then. NULL: nothing is
+     *  called. The first published size, 16 bytes, ends before this field. */
+    evx_host_fn_t release;
 } evx_host_func_options_t;
 
 /** @brief An initializer of ::evx_host_func_options_t: `struct_size` set to
@@ -102,7 +112,7 @@ typedef struct evx_host_func_options {
  *  in C89 and C++:
  *  `evx_host_func_options_t o = EVX_HOST_FUNC_OPTIONS_INIT;` */
 #define EVX_HOST_FUNC_OPTIONS_INIT \
-    { (uint32_t)sizeof(evx_host_func_options_t), 0u, 0 }
+    { (uint32_t)sizeof(evx_host_func_options_t), 0u, 0, 0 }
 
 /**
  * @brief Creates a stream of evx's own on a device.
@@ -274,6 +284,21 @@ EVX_API evx_status_t evx_stream_launch_host_func(evx_stream_t stream,
  * handles of the same driver stream do not report failures.
  * evx keeps at most 4096 unreported failures in the process; beyond that
  * the oldest is dropped.
+ *
+ * On a stream being captured (cuStreamBeginCapture) the function becomes a
+ * host node of the capture's graph and runs at every launch of an
+ * executable instantiated from it, wherever it is launched. evx keeps its
+ * record (the function, @p user_data, the name) in a driver user object
+ * (cuUserObjectCreate) that the graph holds: it is freed, and @p options
+ * `release` called, once the graph and its executables are destroyed. A
+ * failure in a launch is recorded against the device and reported once, by
+ * the first of the calls above on any stream, event, timer or timeline of
+ * that device, or delivery of a checked notifier watch of an event of that
+ * device (evx_notifier_read_checked(), evx_notifier_watch_callback_status()),
+ * to end its wait after the failure was recorded; its message says the
+ * function ran in a graph launch. A driver without cuStreamGetCaptureInfo
+ * (CUDA 12.3), cuUserObjectCreate or cuGraphRetainUserObject refuses such a
+ * launch into a capture with ::EVX_ERROR_NOT_SUPPORTED.
  *
  * The call is evx's own host function around @p fn: through
  * `cuLaunchHostFunc_v2` with the sync mode of the flags where the driver

@@ -88,6 +88,12 @@ CUresult graph_instantiate(CUgraphExec *out, CUgraph g, unsigned long long flags
 CUresult graph_launch(CUgraphExec e, CUstream h, bool ptsz);
 CUresult graph_exec_destroy(CUgraphExec e);
 CUresult graph_destroy(CUgraph g);
+// User objects: a destructor run once the last reference is released.
+CUresult user_object_create(CUuserObject *out, void *ptr, CUhostFn destroy, unsigned initial, unsigned flags);
+CUresult user_object_retain(CUuserObject o, unsigned count);
+CUresult user_object_release(CUuserObject o, unsigned count);
+CUresult graph_retain_user_object(CUgraph g, CUuserObject o, unsigned count, unsigned flags);
+CUresult graph_release_user_object(CUgraph g, CUuserObject o, unsigned count);
 
 // event.cpp
 CUresult event_create(CUevent *ph, unsigned flags);

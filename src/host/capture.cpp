@@ -38,6 +38,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <thread>
 
@@ -348,12 +349,15 @@ CUresult capture_memop(const std::shared_ptr<Stream> &s) {
 
 void capture_stream_gone(const std::shared_ptr<Stream> &s) {
     if (!any_capture()) return;
+    // A graph dropped here is destroyed after the lock is released: its user
+    // objects' destructors run caller code.
+    std::shared_ptr<Graph> dropped;
     std::lock_guard<std::mutex> lk(g_mu);
     if (!s->capture) return;
     Capture &c = *s->capture;
     c.invalidated = true;
     if (c.origin == s) {
-        global().graphs.remove(reinterpret_cast<std::uintptr_t>(c.graph_handle));
+        dropped = global().graphs.remove(reinterpret_cast<std::uintptr_t>(c.graph_handle));
         end_locked(s->capture);
         return;
     }
@@ -395,6 +399,7 @@ CUresult stream_end_capture(CUstream h, CUgraph *out, bool ptsz) {
     std::shared_ptr<Stream> s;
     CUresult r = resolve_stream(h, ptsz, &s);
     if (r != CUDA_SUCCESS) return r;
+    std::shared_ptr<Graph> dropped;  // destroyed after the lock (capture_stream_gone says why)
     std::lock_guard<std::mutex> lk(g_mu);
     const std::shared_ptr<Capture> c = s->capture;
     if (!c) return CUDA_ERROR_ILLEGAL_STATE;
@@ -413,7 +418,7 @@ CUresult stream_end_capture(CUstream h, CUgraph *out, bool ptsz) {
     end_locked(c);
     // A NULL out ends the capture and drops its graph (the driver's answer).
     if (r != CUDA_SUCCESS || !out) {
-        global().graphs.remove(reinterpret_cast<std::uintptr_t>(c->graph_handle));
+        dropped = global().graphs.remove(reinterpret_cast<std::uintptr_t>(c->graph_handle));
         return r;
     }
     *out = c->graph_handle;
@@ -499,6 +504,14 @@ CUresult graph_instantiate(CUgraphExec *out, CUgraph g, unsigned long long flags
     std::shared_ptr<Graph> graph = global().graphs.find(reinterpret_cast<std::uintptr_t>(g));
     if (!graph) return CUDA_ERROR_INVALID_VALUE;
     auto exec = std::make_shared<GraphExec>(graph->ctx, graph->nodes);
+    {
+        // The executable holds its own references to the graph's user objects.
+        std::lock_guard<std::mutex> lk(graph->users.mu);
+        for (const auto &u : graph->users.refs) {
+            u.first->refs.fetch_add(u.second, std::memory_order_acq_rel);
+            exec->users.refs.push_back(u);
+        }
+    }
     *out = reinterpret_cast<CUgraphExec>(global().graph_execs.add(std::move(exec)));
     return CUDA_SUCCESS;
 }
@@ -544,7 +557,7 @@ CUresult graph_launch(CUgraphExec e, CUstream h, bool ptsz) {
             r = record_queued(n.event, s, &seq);
             break;
         case Node::Kind::EventWait: r = wait_queued(s, n.event, &seq); break;
-        case Node::Kind::HostFn: r = host_func_queued(s, n.fn, n.data, &seq); break;
+        case Node::Kind::HostFn: r = host_func_queued(s, n.fn, n.data, &seq, exec); break;
         }
         if (r != CUDA_SUCCESS) return r;
         if (seq) {
@@ -565,6 +578,96 @@ CUresult graph_exec_destroy(CUgraphExec e) {
 CUresult graph_destroy(CUgraph g) {
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
     return global().graphs.remove(reinterpret_cast<std::uintptr_t>(g)) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+// --- user objects
+
+namespace {
+
+void drop_refs(UserObject &o, unsigned count) {
+    if (o.refs.fetch_sub(count, std::memory_order_acq_rel) != static_cast<long long>(count)) return;
+    global().user_objects.remove(o.handle);
+    o.destroy(o.ptr);
+    global().user_objects_live.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+std::shared_ptr<UserObject> find_user_object(CUuserObject o) {
+    return global().user_objects.find(reinterpret_cast<std::uintptr_t>(o));
+}
+
+}  // namespace
+
+UserRefs::~UserRefs() {
+    for (auto &u : refs) drop_refs(*u.first, u.second);
+}
+
+CUresult user_object_create(CUuserObject *out, void *ptr, CUhostFn destroy, unsigned initial, unsigned flags) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    // The driver requires CU_USER_OBJECT_NO_DESTRUCTOR_SYNC.
+    if (!out || !destroy || initial == 0 || initial > INT_MAX || flags != CU_USER_OBJECT_NO_DESTRUCTOR_SYNC)
+        return CUDA_ERROR_INVALID_VALUE;
+    auto o = std::make_shared<UserObject>();
+    o->ptr = ptr;
+    o->destroy = destroy;
+    o->refs.store(initial, std::memory_order_relaxed);
+    global().user_objects_live.fetch_add(1, std::memory_order_acq_rel);
+    // The handle is known before the object is found by it.
+    std::uintptr_t h = global().user_objects.add(o);
+    o->handle = h;
+    *out = reinterpret_cast<CUuserObject>(h);
+    return CUDA_SUCCESS;
+}
+
+CUresult user_object_retain(CUuserObject h, unsigned count) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    std::shared_ptr<UserObject> o = find_user_object(h);
+    if (!o || count == 0 || count > INT_MAX) return CUDA_ERROR_INVALID_VALUE;
+    o->refs.fetch_add(count, std::memory_order_acq_rel);
+    return CUDA_SUCCESS;
+}
+
+CUresult user_object_release(CUuserObject h, unsigned count) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    std::shared_ptr<UserObject> o = find_user_object(h);
+    if (!o || count == 0 || count > INT_MAX || o->refs.load(std::memory_order_acquire) < count)
+        return CUDA_ERROR_INVALID_VALUE;
+    drop_refs(*o, count);
+    return CUDA_SUCCESS;
+}
+
+CUresult graph_retain_user_object(CUgraph g, CUuserObject h, unsigned count, unsigned flags) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    std::shared_ptr<Graph> graph = global().graphs.find(reinterpret_cast<std::uintptr_t>(g));
+    std::shared_ptr<UserObject> o = find_user_object(h);
+    if (!graph || !o || count == 0 || count > INT_MAX || (flags & ~unsigned{CU_GRAPH_USER_OBJECT_MOVE}) != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    // MOVE: the caller's references become the graph's.
+    if (!(flags & CU_GRAPH_USER_OBJECT_MOVE)) o->refs.fetch_add(count, std::memory_order_acq_rel);
+    std::lock_guard<std::mutex> lk(graph->users.mu);
+    for (auto &u : graph->users.refs)
+        if (u.first == o) {
+            u.second += count;
+            return CUDA_SUCCESS;
+        }
+    graph->users.refs.emplace_back(std::move(o), count);
+    return CUDA_SUCCESS;
+}
+
+CUresult graph_release_user_object(CUgraph g, CUuserObject h, unsigned count) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    std::shared_ptr<Graph> graph = global().graphs.find(reinterpret_cast<std::uintptr_t>(g));
+    std::shared_ptr<UserObject> o = find_user_object(h);
+    if (!graph || !o || count == 0) return CUDA_ERROR_INVALID_VALUE;
+    {
+        std::lock_guard<std::mutex> lk(graph->users.mu);
+        auto it = std::find_if(graph->users.refs.begin(), graph->users.refs.end(),
+                               [&](const auto &u) { return u.first == o; });
+        if (it == graph->users.refs.end() || it->second < count) return CUDA_ERROR_INVALID_VALUE;
+        it->second -= count;
+        if (it->second == 0) graph->users.refs.erase(it);
+    }
+    drop_refs(*o, count);
+    return CUDA_SUCCESS;
 }
 
 }  // namespace evxh

@@ -160,6 +160,14 @@ EVXH_CALL(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags",
           (CUgraphExec *e, CUgraph g, unsigned long long flags), graph_instantiate(e, g, flags))
 EVXH_CALL(cuGraphExecDestroy, "cuGraphExecDestroy", (CUgraphExec e), graph_exec_destroy(e))
 EVXH_CALL(cuGraphDestroy, "cuGraphDestroy", (CUgraph g), graph_destroy(g))
+EVXH_CALL(cuUserObjectCreate, "cuUserObjectCreate",
+          (CUuserObject * o, void *p, CUhostFn d, unsigned int n, unsigned int f), user_object_create(o, p, d, n, f))
+EVXH_CALL(cuUserObjectRetain, "cuUserObjectRetain", (CUuserObject o, unsigned int n), user_object_retain(o, n))
+EVXH_CALL(cuUserObjectRelease, "cuUserObjectRelease", (CUuserObject o, unsigned int n), user_object_release(o, n))
+EVXH_CALL(cuGraphRetainUserObject, "cuGraphRetainUserObject",
+          (CUgraph g, CUuserObject o, unsigned int n, unsigned int f), graph_retain_user_object(g, o, n, f))
+EVXH_CALL(cuGraphReleaseUserObject, "cuGraphReleaseUserObject", (CUgraph g, CUuserObject o, unsigned int n),
+          graph_release_user_object(g, o, n))
 
 EVXH_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
                                       CUdriverProcAddressQueryResult *status);
@@ -256,6 +264,11 @@ const Proc kProcs[] = {
     EVXH_PT("cuGraphLaunch", 10000, &cuGraphLaunch),
     EVXH_P1("cuGraphExecDestroy", 10000, &cuGraphExecDestroy),
     EVXH_P1("cuGraphDestroy", 10000, &cuGraphDestroy),
+    EVXH_P1("cuUserObjectCreate", 11030, &cuUserObjectCreate),
+    EVXH_P1("cuUserObjectRetain", 11030, &cuUserObjectRetain),
+    EVXH_P1("cuUserObjectRelease", 11030, &cuUserObjectRelease),
+    EVXH_P1("cuGraphRetainUserObject", 11030, &cuGraphRetainUserObject),
+    EVXH_P1("cuGraphReleaseUserObject", 11030, &cuGraphReleaseUserObject),
     {"cuGetProcAddress", {{11030, fn(&cuGetProcAddress), nullptr}, {12000, fn(&cuGetProcAddress_v2), nullptr}}},
 };
 

@@ -25,6 +25,8 @@ typedef struct evx_host_live {
     long long contexts;   /* primary-context retains outstanding, plus contexts
                              made by cuCtxCreate and not yet destroyed */
     long long host_funcs; /* cuLaunchHostFunc callbacks enqueued and not yet run */
+    long long user_objects; /* cuUserObjectCreate'd objects whose destructor has
+                               not run yet */
 } evx_host_live;
 
 /* Fills *out (nothing happens if out is NULL). Thread-safe. */

@@ -55,6 +55,7 @@ struct Item {
     std::uint64_t *addr = nullptr;  // WriteValue, WaitValue (memops.cpp)
     std::uint64_t value = 0;
     unsigned flags = 0;
+    std::shared_ptr<void> keep;     // HostFn of a graph launch: its executable
 };
 
 struct Stream {
@@ -118,18 +119,41 @@ struct Node {
     std::vector<std::size_t> deps;
 };
 
+// A user object (cuUserObjectCreate): its destructor runs, on the thread
+// that drops the last reference, once nothing holds it (capture.cpp).
+struct UserObject {
+    void *ptr = nullptr;
+    CUhostFn destroy = nullptr;
+    std::atomic<long long> refs{0};
+    std::uintptr_t handle = 0;
+};
+
+// References to user objects held by a graph or an executable, released
+// when it is destroyed (for an executable: once its last launch ran).
+struct UserRefs {
+    UserRefs() = default;
+    UserRefs(const UserRefs &) = delete;
+    UserRefs &operator=(const UserRefs &) = delete;
+    ~UserRefs();
+    std::mutex mu;
+    std::vector<std::pair<std::shared_ptr<UserObject>, unsigned>> refs;
+};
+
 struct Graph {
     explicit Graph(Context *c) : ctx(c) {}
     Context *const ctx;
     std::vector<Node> nodes;
+    UserRefs users;
 };
 
 // An instantiated graph. Its launches run one after another, as the
-// driver's do, wherever they are launched.
+// driver's do, wherever they are launched; a launch's host nodes keep the
+// executable (and so its user objects) until they ran.
 struct GraphExec {
     GraphExec(Context *c, std::vector<Node> n) : ctx(c), nodes(std::move(n)) {}
     Context *const ctx;
     const std::vector<Node> nodes;
+    UserRefs users;
     std::mutex mu;
     std::shared_ptr<Stream> last_stream;  // the last launch's last item
     std::uint64_t last_seq = 0;
@@ -216,6 +240,8 @@ struct Global {
     Registry<Event> events{0xe};
     Registry<Graph> graphs{0x6};
     Registry<GraphExec> graph_execs{0x7};
+    Registry<UserObject> user_objects{0x8};
+    std::atomic<long long> user_objects_live{0};  // created, destructor not yet run
     std::atomic<int> captures{0};  // captures begun and not ended (capture.cpp)
     std::atomic<long long> host_funcs_pending{0};  // launched, not yet run (debug.cpp)
 };
@@ -259,7 +285,10 @@ std::shared_ptr<Stream> new_stream(Context *ctx, Stream::Kind kind, unsigned fla
 // The work a graph launch queues (seq: the item's, or 0 when nothing was
 // queued, as for a wait for an event that is done).
 CUresult wait_queued(const std::shared_ptr<Stream> &s, const std::shared_ptr<Event> &ev, std::uint64_t *seq);
-CUresult host_func_queued(const std::shared_ptr<Stream> &s, CUhostFn fn, void *data, std::uint64_t *seq);
+// keep: held by the queued item until the function ran (a graph launch's
+// executable), or null.
+CUresult host_func_queued(const std::shared_ptr<Stream> &s, CUhostFn fn, void *data, std::uint64_t *seq,
+                          std::shared_ptr<void> keep = nullptr);
 
 // --- event.cpp
 std::shared_ptr<Event> find_event(CUevent e);

@@ -273,11 +273,13 @@ CUresult launch_host_func(CUstream h, CUhostFn fn, void *data, bool ptsz) {
     return host_func_queued(s, fn, data, &seq);
 }
 
-CUresult host_func_queued(const std::shared_ptr<Stream> &s, CUhostFn fn, void *data, std::uint64_t *seq) {
+CUresult host_func_queued(const std::shared_ptr<Stream> &s, CUhostFn fn, void *data, std::uint64_t *seq,
+                          std::shared_ptr<void> keep) {
     Item it;
     it.kind = Item::Kind::HostFn;
     it.fn = fn;
     it.data = data;
+    it.keep = std::move(keep);
     // Counted before it is queued: the worker may run it at once.
     global().host_funcs_pending.fetch_add(1, std::memory_order_acq_rel);
     const CUresult r = submit(s, std::move(it), seq);

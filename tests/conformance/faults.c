@@ -65,6 +65,13 @@ static const entry entries[] = {
     {"cuStreamGetCtx", CUDA_ERROR_LAUNCH_FAILED},
     {"cuCtxGetDevice", CUDA_ERROR_LAUNCH_FAILED},
     {"cuStreamIsCapturing", CUDA_ERROR_LAUNCH_FAILED},
+    /* A host function that can fail, launched into a capture. */
+    {"cuStreamGetCaptureInfo", CUDA_ERROR_LAUNCH_FAILED},
+    {"cuUserObjectCreate", CUDA_ERROR_OUT_OF_MEMORY},
+    {"cuGraphRetainUserObject", CUDA_ERROR_OUT_OF_MEMORY},
+    /* Reached only after cuGraphRetainUserObject failed (one fault at a
+     * time never gets there). */
+    {"cuUserObjectRelease", CUDA_ERROR_LAUNCH_FAILED},
     /* Reached once per process (child processes below). */
     {"cuDevicePrimaryCtxRetain", CUDA_ERROR_OUT_OF_MEMORY},
     {"cuCtxGetStreamPriorityRange", CUDA_ERROR_INVALID_CONTEXT},
@@ -159,6 +166,7 @@ typedef struct fctx {
     evx_timeline_t tl;
     CUcontext ctx; /* a context made with cuCtxCreate, and its stream cs */
     CUstream cs;
+    void *cap_native; /* s, being captured (setup_capturing) until ended */
     float ms[4];
     uint32_t n;
     int flag;
@@ -240,8 +248,11 @@ static int setup_former_pool_event(fctx *c)
     return EXPECT_OK(evx_event_pool_acquire(c->pool, &c->e));
 }
 
+static void end_capture(fctx *c, CUgraph *graph);
+
 static void drop_all(fctx *c)
 {
+    end_capture(c, NULL);
     if (c->e != NULL && c->pool != NULL)
         EXPECT_OK(evx_event_pool_release(c->pool, c->e));
     else
@@ -517,6 +528,66 @@ static evx_status_t run_host_func_status_default(fctx *c)
                                               &c->flag, NULL);
 }
 
+/* A stream being captured: the host function becomes a graph node. */
+static int setup_capturing(fctx *c)
+{
+    const conf_cu *cu = conf_cu_get();
+    void *native = NULL;
+    if (!setup_stream(c) || !EXPECT_OK(evx_stream_get_native(c->s, &native)))
+        return 0;
+    if (!EXPECT(cu->stream_begin_capture((CUstream)native,
+                                         CU_STREAM_CAPTURE_MODE_RELAXED) == CUDA_SUCCESS))
+        return 0;
+    c->cap_native = native;
+    return 1;
+}
+
+/* Ends the capture begun by setup_capturing, if still on: the graph into
+ * *graph, or destroyed when graph is NULL. */
+static void end_capture(fctx *c, CUgraph *graph)
+{
+    const conf_cu *cu = conf_cu_get();
+    CUgraph g = NULL;
+    if (c->cap_native == NULL)
+        return;
+    EXPECT(cu->stream_end_capture((CUstream)c->cap_native, &g) == CUDA_SUCCESS);
+    c->cap_native = NULL;
+    if (graph != NULL)
+        *graph = g;
+    else if (g != NULL)
+        EXPECT(cu->graph_destroy(g) == CUDA_SUCCESS);
+}
+
+/* The graph runs the host function once per launch, unless the launch into
+ * the capture failed; its destroy frees evx's record (the leak check). */
+static void verify_captured_host_func(fctx *c, int failed)
+{
+    const conf_cu *cu = conf_cu_get();
+    CUgraph g = NULL;
+    CUgraphExec x = NULL;
+    CUcontext ctx = NULL;
+    void *native = NULL;
+    end_capture(c, &g);
+    if (!EXPECT(g != NULL) || !EXPECT_OK(evx_stream_get_native(c->s, &native)))
+        return;
+    EXPECTF(flag_get(&c->flag) == 0, "a captured host function ran at capture");
+    /* Instantiation needs the graph's context current. */
+    if (EXPECT(cu->primary_retain(&ctx, conf_cu_device(c->dev)) == CUDA_SUCCESS)) {
+        EXPECT(cu->ctx_push_current(ctx) == CUDA_SUCCESS);
+        if (EXPECT(cu->graph_instantiate(&x, g, 0) == CUDA_SUCCESS)) {
+            EXPECT(cu->graph_launch(x, (CUstream)native) == CUDA_SUCCESS);
+            EXPECT(cu->stream_synchronize((CUstream)native) == CUDA_SUCCESS);
+            EXPECT(cu->graph_exec_destroy(x) == CUDA_SUCCESS);
+        }
+        EXPECT(cu->ctx_pop_current(&ctx) == CUDA_SUCCESS);
+        EXPECT(cu->primary_release(conf_cu_device(c->dev)) == CUDA_SUCCESS);
+    }
+    EXPECT(cu->graph_destroy(g) == CUDA_SUCCESS);
+    EXPECTF(flag_get(&c->flag) == (failed ? 0 : 1),
+            "the graph's launch %s the host function, the launch into the capture %s",
+            flag_get(&c->flag) ? "ran" : "did not run", failed ? "failed" : "succeeded");
+}
+
 static void verify_host_func(fctx *c, int failed)
 {
     EXPECT_OK(evx_stream_synchronize(failed ? c->s : c->s));
@@ -778,6 +849,8 @@ static const fop ops[] = {
      verify_host_func},
     {"evx_stream_launch_host_func_status(default stream)", setup_streams,
      run_host_func_status_default, verify_host_func},
+    {"evx_stream_launch_host_func_status(capturing stream)", setup_capturing,
+     run_host_func_status, verify_captured_host_func},
     {"evx_device_create_event_pool", no_setup, run_pool_create,
      verify_pool_null_on_failure},
     {"evx_event_pool_prewarm", setup_empty_pool, run_pool_prewarm,

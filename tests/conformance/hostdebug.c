@@ -83,7 +83,8 @@ int host_live_start(evx_host_live *out)
 static int same(const evx_host_live *a, const evx_host_live *b)
 {
     return a->events == b->events && a->streams == b->streams &&
-           a->contexts == b->contexts && a->host_funcs == b->host_funcs;
+           a->contexts == b->contexts && a->host_funcs == b->host_funcs &&
+           a->user_objects == b->user_objects;
 }
 
 int host_live_settle(const evx_host_live *start, evx_host_live *now,

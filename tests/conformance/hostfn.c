@@ -567,6 +567,272 @@ out:
     drop_stream(&s);
 }
 
+/* ---- captured into a graph ---------------------------------------------- */
+
+/* A captured host function: fails at the launches whose bit is set in
+ * fail_mask (bit k: the k-th run, from 1), counts its runs and its
+ * release. */
+typedef struct graph_fn {
+    unsigned fail_mask;
+    int runs;
+    int released;
+} graph_fn;
+
+static evx_status_t run_graph_fn(void *user_data)
+{
+    graph_fn *g = (graph_fn *)user_data;
+    const int k = flag_get(&g->runs) + 1;
+    flag_set(&g->runs, k);
+    return (g->fail_mask >> k) & 1u ? EVX_ERROR_ILLEGAL_STATE : EVX_SUCCESS;
+}
+
+static void release_graph_fn(void *user_data)
+{
+    graph_fn *g = (graph_fn *)user_data;
+    flag_set(&g->released, flag_get(&g->released) + 1);
+}
+
+static evx_status_t launch_graph_fn(evx_stream_t s, graph_fn *g, const char *name)
+{
+    evx_host_func_options_t o = EVX_HOST_FUNC_OPTIONS_INIT;
+    o.name = name;
+    o.release = release_graph_fn;
+    return evx_stream_launch_host_func_status(s, run_graph_fn, g, &o);
+}
+
+static int have_capture(const conf_cu *cu)
+{
+    if (cu != NULL && cu->stream_begin_capture != NULL && cu->stream_end_capture != NULL &&
+        cu->graph_instantiate != NULL && cu->graph_launch != NULL &&
+        cu->graph_exec_destroy != NULL && cu->graph_destroy != NULL)
+        return 1;
+    if (!EXPECTF(host_debug_get() == NULL, "the host emulation lacks a capture or graph call"))
+        return 0;
+    conf_skip("the driver has no stream capture or graphs");
+    return 0;
+}
+
+/* Captures `g`'s function on `s` (relaxed mode) into *graph and instantiates
+ * it into *exec with device 0's primary context current. */
+static int capture_graph_fn(const conf_cu *cu, evx_stream_t s, graph_fn *g, const char *name,
+                            CUgraph *graph, CUgraphExec *exec)
+{
+    void *native = NULL;
+    CUcontext ctx = NULL, popped = NULL;
+    int ok;
+    if (!EXPECT_OK(evx_stream_get_native(s, &native)) ||
+        !EXPECT(cu->stream_begin_capture((CUstream)native, CU_STREAM_CAPTURE_MODE_RELAXED) ==
+                CUDA_SUCCESS))
+        return 0;
+    ok = EXPECT_OK(launch_graph_fn(s, g, name));
+    ok &= EXPECT(cu->stream_end_capture((CUstream)native, graph) == CUDA_SUCCESS);
+    if (!ok || *graph == NULL)
+        return 0;
+    EXPECTF(flag_get(&g->runs) == 0, "the captured function ran %d time(s) at capture",
+            flag_get(&g->runs));
+    if (!EXPECT(cu->primary_retain(&ctx, conf_cu_device(0)) == CUDA_SUCCESS))
+        return 0;
+    EXPECT(cu->ctx_push_current(ctx) == CUDA_SUCCESS);
+    ok = EXPECT(cu->graph_instantiate(exec, *graph, 0) == CUDA_SUCCESS);
+    EXPECT(cu->ctx_pop_current(&popped) == CUDA_SUCCESS);
+    EXPECT(cu->primary_release(conf_cu_device(0)) == CUDA_SUCCESS);
+    return ok;
+}
+
+/* The message of a failure in a graph launch names the call, the function
+ * and says it ran in a launch of its graph. */
+static int reported_in_graph(evx_status_t got, const char *call, const char *name,
+                             void *user_data)
+{
+    const char *msg = evx_last_error_message();
+    int ok = reported(got, EVX_ERROR_ILLEGAL_STATE, call, name, user_data);
+    ok &= EXPECTF(str_has(msg, "launch of its graph"),
+                  "message \"%s\" should say the function ran in a graph launch", msg);
+    return ok;
+}
+
+/* Replays of a graph holding a host function that can fail: each replay
+ * runs it; a replay's failure is reported once, by the first waiting call
+ * on the device to end its wait after it (a stream synchronize on the
+ * stream the graph was launched on, an event or timeline synchronize, a
+ * status callback of the notifier), never by calls that waited before it;
+ * destroying the graph and its executable releases the user data. */
+static void t_graph_replays(void)
+{
+    const conf_cu *cu = conf_cu_get();
+    evx_stream_t cap = NULL, s = NULL;
+    evx_event_t e = NULL;
+    evx_timeline_t tl = NULL;
+    evx_notifier_t n = NULL;
+    CUgraph graph = NULL;
+    CUgraphExec exec = NULL;
+    void *native = NULL;
+    /* fails at runs 2, 4, 5 and 6 */
+    graph_fn g = {(1u << 2) | (1u << 4) | (1u << 5) | (1u << 6), 0, 0};
+    seen w;
+
+    memset(&w, 0, sizeof w);
+    if (!have_capture(cu))
+        return;
+    REQUIRE((cap = make_stream(0)) != NULL);
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE((e = make_event(0, EVX_EVENT_DEFAULT)) != NULL);
+    REQUIRE_OK(evx_device_create_timeline(0, 4, &tl));
+    REQUIRE_OK(evx_notifier_create(NULL, &n));
+    REQUIRE_OK(evx_stream_get_native(s, &native));
+    REQUIRE(capture_graph_fn(cu, cap, &g, "graph_step_check", &graph, &exec));
+
+    /* run 1 succeeds */
+    EXPECT(cu->graph_launch(exec, (CUstream)native) == CUDA_SUCCESS);
+    EXPECT_OK(evx_stream_synchronize(s));
+    EXPECT(flag_get(&g.runs) == 1);
+    /* run 2 fails: the stream synchronize that waited for it reports it */
+    EXPECT(cu->graph_launch(exec, (CUstream)native) == CUDA_SUCCESS);
+    reported_in_graph(evx_stream_synchronize(s), "evx_stream_synchronize",
+                      "graph_step_check", &g);
+    EXPECT(flag_get(&g.runs) == 2);
+    /* once: nothing left for the next waits, on any stream of the device */
+    EXPECT_OK(evx_stream_synchronize(s));
+    EXPECT_OK(evx_stream_synchronize(cap));
+    /* run 3 succeeds, run 4 fails: an event recorded after it reports it */
+    EXPECT(cu->graph_launch(exec, (CUstream)native) == CUDA_SUCCESS);
+    EXPECT(cu->graph_launch(exec, (CUstream)native) == CUDA_SUCCESS);
+    REQUIRE_OK(evx_event_record(e, s));
+    reported_in_graph(evx_event_synchronize(e), "evx_event_synchronize", "graph_step_check",
+                      &g);
+    EXPECT(flag_get(&g.runs) == 4);
+    EXPECT_OK(evx_event_synchronize(e));
+    EXPECT_OK(evx_stream_synchronize(s));
+    /* run 5 fails: a timeline marked after it */
+    EXPECT(cu->graph_launch(exec, (CUstream)native) == CUDA_SUCCESS);
+    REQUIRE_OK(evx_timeline_mark(tl, s, NULL));
+    reported_in_graph(evx_timeline_synchronize(tl), "evx_timeline_synchronize",
+                      "graph_step_check", &g);
+    EXPECT_OK(evx_timeline_synchronize(tl));
+    /* run 6 fails: a status callback of a watch of an event after it */
+    EXPECT(cu->graph_launch(exec, (CUstream)native) == CUDA_SUCCESS);
+    REQUIRE_OK(evx_event_record(e, s));
+    REQUIRE_OK(evx_notifier_watch_callback_status(n, e, on_status, &w));
+    REQUIRE(poll_flag(&w.ran, 10000));
+    EXPECT_STATUS(w.status, EVX_ERROR_ILLEGAL_STATE);
+    EXPECTF(str_has(w.message, "evx_notifier_watch_callback_status") &&
+                str_has(w.message, "graph_step_check") &&
+                str_has(w.message, "launch of its graph"),
+            "callback message \"%s\" should name the call and the function", w.message);
+    EXPECTF(w.host_st == EVX_SUCCESS && w.host_data == &g,
+            "evx_last_error_host_func in the callback: %d, %p (launched with %p)", w.host_st,
+            w.host_data, (void *)&g);
+    EXPECT_OK(evx_stream_synchronize(s));
+    EXPECT(flag_get(&g.runs) == 6);
+    /* the graph and its executable hold the record: released once both go */
+    EXPECT(flag_get(&g.released) == 0);
+    EXPECT(cu->graph_exec_destroy(exec) == CUDA_SUCCESS);
+    exec = NULL;
+    EXPECT(cu->graph_destroy(graph) == CUDA_SUCCESS);
+    graph = NULL;
+    /* the driver runs a user object's destructor on its own thread */
+    EXPECTF(poll_flag(&g.released, 10000) && flag_get(&g.released) == 1,
+            "release called %d time(s) after the graph and its executable were destroyed",
+            flag_get(&g.released));
+out:
+    if (exec != NULL)
+        EXPECT(cu->graph_exec_destroy(exec) == CUDA_SUCCESS);
+    if (graph != NULL)
+        EXPECT(cu->graph_destroy(graph) == CUDA_SUCCESS);
+    if (n != NULL)
+        EXPECT_OK(evx_notifier_destroy(n));
+    if (tl != NULL)
+        EXPECT_OK(evx_timeline_destroy(tl));
+    drop_event(&e);
+    drop_stream(&s);
+    drop_stream(&cap);
+}
+
+/* A replay's failure is the device's: a wait on another device does not
+ * report it, and a wait that ended before the replay ran does not either
+ * (the replay is held back by a gate). */
+static void t_graph_failure_device(void)
+{
+    const conf_cu *cu = conf_cu_get();
+    evx_stream_t cap = NULL, s = NULL, other = NULL;
+    conf_gate *gate = gate_new();
+    CUgraph graph = NULL;
+    CUgraphExec exec = NULL;
+    void *native = NULL;
+    graph_fn g = {1u << 1, 0, 0};
+
+    if (!have_capture(cu))
+        return;
+    REQUIRE((cap = make_stream(0)) != NULL);
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE_OK(evx_stream_get_native(s, &native));
+    REQUIRE(capture_graph_fn(cu, cap, &g, "gated_check", &graph, &exec));
+    REQUIRE_OK(gate_launch(s, gate));
+    EXPECT(cu->graph_launch(exec, (CUstream)native) == CUDA_SUCCESS);
+    /* not run yet: a wait on the device that ends now has nothing */
+    EXPECT_OK(evx_stream_synchronize(cap));
+    EXPECT(flag_get(&g.runs) == 0);
+    gate_open(gate);
+    REQUIRE(poll_flag(&g.runs, 10000));
+    if (conf_device_count() > 1) {
+        REQUIRE((other = make_stream(1)) != NULL);
+        EXPECT_OK(evx_stream_synchronize(other));
+    }
+    reported_in_graph(evx_stream_synchronize(s), "evx_stream_synchronize", "gated_check", &g);
+    EXPECT_OK(evx_stream_synchronize(cap));
+out:
+    gate_open(gate);
+    if (exec != NULL)
+        EXPECT(cu->graph_exec_destroy(exec) == CUDA_SUCCESS);
+    if (graph != NULL)
+        EXPECT(cu->graph_destroy(graph) == CUDA_SUCCESS);
+    drop_stream(&other);
+    drop_stream(&s);
+    drop_stream(&cap);
+}
+
+/* release: called once after the single run outside a capture; not called
+ * when the launch fails (the caller keeps the data); for a graph never
+ * instantiated, called when the graph is destroyed, without a run. */
+static void t_release(void)
+{
+    const conf_cu *cu = conf_cu_get();
+    evx_stream_t s = NULL;
+    graph_fn once = {0, 0, 0}, refused = {0, 0, 0}, captured = {0, 0, 0};
+    evx_host_func_options_t o = EVX_HOST_FUNC_OPTIONS_INIT;
+    void *native = NULL;
+    CUgraph graph = NULL;
+
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE_OK(launch_graph_fn(s, &once, "once"));
+    EXPECT_OK(evx_stream_synchronize(s));
+    EXPECTF(poll_flag(&once.released, 10000) && flag_get(&once.released) == 1 &&
+                flag_get(&once.runs) == 1,
+            "ran %d, released %d times", flag_get(&once.runs), flag_get(&once.released));
+    o.release = release_graph_fn;
+    o.flags = 0x80;
+    EXPECT_FAIL(evx_stream_launch_host_func_status(s, run_graph_fn, &refused, &o),
+                EVX_ERROR_INVALID_VALUE);
+    EXPECT_OK(evx_stream_synchronize(s));
+    EXPECT(flag_get(&refused.released) == 0 && flag_get(&refused.runs) == 0);
+    if (!have_capture(cu))
+        goto out;
+    REQUIRE_OK(evx_stream_get_native(s, &native));
+    REQUIRE(cu->stream_begin_capture((CUstream)native, CU_STREAM_CAPTURE_MODE_RELAXED) ==
+            CUDA_SUCCESS);
+    EXPECT_OK(launch_graph_fn(s, &captured, "captured"));
+    EXPECT(cu->stream_end_capture((CUstream)native, &graph) == CUDA_SUCCESS);
+    EXPECT(flag_get(&captured.released) == 0);
+    if (graph != NULL)
+        EXPECT(cu->graph_destroy(graph) == CUDA_SUCCESS);
+    EXPECTF(poll_flag(&captured.released, 10000) && flag_get(&captured.released) == 1 &&
+                flag_get(&captured.runs) == 0,
+            "captured: ran %d, released %d times", flag_get(&captured.runs),
+            flag_get(&captured.released));
+out:
+    drop_stream(&s);
+}
+
 const conf_case conf_hostfn_cases[] = {
     {"hostfn.stream_sync_reports_once", t_stream_sync_reports_once},
     {"hostfn.query_reports_when_idle", t_query_reports_when_idle},
@@ -582,5 +848,8 @@ const conf_case conf_hostfn_cases[] = {
     {"hostfn.sync_mode_paths", t_sync_mode_paths},
     {"hostfn.notifier_read_checked", t_notifier_read_checked},
     {"hostfn.notifier_callback_status", t_notifier_callback_status},
+    {"hostfn.graph_replays", t_graph_replays},
+    {"hostfn.graph_failure_device", t_graph_failure_device},
+    {"hostfn.release", t_release},
     {NULL, NULL},
 };

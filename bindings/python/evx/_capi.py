@@ -746,7 +746,7 @@ class evx_host_func_options(_ct.Structure):
     EVX_HOST_FUNC_OPTIONS_INIT (or zero it and set `struct_size` to
     `sizeof(evx_host_func_options_t)`), then set the fields.
 
-    C: struct evx_host_func_options (include/evx/stream.h): 16 bytes, aligned to 8.
+    C: struct evx_host_func_options (include/evx/stream.h): 24 bytes, aligned to 8.
     """
 
     _fields_ = [
@@ -758,6 +758,16 @@ class evx_host_func_options(_ct.Structure):
         # copied at launch. NULL: the symbol name the dynamic linker gives for
         # the function's address, else the address.
         ("name", _ct.c_char_p),  # offset 8
+        # Called once with the function's `user_data` when evx no longer needs
+        # it: after the function ran (outside a capture), or, for a function
+        # captured into a graph, once that graph and every executable
+        # instantiated from it are destroyed and their launches have run. It
+        # runs on a driver thread or inside the driver call that dropped the
+        # last reference (cuGraphDestroy, cuGraphExecDestroy,
+        # cuStreamEndCapture), and must not call evx or CUDA. Not called when
+        # the launch fails: the caller keeps user_data then. NULL: nothing is
+        # called. The first published size, 16 bytes, ends before this field.
+        ("release", evx_host_fn_t),  # offset 16
     ]
 
 
@@ -2419,6 +2429,22 @@ evx_stream_launch_host_func_status = Prototype(
     notifier's deliveries) and other stream handles of the same driver stream
     do not report failures. evx keeps at most 4096 unreported failures in the
     process; beyond that the oldest is dropped.
+
+    On a stream being captured (cuStreamBeginCapture) the function becomes a
+    host node of the capture's graph and runs at every launch of an executable
+    instantiated from it, wherever it is launched. evx keeps its record (the
+    function, user_data, the name) in a driver user object
+    (cuUserObjectCreate) that the graph holds: it is freed, and options
+    `release` called, once the graph and its executables are destroyed. A
+    failure in a launch is recorded against the device and reported once, by
+    the first of the calls above on any stream, event, timer or timeline of
+    that device, or delivery of a checked notifier watch of an event of that
+    device (evx_notifier_read_checked(),
+    evx_notifier_watch_callback_status()), to end its wait after the failure
+    was recorded; its message says the function ran in a graph launch. A
+    driver without cuStreamGetCaptureInfo (CUDA 12.3), cuUserObjectCreate or
+    cuGraphRetainUserObject refuses such a launch into a capture with
+    EVX_ERROR_NOT_SUPPORTED.
 
     The call is evx's own host function around fn: through
     `cuLaunchHostFunc_v2` with the sync mode of the flags where the driver has

@@ -735,12 +735,22 @@ pub struct evx_host_func_options {
     #[doc = "  copied at launch. NULL: the symbol name the dynamic linker gives for"]
     #[doc = "  the function's address, else the address."]
     pub name: *const ::std::os::raw::c_char,
+    #[doc = " Called once with the function's `user_data` when evx no longer"]
+    #[doc = "  needs it: after the function ran (outside a capture), or, for a"]
+    #[doc = "  function captured into a graph, once that graph and every executable"]
+    #[doc = "  instantiated from it are destroyed and their launches have run. It"]
+    #[doc = "  runs on a driver thread or inside the driver call that dropped the"]
+    #[doc = "  last reference (cuGraphDestroy, cuGraphExecDestroy,"]
+    #[doc = "  cuStreamEndCapture), and must not call evx or CUDA. Not called when"]
+    #[doc = "  the launch fails: the caller keeps @p user_data then. NULL: nothing is"]
+    #[doc = "  called. The first published size, 16 bytes, ends before this field."]
+    pub release: evx_host_fn_t,
 }
 #[test]
 fn bindgen_test_layout_evx_host_func_options() {
     assert_eq!(
         ::std::mem::size_of::<evx_host_func_options>(),
-        16usize,
+        24usize,
         concat!("Size of: ", stringify!(evx_host_func_options))
     );
     assert_eq!(
@@ -799,6 +809,23 @@ fn bindgen_test_layout_evx_host_func_options() {
         );
     }
     test_field_name();
+    fn test_field_release() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_host_func_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).release) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_host_func_options),
+                "::",
+                stringify!(release)
+            )
+        );
+    }
+    test_field_release();
 }
 impl Default for evx_host_func_options {
     fn default() -> Self {
@@ -991,6 +1018,21 @@ extern "C" {
     #[doc = " handles of the same driver stream do not report failures."]
     #[doc = " evx keeps at most 4096 unreported failures in the process; beyond that"]
     #[doc = " the oldest is dropped."]
+    #[doc = ""]
+    #[doc = " On a stream being captured (cuStreamBeginCapture) the function becomes a"]
+    #[doc = " host node of the capture's graph and runs at every launch of an"]
+    #[doc = " executable instantiated from it, wherever it is launched. evx keeps its"]
+    #[doc = " record (the function, @p user_data, the name) in a driver user object"]
+    #[doc = " (cuUserObjectCreate) that the graph holds: it is freed, and @p options"]
+    #[doc = " `release` called, once the graph and its executables are destroyed. A"]
+    #[doc = " failure in a launch is recorded against the device and reported once, by"]
+    #[doc = " the first of the calls above on any stream, event, timer or timeline of"]
+    #[doc = " that device, or delivery of a checked notifier watch of an event of that"]
+    #[doc = " device (evx_notifier_read_checked(), evx_notifier_watch_callback_status()),"]
+    #[doc = " to end its wait after the failure was recorded; its message says the"]
+    #[doc = " function ran in a graph launch. A driver without cuStreamGetCaptureInfo"]
+    #[doc = " (CUDA 12.3), cuUserObjectCreate or cuGraphRetainUserObject refuses such a"]
+    #[doc = " launch into a capture with ::EVX_ERROR_NOT_SUPPORTED."]
     #[doc = ""]
     #[doc = " The call is evx's own host function around @p fn: through"]
     #[doc = " `cuLaunchHostFunc_v2` with the sync mode of the flags where the driver"]

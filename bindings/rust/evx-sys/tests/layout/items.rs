@@ -211,6 +211,7 @@ pub fn items() -> Vec<(&'static str, Vec<i128>)> {
         ("field evx_host_func_options.struct_size", field!(evx_sys::evx_host_func_options, struct_size)),
         ("field evx_host_func_options.flags", field!(evx_sys::evx_host_func_options, flags)),
         ("field evx_host_func_options.name", field!(evx_sys::evx_host_func_options, name)),
+        ("field evx_host_func_options.release", field!(evx_sys::evx_host_func_options, release)),
         ("struct evx_timeline_mark_info", vec![size_of::<evx_sys::evx_timeline_mark_info>() as i128, align_of::<evx_sys::evx_timeline_mark_info>() as i128]),
         ("field evx_timeline_mark_info.struct_size", field!(evx_sys::evx_timeline_mark_info, struct_size)),
         ("field evx_timeline_mark_info.kind", field!(evx_sys::evx_timeline_mark_info, kind)),
