@@ -63,7 +63,7 @@ _create = _capi.evx_notifier_create
 _destroy = _capi.evx_notifier_destroy
 _get_fd = _capi.evx_notifier_get_fd
 _watch = _core.notifier_watch
-_watch_cb = _capi.evx_notifier_watch_callback
+_watch_cb_status = _capi.evx_notifier_watch_callback_status
 _read = _core.notifier_read
 _read_checked = _core.notifier_read_checked
 _watch_fence = _capi.evx_notifier_watch_fence
@@ -283,9 +283,15 @@ _cf_lock = _threading.Lock()
 _cf_notifier = None
 
 
-def _complete(fut):
+def _complete(fut, status):
+    # On the thread of the delivery, which set the message and host function
+    # of a failure: the error is made here.
+    err = _error(status, "evx.aio.future") if status else None
     if fut.set_running_or_notify_cancel():  # False: cancelled meanwhile
-        fut.set_result(None)
+        if err is None:
+            fut.set_result(None)
+        else:
+            fut.set_exception(err)
 
 
 def future(event):
@@ -296,15 +302,21 @@ def future(event):
     Its completion runs on the driver's thread (in a host function) or on
     the notifier's pump thread, and so do callbacks added with
     ``add_done_callback``: they must be short and must not call evx or
-    CUDA. Cancelling the future before it completes is allowed."""
+    CUDA. Cancelling the future before it completes is allowed.
+
+    A host function launched with ``Stream.launch_host_func`` that raised
+    before the event's last record (on the same evx stream, or in a graph
+    launch on the event's device) and whose failure no other call reported
+    yet fails the future with :class:`evx.CudaError`, its ``__cause__`` the
+    function's exception (evx_notifier_watch_callback_status)."""
     global _cf_notifier
     _check_event("future", event)
     with _cf_lock:
         if _cf_notifier is None:
             _cf_notifier = _new_notifier()
     fut = _cf.Future()
-    key = _hostfn.submit(lambda: _complete(fut))
-    st = _watch_cb(_cf_notifier, event.handle, _hostfn.trampoline, key)
+    key = _hostfn.submit(lambda status: _complete(fut, status))
+    st = _watch_cb_status(_cf_notifier, event.handle, _hostfn.notify_status_trampoline, key)
     if st:
         _hostfn.withdraw(key)
         raise _error(st, "evx.aio.future")

@@ -332,3 +332,24 @@ def test_bad_input(evx, aio, dev, stream):
         aio.future(ev)
     assert "evx_notifier_watch_callback" in e.value.message
     assert evx._hostfn.pending == {}
+
+
+def test_future_reports_a_failing_host_function(evx, aio, dev, stream):
+    """evx.aio.future fails with the CudaError of a host function that raised
+    before the event's record, its exception chained; once."""
+    def boom():
+        raise KeyError("shard-0007 on purpose")
+    before = stream.record()
+    stream.launch_host_func(boom, name="load_shard")
+    after = stream.record()
+    assert aio.future(before).result(10) is None
+    fut = aio.future(after)
+    with pytest.raises(evx.CudaError) as ei:
+        fut.result(10)
+    err = ei.value
+    assert err.status == evx.Status.ERROR_UNKNOWN
+    assert isinstance(err.__cause__, KeyError) and "on purpose" in str(err.__cause__)
+    assert "evx.aio.future" in err.message and "load_shard" in err.message
+    assert aio.future(after).result(10) is None   # reported once
+    stream.sync()
+    assert evx._hostfn.pending == {} and not evx._hostfn.failed
