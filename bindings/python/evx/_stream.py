@@ -84,10 +84,13 @@ class Stream(_core.StreamCore):
         driver's host-function thread to spin-wait (CUDA 13.2 and later;
         :func:`evx.host_func_sync_mode` says whether the driver can).
 
-        A stream being captured into a CUDA graph refuses such a host
-        function (``Status.ERROR_STREAM_CAPTURE_UNSUPPORTED``): pass
-        ``errors=False`` for the plain one, which is captured as a graph host
-        node and whose exceptions are printed to stderr and dropped.
+        On a stream being captured into a CUDA graph (``torch.cuda.graph``)
+        ``fn`` becomes a host node of the graph and runs at every launch
+        (``replay()``); it stays referenced until the graph and its
+        executables are destroyed. An exception in a launch is reported
+        once by the next waiting call on any stream, event, timer or
+        timeline of the device that ends its wait after it (the message says
+        it ran in a launch of its graph).
         """
         op = "Stream.launch_host_func"
         if not callable(fn):
@@ -116,7 +119,15 @@ class Stream(_core.StreamCore):
             opts.struct_size = ctypes.sizeof(opts)
             opts.flags = _capi.EVX_HOST_FUNC_SPINWAIT if spin else 0
             opts.name = raw
+            opts.release = _hostfn.release_trampoline
+            # A graph keeps a captured function until it is destroyed: the
+            # interpreter does not wait for those at exit.
+            cap = _capi.evx_capture_status_t(0)
+            captured = (capi.evx_stream_get_capture_status(h, ctypes.byref(cap)) == 0
+                        and cap.value == _capi.EVX_CAPTURE_STATUS_ACTIVE)
             key = _hostfn.submit(fn)
+            if captured:
+                _hostfn.in_graph.add(key)
             st = capi.evx_stream_launch_host_func_status(
                 h, _hostfn.status_trampoline, key, ctypes.byref(opts))
         if st:

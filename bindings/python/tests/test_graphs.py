@@ -132,3 +132,61 @@ def test_timed_block_in_a_captured_graph(evx, stream):
             _SLEEP_US[0] = 5000
             assert cu.cu.cuGraphExecDestroy(exec_) == 0
             assert cu.cu.cuGraphDestroy(graph) == 0
+
+
+def test_failing_host_function_in_a_captured_graph(evx, dev, stream):
+    """Stream.launch_host_func under capture: a host node run at each launch;
+    a launch's exception is raised once, chained, by the next wait on the
+    device; the graph's destroy releases the callable."""
+    import gc
+    import weakref
+
+    runs = []
+
+    class Check:
+        def __call__(self):
+            runs.append(len(runs) + 1)
+            if len(runs) == 2:
+                raise ValueError("launch 2 fails on purpose")
+
+    check = Check()
+    ref = weakref.ref(check)
+    other = dev.create_stream()
+    with Graphs(evx) as cu:
+        cu.begin(stream)
+        stream.launch_host_func(check, name="graph_check")
+        graph = cu.end(stream)
+        del check
+        assert runs == []                    # nothing runs at capture
+        exec_ = cu.instantiate(graph)
+        try:
+            cu.launch(exec_, other)
+            other.sync()
+            cu.launch(exec_, other)
+            with pytest.raises(evx.CudaError) as ei:
+                other.sync()
+            err = ei.value
+            assert isinstance(err.__cause__, ValueError)
+            assert "on purpose" in str(err.__cause__)
+            assert "graph_check" in err.message and "launch of its graph" in err.message
+            del ei, err                      # the traceback holds the callable
+            stream.sync()                    # reported once
+            other.sync()
+            cu.launch(exec_, other)
+            other.record().sync()
+            assert runs == [1, 2, 3]
+            gc.collect()
+            assert ref() is not None, "the graph keeps its host function"
+        finally:
+            other.sync()
+            assert cu.cu.cuGraphExecDestroy(exec_) == 0
+            assert cu.cu.cuGraphDestroy(graph) == 0
+    for _ in range(1000):                    # the release may run on a driver thread
+        gc.collect()
+        if ref() is None:
+            break
+        import time
+        time.sleep(0.01)
+    assert ref() is None, "destroying the graph releases the callable"
+    assert not evx._hostfn.pending and not evx._hostfn.in_graph
+    other.close()

@@ -519,13 +519,31 @@ impl Stream {
     /// after this call, [`Timer::synchronize`] and
     /// [`Timeline::synchronize`] whose marks are
     /// (`evx_stream_launch_host_func_status`). A stream being captured
-    /// refuses it (`EVX_ERROR_STREAM_CAPTURE_UNSUPPORTED`).
+    /// refuses it (`EVX_ERROR_STREAM_CAPTURE_UNSUPPORTED`): a graph runs its
+    /// nodes at every launch, and `f` runs once; use
+    /// [`launch_host_func_result_mut`](Self::launch_host_func_result_mut).
     pub fn launch_host_func_result<F, E>(&self, name: &str, f: F) -> Result<()>
     where
         F: FnOnce() -> std::result::Result<(), E> + Send + 'static,
         E: fmt::Display,
     {
         hostfn::launch(self.raw, name, false, f)
+    }
+
+    /// [`launch_host_func_result`](Self::launch_host_func_result) for a
+    /// function that may run many times: on a stream being captured into a
+    /// CUDA graph, `f` becomes a host node of the graph and runs at every
+    /// launch of it, and is dropped once the graph and its executables are
+    /// destroyed. A failure in a launch is reported once, by the next
+    /// waiting call on any stream, event, timer or timeline of the device to
+    /// end its wait after it (its message says it ran in a launch of its
+    /// graph). Outside a capture it runs once, as the FnOnce form.
+    pub fn launch_host_func_result_mut<F, E>(&self, name: &str, f: F) -> Result<()>
+    where
+        F: FnMut() -> std::result::Result<(), E> + Send + 'static,
+        E: fmt::Display,
+    {
+        hostfn::launch_mut(self.raw, name, false, f)
     }
 
     /// [`launch_host_func_result`](Self::launch_host_func_result) with the

@@ -137,3 +137,76 @@ fn timeline_and_timer_in_a_captured_graph() {
     assert_eq!((cu.exec_destroy)(exec), 0);
     assert_eq!((cu.graph_destroy)(graph), 0);
 }
+
+// Sets its flag when dropped: tells when evx released a captured closure.
+struct DropFlag(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn failing_host_function_in_a_captured_graph() {
+    use std::sync::atomic::{AtomicBool, AtomicU32};
+    use std::sync::Arc;
+
+    let dev = Device::new(0).expect("device 0");
+    let stream = dev.create_stream(0, true).unwrap();
+    let other = dev.create_stream(0, true).unwrap();
+    let native = stream.native().unwrap();
+    let other_native = other.native().unwrap();
+    let cu = Graphs::open();
+    let runs = Arc::new(AtomicU32::new(0));
+    let dropped = Arc::new(AtomicBool::new(false));
+
+    assert_eq!((cu.begin)(native, RELAXED), 0);
+    // a FnOnce is refused in a capture: the graph would run it again
+    let err = stream
+        .launch_host_func_result("once", || Ok::<(), String>(()))
+        .unwrap_err();
+    assert!(err.is(sys::EVX_ERROR_STREAM_CAPTURE_UNSUPPORTED), "{}", err);
+    let (r, flag) = (runs.clone(), DropFlag(dropped.clone()));
+    stream
+        .launch_host_func_result_mut("graph_check", move || {
+            let _keep = &flag;
+            let k = r.fetch_add(1, Ordering::SeqCst) + 1;
+            if k == 2 {
+                Err(format!("launch {k} fails on purpose"))
+            } else {
+                Ok(())
+            }
+        })
+        .unwrap();
+    let mut graph: Ptr = std::ptr::null_mut();
+    assert_eq!((cu.end)(native, &mut graph), 0);
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    let mut exec: Ptr = std::ptr::null_mut();
+    assert_eq!((cu.instantiate)(&mut exec, graph, 0), 0);
+
+    assert_eq!((cu.launch)(exec, other_native), 0);
+    other.synchronize().unwrap();
+    assert_eq!((cu.launch)(exec, other_native), 0);
+    let err = other.synchronize().unwrap_err();
+    assert!(err.is(sys::EVX_ERROR_UNKNOWN), "{}", err);
+    assert!(err.message().contains("graph_check"), "{}", err);
+    assert!(err.message().contains("launch of its graph"), "{}", err);
+    assert!(err.message().contains("launch 2 fails on purpose"), "{}", err);
+    stream.synchronize().unwrap(); // reported once
+    assert_eq!((cu.launch)(exec, other_native), 0);
+    other.synchronize().unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 3);
+    assert!(!dropped.load(Ordering::SeqCst), "the graph keeps its closure");
+
+    assert_eq!((cu.exec_destroy)(exec), 0);
+    assert_eq!((cu.graph_destroy)(graph), 0);
+    // the driver may release it on its own thread
+    for _ in 0..1000 {
+        if dropped.load(Ordering::SeqCst) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(dropped.load(Ordering::SeqCst), "destroying the graph drops the closure");
+}
