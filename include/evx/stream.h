@@ -84,8 +84,9 @@ enum evx_host_func_flags {
  *  `sizeof(evx_host_func_options_t)`), then set the fields.
  *
  *  Later versions may add fields at the end. evx accepts any `struct_size`
- *  from the size first published (16 bytes: the fields below) up, reads
- *  only the fields it covers and gives the others their defaults (zero). */
+ *  from the size first published (16 bytes: the fields up to `name`) up,
+ *  reads only the fields it covers and gives the others their defaults
+ *  (zero). */
 typedef struct evx_host_func_options {
     /** `sizeof(evx_host_func_options_t)` as the caller compiled it. */
     uint32_t struct_size;

@@ -722,8 +722,9 @@ pub type evx_host_func_flags = ::std::os::raw::c_uint;
 #[doc = "  `sizeof(evx_host_func_options_t)`), then set the fields."]
 #[doc = ""]
 #[doc = "  Later versions may add fields at the end. evx accepts any `struct_size`"]
-#[doc = "  from the size first published (16 bytes: the fields below) up, reads"]
-#[doc = "  only the fields it covers and gives the others their defaults (zero)."]
+#[doc = "  from the size first published (16 bytes: the fields up to `name`) up,"]
+#[doc = "  reads only the fields it covers and gives the others their defaults"]
+#[doc = "  (zero)."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct evx_host_func_options {
@@ -841,8 +842,9 @@ impl Default for evx_host_func_options {
 #[doc = "  `sizeof(evx_host_func_options_t)`), then set the fields."]
 #[doc = ""]
 #[doc = "  Later versions may add fields at the end. evx accepts any `struct_size`"]
-#[doc = "  from the size first published (16 bytes: the fields below) up, reads"]
-#[doc = "  only the fields it covers and gives the others their defaults (zero)."]
+#[doc = "  from the size first published (16 bytes: the fields up to `name`) up,"]
+#[doc = "  reads only the fields it covers and gives the others their defaults"]
+#[doc = "  (zero)."]
 pub type evx_host_func_options_t = evx_host_func_options;
 extern "C" {
     #[doc = " @brief Creates a stream of evx's own on a device."]
