@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstring>
 
 namespace evxh {
 
@@ -76,7 +77,16 @@ CUresult stream_get_device(CUstream h, CUdevice *device, bool ptsz);
 CUresult stream_get_ctx(CUstream h, CUcontext *pctx, CUgreenCtx *pgreen, bool ptsz);
 
 // capture.cpp
-CUresult stream_begin_capture(CUstream h, CUstreamCaptureMode mode, bool ptsz);
+// mode: the caller's bits (capture_mode_bits()), which may name no mode.
+CUresult stream_begin_capture(CUstream h, unsigned mode, bool ptsz);
+// The bits of a CUstreamCaptureMode argument, copied rather than loaded as
+// the enum: a caller may pass a value the enum does not name.
+inline unsigned capture_mode_bits(const CUstreamCaptureMode *m) {
+    unsigned v = 0;
+    static_assert(sizeof v == sizeof *m, "CUstreamCaptureMode is not an unsigned's size");
+    std::memcpy(&v, m, sizeof v);
+    return v;
+}
 CUresult stream_end_capture(CUstream h, CUgraph *out, bool ptsz);
 CUresult stream_is_capturing(CUstream h, CUstreamCaptureStatus *status, bool ptsz);
 CUresult stream_get_capture_info(CUstream h, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph,

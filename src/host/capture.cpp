@@ -367,7 +367,7 @@ void capture_stream_gone(const std::shared_ptr<Stream> &s) {
     s->capture.reset();
 }
 
-CUresult stream_begin_capture(CUstream h, CUstreamCaptureMode mode, bool ptsz) {
+CUresult stream_begin_capture(CUstream h, unsigned mode, bool ptsz) {
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
     std::shared_ptr<Stream> s;
     CUresult r = resolve_stream(h, ptsz, &s);
@@ -377,7 +377,7 @@ CUresult stream_begin_capture(CUstream h, CUstreamCaptureMode mode, bool ptsz) {
         return CUDA_ERROR_INVALID_VALUE;
     if (s->kind == Stream::Kind::Legacy) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     auto c = std::make_shared<Capture>();
-    c->mode = mode;
+    c->mode = static_cast<CUstreamCaptureMode>(mode);  // one of the three, checked above
     c->thread = std::this_thread::get_id();
     c->origin = s;
     c->graph = std::make_shared<Graph>(s->ctx);

@@ -144,7 +144,7 @@ EVXH_STREAM_CALL(cuStreamWaitValue64_v2, "cuStreamWaitValue64", stream_wait_valu
 EVXH_STREAM_CALL(cuStreamIsCapturing, "cuStreamIsCapturing", stream_is_capturing, (CUstream s, CUstreamCaptureStatus *st),
                  EVXH_ARGS(s, st))
 EVXH_STREAM_CALL(cuStreamBeginCapture_v2, "cuStreamBeginCapture", stream_begin_capture,
-                 (CUstream s, CUstreamCaptureMode m), EVXH_ARGS(s, m))
+                 (CUstream s, CUstreamCaptureMode m), EVXH_ARGS(s, capture_mode_bits(&m)))
 EVXH_STREAM_CALL(cuStreamEndCapture, "cuStreamEndCapture", stream_end_capture, (CUstream s, CUgraph *g),
                  EVXH_ARGS(s, g))
 EVXH_STREAM_CALL(cuStreamGetCaptureInfo_v2, "cuStreamGetCaptureInfo", stream_get_capture_info,
