@@ -260,6 +260,10 @@ EVX_API evx_status_t evx_stream_launch_host_func_status(evx_stream_t stream,
     if (options) {
         const evx_status_t st = sized_in(name, kOptionsType, options, &o);
         if (st) return st;
+        // A size that ends inside release (no compiled struct has one) gives
+        // no release rather than part of a pointer.
+        if (options->struct_size < offsetof(evx_host_func_options_t, release) + sizeof o.release)
+            o.release = nullptr;
     }
     evx_status_t st = check_known_flags(name, "host function", o.flags, EVX_HOST_FUNC_SPINWAIT,
                                         "EVX_HOST_FUNC_SPINWAIT 0x1");

@@ -31,12 +31,20 @@
  *     runs once before its notifier's destroy returns, and a callback cannot
  *     destroy its own notifier; a borrow's release callback runs once per
  *     successful wrap and never for a failed one; an IPC handle never opens
- *     in the process that exported it.
+ *     in the process that exported it;
+ *   - stream capture (begun and ended with the driver's calls, in each
+ *     mode, as a framework would): the calls on capturing streams keep the
+ *     rules above; a stream never captured says EVX_CAPTURE_STATUS_NONE
+ *     and a capturing one does not; graphs are instantiated, launched and
+ *     destroyed, their host functions that can fail run at each launch
+ *     and are released with the graph (the leak check counts the
+ *     emulation's user objects).
  * A broken rule prints what happened and aborts, so libFuzzer saves the
  * input. The number of evx calls made is printed at exit.
  */
 #define _GNU_SOURCE
 
+#include <dlfcn.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdint.h>
@@ -143,6 +151,8 @@ typedef struct ev_slot {
     int dev;
     unsigned flags;
     int recorded;     /* a record of it succeeded */
+    int captured;     /* its last record was made in a capture (no EXTERNAL
+                         flag): the driver refuses most uses of it */
     evx_event_pool_t pool;  /* the pool it came from, or NULL */
 } ev_slot;
 
@@ -366,6 +376,9 @@ static void drop(int kind, int slot)
 
 /* ---- the operations ---------------------------------------------------- */
 
+static int capturing_native(void *native);
+static void *native_of(evx_stream_t s);
+
 /* After a create into table slot `slot` of `kind`: checks the status against
  * the out-pointer (NULL: refused; failure: set to NULL) and, on success,
  * frees the slot for the new handle. Returns whether to store it. */
@@ -424,7 +437,10 @@ static void op_event_record(reader *r, int with_flags)
                 "recording with a dead handle was not refused");
     if (st == EVX_SUCCESS) {  /* a forged handle may name a table event too */
         es = find_event(e);
-        if (es >= 0) T.ev[es].recorded = 1;
+        if (es >= 0) {
+            T.ev[es].recorded = 1;
+            T.ev[es].captured = capturing_native(native_of(s)) && !(with_flags && (flags & 1));
+        }
     }
     if (ec == H_LIVE && sc == H_LIVE && T.ev[es].dev != T.st[ss].dev)
         REQUIRE(st == EVX_ERROR_INVALID_HANDLE || (bad_flags && st == EVX_ERROR_INVALID_VALUE),
@@ -983,6 +999,223 @@ static int find_live(int kind, const void *h)
     return -1;
 }
 
+/* ---- stream capture and graphs ----------------------------------------- */
+
+/* The driver's capture and graph calls, found in the library evx opened, as
+ * a framework (PyTorch, an engine) would call them. */
+static struct cu_calls {
+    int (*begin)(void *, int);
+    int (*end)(void *, void **);
+    int (*instantiate)(void **, void *, unsigned long long);
+    int (*launch)(void *, void *);
+    int (*exec_destroy)(void *);
+    int (*graph_destroy)(void *);
+    int (*retain)(void **, int);
+    int (*release)(int);
+    int (*push)(void *);
+    int (*pop)(void **);
+} CU;
+
+static void *cu_sym(void *lib, const char *name)
+{
+    void *p = dlsym(lib, name);
+    if (p == NULL) {
+        fprintf(stderr, "evx-fuzz: the emulation has no %s\n", name);
+        exit(1);
+    }
+    return p;
+}
+
+static void cu_load(void)
+{
+    const char *path = NULL;
+    void *lib, *p;
+    if (evx_driver_get_path(&path) != EVX_SUCCESS || path == NULL ||
+        (lib = dlopen(path, RTLD_NOLOAD | RTLD_LAZY)) == NULL) {
+        fprintf(stderr, "evx-fuzz: cannot find the driver library evx opened\n");
+        exit(1);
+    }
+#define CU_LOAD(field, name) (p = cu_sym(lib, name), memcpy(&CU.field, &p, sizeof p))
+    CU_LOAD(begin, "cuStreamBeginCapture_v2");
+    CU_LOAD(end, "cuStreamEndCapture");
+    CU_LOAD(instantiate, "cuGraphInstantiateWithFlags");
+    CU_LOAD(launch, "cuGraphLaunch");
+    CU_LOAD(exec_destroy, "cuGraphExecDestroy");
+    CU_LOAD(graph_destroy, "cuGraphDestroy");
+    CU_LOAD(retain, "cuDevicePrimaryCtxRetain");
+    CU_LOAD(release, "cuDevicePrimaryCtxRelease_v2");
+    CU_LOAD(push, "cuCtxPushCurrent_v2");
+    CU_LOAD(pop, "cuCtxPopCurrent_v2");
+#undef CU_LOAD
+}
+
+/* The device's primary context current around a driver call (a default
+ * stream's handle names the current context's stream; instantiation needs
+ * one). */
+static void ctx_in(int dev)
+{
+    void *ctx = NULL;
+    REQUIRE(CU.retain(&ctx, dev) == 0 && CU.push(ctx) == 0, "making the primary context current");
+}
+
+static void ctx_out(int dev)
+{
+    void *popped = NULL;
+    REQUIRE(CU.pop(&popped) == 0 && CU.release(dev) == 0, "popping the primary context");
+}
+
+enum { NCAP = 2, NGRAPH = 2, NEXEC = 2 };
+static struct graphs {
+    void *cap[NCAP];  /* CUstreams whose capture this program began, not ended */
+    int cap_dev[NCAP];
+    int captures;     /* entries of cap in use */
+    void *graph[NGRAPH];
+    int graph_dev[NGRAPH];
+    void *exec[NEXEC];
+    int exec_dev[NEXEC];
+} G;
+
+/* Whether driver stream `native` is one this program captures. */
+static int capturing_native(void *native)
+{
+    for (int i = 0; i < NCAP; i++)
+        if (native && G.cap[i] == native) return 1;
+    return 0;
+}
+
+/* The CUstream of a live table stream, or NULL. */
+static void *native_of(evx_stream_t s)
+{
+    void *n = NULL;
+    return s && C(evx_stream_get_native(s, &n)) == EVX_SUCCESS ? n : NULL;
+}
+
+static void put_graph(void *g, int dev)
+{
+    for (int i = 0; i < NGRAPH; i++)
+        if (!G.graph[i]) {
+            G.graph[i] = g;
+            G.graph_dev[i] = dev;
+            return;
+        }
+    /* full: the oldest goes */
+    REQUIRE(CU.graph_destroy(G.graph[0]) == 0, "cuGraphDestroy of a graph failed");
+    G.graph[0] = g;
+    G.graph_dev[0] = dev;
+}
+
+/* A driver call's result, in the trace (EVX_FUZZ_TRACE=1). */
+static int cu_traced(int rc, const char *call)
+{
+    if (g_trace) fprintf(stderr, "  %-60s -> CUresult %d\n", call, rc);
+    return rc;
+}
+#define CU_CALL(call) cu_traced((call), #call)
+
+static void end_capture_slot(int i)
+{
+    void *g = NULL;
+    ctx_in(G.cap_dev[i]);
+    const int rc = CU_CALL(CU.end(G.cap[i], &g));
+    ctx_out(G.cap_dev[i]);
+    /* an invalidated capture, or one the wrong thread ends, gives no graph */
+    REQUIRE(rc == 0 ? g != NULL : g == NULL, "cuStreamEndCapture's graph and status disagree");
+    if (g) put_graph(g, G.cap_dev[i]);
+    G.cap[i] = NULL;
+    G.captures--;
+}
+
+/* Begins a capture of a table stream in a mode the input chooses (global,
+ * thread-local, relaxed, or an unknown one the driver refuses), or ends
+ * one this program began. */
+static void op_capture_begin_end(reader *r)
+{
+    const uint8_t b = u8(r);
+    if (b & 1) {
+        const int i = (b >> 1) % NCAP;
+        if (G.cap[i]) end_capture_slot(i);
+        return;
+    }
+    int slot, cls;
+    evx_stream_t s = (evx_stream_t)pick(r, K_STREAM, &slot, &cls);
+    if (cls != H_LIVE || (T.st[slot].owner && find_live(K_STREAM, T.st[slot].owner) < 0)) return;
+    void *native = native_of(s);
+    int free_slot = -1;
+    for (int i = NCAP - 1; i >= 0; i--)
+        if (!G.cap[i]) free_slot = i;  /* the first free one */
+    if (free_slot < 0 || capturing_native(native)) return;
+    const int mode = (b >> 1) % 8 < 7 ? (b >> 1) % 3 : 3 + (b >> 4);
+    ctx_in(T.st[slot].dev);
+    const int rc = CU_CALL(CU.begin(native, mode));
+    ctx_out(T.st[slot].dev);
+    if (mode > 2) REQUIRE(rc != 0, "cuStreamBeginCapture took an unknown mode");
+    if (rc != 0) return;  /* the legacy stream, an unknown mode */
+    G.cap[free_slot] = native;
+    G.cap_dev[free_slot] = T.st[slot].dev;
+    G.captures++;
+}
+
+/* Instantiates, launches on a table stream of the graph's device, or
+ * destroys a graph or an executable. */
+static void op_graph(reader *r)
+{
+    const uint8_t b = u8(r);
+    const int gi = (b >> 2) % NGRAPH, xi = (b >> 4) % NEXEC;
+    switch (b & 3) {
+    case 0: {  /* instantiate, with the graph's context current */
+        void *x = NULL;
+        if (!G.graph[gi]) return;
+        const int dev = G.graph_dev[gi];
+        ctx_in(dev);
+        const int rc = CU_CALL(CU.instantiate(&x, G.graph[gi], 0));
+        ctx_out(dev);
+        REQUIRE(rc == 0 && x != NULL, "cuGraphInstantiateWithFlags of a captured graph failed");
+        if (G.exec[xi]) REQUIRE(CU.exec_destroy(G.exec[xi]) == 0, "cuGraphExecDestroy failed");
+        G.exec[xi] = x;
+        G.exec_dev[xi] = dev;
+        return;
+    }
+    case 1: {  /* launch: runs the graph's host functions (and records) */
+        int slot, cls;
+        evx_stream_t s = (evx_stream_t)pick(r, K_STREAM, &slot, &cls);
+        if (!G.exec[xi] || cls != H_LIVE || T.st[slot].dev != G.exec_dev[xi] ||
+            (T.st[slot].owner && find_live(K_STREAM, T.st[slot].owner) < 0))
+            return;
+        void *native = native_of(s);
+        ctx_in(G.exec_dev[xi]);
+        const int rc = CU_CALL(CU.launch(G.exec[xi], native));
+        ctx_out(G.exec_dev[xi]);
+        /* refused into a capture (which it invalidates), or on the legacy
+         * stream while a blocking stream captures */
+        if (G.captures == 0) REQUIRE(rc == 0, "cuGraphLaunch with no capture on failed");
+        return;
+    }
+    case 2:
+        if (!G.graph[gi]) return;
+        REQUIRE(CU.graph_destroy(G.graph[gi]) == 0, "cuGraphDestroy failed");
+        G.graph[gi] = NULL;
+        return;
+    default:
+        if (!G.exec[xi]) return;
+        REQUIRE(CU.exec_destroy(G.exec[xi]) == 0, "cuGraphExecDestroy failed");
+        G.exec[xi] = NULL;
+        return;
+    }
+}
+
+/* Ends the captures and destroys the graphs and executables (before the
+ * streams go: a stream destroyed while captured ends its capture). */
+static void graphs_teardown(void)
+{
+    for (int i = 0; i < NCAP; i++)
+        if (G.cap[i]) end_capture_slot(i);
+    for (int i = 0; i < NEXEC; i++)
+        if (G.exec[i]) REQUIRE(CU.exec_destroy(G.exec[i]) == 0, "cuGraphExecDestroy failed");
+    for (int i = 0; i < NGRAPH; i++)
+        if (G.graph[i]) REQUIRE(CU.graph_destroy(G.graph[i]) == 0, "cuGraphDestroy failed");
+    memset(&G, 0, sizeof G);
+}
+
 static void op_capture(reader *r)
 {
     int slot, cls;
@@ -994,11 +1227,16 @@ static void op_capture(reader *r)
         REQUIRE(st == EVX_ERROR_INVALID_VALUE, "a NULL out-pointer was not refused");
     else if (not_live(cls))
         REQUIRE(st == EVX_ERROR_INVALID_HANDLE, "a dead stream was not refused");
-    else if (cls == H_LIVE && (!T.st[slot].owner || find_live(K_STREAM, T.st[slot].owner) >= 0))
-        /* the harness never begins a capture (a borrow whose CUstream's owner
-         * was destroyed names a dead driver stream: the caller's error) */
-        REQUIRE(st == EVX_SUCCESS && cs == EVX_CAPTURE_STATUS_NONE,
-                "a stream never captured is not EVX_CAPTURE_STATUS_NONE");
+    else if (cls == H_LIVE && (!T.st[slot].owner || find_live(K_STREAM, T.st[slot].owner) >= 0)) {
+        /* (a borrow whose CUstream's owner was destroyed names a dead
+         * driver stream: the caller's error) */
+        if (G.captures == 0)
+            REQUIRE(st == EVX_SUCCESS && cs == EVX_CAPTURE_STATUS_NONE,
+                    "a stream with no capture on is not EVX_CAPTURE_STATUS_NONE");
+        else if (capturing_native(native_of(s)))
+            REQUIRE(st == EVX_SUCCESS && cs != EVX_CAPTURE_STATUS_NONE,
+                    "a capturing stream says EVX_CAPTURE_STATUS_NONE");
+    }
 }
 
 /* Notifier callbacks: each successful evx_notifier_watch_callback's runs
@@ -1141,7 +1379,8 @@ static void op_notifier(reader *r)
             if (st == EVX_SUCCESS) g_cb_watches++;
         }
         if (not_live(ec)) REQUIRE(st == EVX_ERROR_INVALID_HANDLE, "a dead event was not refused");
-        if (cls == H_LIVE && ec == H_LIVE) REQUIRE(st == EVX_SUCCESS, "a watch failed");
+        if (cls == H_LIVE && ec == H_LIVE && !T.ev[es].captured)
+            REQUIRE(st == EVX_SUCCESS, "a watch failed");
         break;
     }
     case 5: {  /* read into small and NULL buffers */
@@ -1273,7 +1512,10 @@ static void op_ipc(reader *r)
  * caller's error, which the driver refuses). */
 static int good_stream(int slot, int cls, int dev)
 {
-    return cls == H_LIVE && T.st[slot].dev == dev &&
+    /* While a capture is on, a wait or signal may be refused by the driver
+     * (memory operations are not captured here; the legacy stream is
+     * IMPLICIT): the oracle speaks only with no capture on. */
+    return cls == H_LIVE && T.st[slot].dev == dev && G.captures == 0 &&
            (!T.st[slot].owner || find_live(K_STREAM, T.st[slot].owner) >= 0);
 }
 
@@ -1524,6 +1766,7 @@ static evx_host_live g_baseline;
 static void end_of_input(void)
 {
     evx_host_live now;
+    graphs_teardown();
     for (int i = 0; i < NS; i++)
         if (T.st[i].h) (void)C(evx_stream_synchronize(T.st[i].h));
     /* every token watch delivered exactly once, then the notifiers go */
@@ -1554,10 +1797,11 @@ static void end_of_input(void)
     if (host_live_settle(&g_baseline, &now, 5000)) return;
     fprintf(stderr,
             "evx-fuzz: live driver objects after teardown and trim: events %lld streams %lld "
-            "contexts %lld host_funcs %lld; at start: events %lld streams %lld contexts %lld "
-            "host_funcs %lld\n",
-            now.events, now.streams, now.contexts, now.host_funcs, g_baseline.events,
-            g_baseline.streams, g_baseline.contexts, g_baseline.host_funcs);
+            "contexts %lld host_funcs %lld user_objects %lld; at start: events %lld streams "
+            "%lld contexts %lld host_funcs %lld user_objects %lld\n",
+            now.events, now.streams, now.contexts, now.host_funcs, now.user_objects,
+            g_baseline.events, g_baseline.streams, g_baseline.contexts, g_baseline.host_funcs,
+            g_baseline.user_objects);
     finding("driver objects leaked", "end of input", __LINE__);
 }
 
@@ -1610,6 +1854,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
             exit(1);
         }
     }
+    cu_load();
     host_live_start(&g_baseline);
     atexit(print_totals);
     return 0;
@@ -1621,7 +1866,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     reader r = {data, size};
     g_inputs++;
     for (int ops = 0; r.n > 0 && ops < MAX_OPS; ops++) {
-        switch (u8(&r) % 28) {
+        switch (u8(&r) % 30) {
         case 0: op_event_create(&r); break;
         case 1: op_destroy(&r, K_EVENT); break;
         case 2: op_event_record(&r, 0); break;
@@ -1649,6 +1894,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 25: op_ipc(&r); break;
         case 26: op_stream_wrap(&r, 1); break;
         case 27: op_capture(&r); break;
+        case 28: op_capture_begin_end(&r); break;
+        case 29: op_graph(&r); break;
         default: {
             const uint8_t b = u8(&r);
             if (b & 1)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 The evx Authors
 # SPDX-License-Identifier: Apache-2.0
-"""Writes the seed corpus of evx-fuzz-api (tests/fuzz/corpus/): eighteen
+"""Writes the seed corpus of evx-fuzz-api (tests/fuzz/corpus/): nineteen
 hand-written programs in the harness's input format, one per area of the
 API, so that a run starts from inputs that reach deep states (recorded
 events, pending host functions, pools handed out, timers stopped) instead of
@@ -25,6 +25,7 @@ ST_CREATE, ST_WRAP, ST_DESTROY, ST_WAIT, ST_QUERY, ST_HOSTFN, ST_GET = range(7, 
 POOL_CREATE, POOL_DESTROY, POOL_PREWARM, POOL_ACQUIRE, POOL_RELEASE, POOL_STATS = range(14, 20)
 TIMER, TIMELINE, DEVICE, MISC = 20, 21, 22, 23
 NOTIFIER, IPC, WRAP_RELEASE, CAPTURE = 24, 25, 26, 27
+CAPTURE_BEGIN_END, GRAPH = 28, 29
 
 DEV0, DEV1, DEV_BAD = 0, 6, 11   # pick_device bytes
 NULL_SEL, OTHER_KIND = 0xa0, 0xc0
@@ -106,6 +107,28 @@ def elapsed(a=0, b=1, null=0):
 
 def hostfn(st=0):
     return [ST_HOSTFN, st, 0, 0]
+
+
+def hostfn_status(st=0, fails=True):
+    """evx_stream_launch_host_func_status, options as compiled, named;
+    odd user data fails."""
+    return [ST_HOSTFN, st, 0, 11, 0, 1 if fails else 2]
+
+
+def capture_begin(st=0, mode=2):
+    """op_capture_begin_end: a capture of table stream st in mode 0 global,
+    1 thread-local, 2 relaxed."""
+    return [CAPTURE_BEGIN_END, mode << 1, st]
+
+
+def capture_end(i=0):
+    return [CAPTURE_BEGIN_END, 1 | (i << 1)]
+
+
+def graph(op, g=0, x=0, st=None):
+    """op_graph: op 0 instantiate graph g into exec x, 1 launch exec x on
+    table stream st, 2 destroy graph g, 3 destroy exec x."""
+    return [GRAPH, op | (g << 2) | (x << 4)] + ([] if st is None else [st])
 
 
 def probe_dead(i=0):
@@ -241,6 +264,16 @@ SEEDS = {
         fence(fb=1, initial=0, ops=[[4, 0, 0], [1, 1, 1], [2, 1, 0], [0, 4], [5, 0]]) +
         fence(dev=DEV_BAD) + fence(fb=2, initial=0, ops=[[0, 1]]),
     # borrows with a release callback (also NULL), capture status
+    # a capture (relaxed): a host function that can fail, a record, timer
+    # marks; instantiated and launched three times on another stream, each
+    # launch's failure reported by the waits after it; then a global-mode
+    # capture that a query invalidates
+    "capture-graph": st_create(slot=0) + st_create(slot=1) + ev_create(slot=0) +
+        [TIMER, 0, DEV0, 0, 0] + capture_begin(0, 2) + hostfn_status(0) + record(0, 0) +
+        [TIMER, 2, 0, 0] + hostfn_status(0, fails=False) + [TIMER, 3, 0, 0] + [CAPTURE, 0, 0] +
+        capture_end(0) + graph(0) + (graph(1, st=1) + [ST_QUERY, 1, 1]) * 3 +
+        [TIMER, 5, 0, 0] + capture_begin(1, 0) + hostfn_status(1) + [ST_QUERY, 1, 0] +
+        capture_end(0) + graph(3) + graph(2),
     "wrap-release": st_create() + wrap_release(3, DEV0, 1, 0) + wrap_release(1, DEV1, 2) +
         wrap_release(2, DEV0, 3, null_release=1) + wrap_release(0x83, slot=3, arg=1) +
         wrap_release(7, DEV0, 2, b"\x05\x10\x00\x00\x00\x00\x00\x00") +
