@@ -7,8 +7,9 @@ Each input is a short program: calls of the public API (evx.Device, Stream,
 Event, EventPool, Timeline, timed, the module functions) with one argument
 at a time taken from a pool of wrong types and ranges (huge and negative
 ints, floats, None, strings, foreign objects), foreign ``__cuda_stream__``
-objects that raise or lie, calls on closed objects, and threads that close
-what other threads use. It checks:
+objects that raise or lie, calls on closed objects, threads that close
+what other threads use, and stream captures made with the driver's calls
+(graphs instantiated, launched and destroyed). It checks:
 
 - no crash (a segfault kills the run) and no hang (faulthandler ends a run
   that makes no progress for --hang-seconds, with every thread's stack);
@@ -264,11 +265,15 @@ class World:
         self.pools = []
         self.timelines = []
         self.timeds = []
+        self.captures = []     # (stream, its CUstream) whose capture this input began
+        self.graphs = []       # (CUgraph, device)
+        self.execs = []        # (CUgraphExec, device)
 
     def any_of(self, inp, lst, fallback=None):
         return inp.pick(lst) if lst else fallback
 
     def close_all(self):
+        graphs_close(self)
         for lst in (self.events, self.pools, self.timelines, self.streams):
             for o in lst:
                 try:
@@ -644,6 +649,14 @@ def op_aio(inp, w):
             else:
                 try:
                     fut.result(HANG_SECONDS)
+                except evx.CudaError as e:
+                    # _raises, launched before the event's record: reported
+                    # to the future, chained (evx_notifier_watch_callback_status)
+                    with Stats.lock:
+                        Stats.raised["CudaError"] = Stats.raised.get("CudaError", 0) + 1
+                    if not isinstance(e.__cause__, KeyError):
+                        violation("evx.aio.future failed, not by a host function",
+                                  "evx.aio.future(event)", v, e)
                 except Exception as e:
                     violation("evx.aio.future did not complete", "evx.aio.future(event)", v, e)
         return
@@ -771,6 +784,142 @@ def op_fence(inp, w):
     attempt("Fence.close again", f.close)
 
 
+class Driver:
+    """The driver's capture and graph calls (the library evx opened), as a
+    framework (torch.cuda.graph) makes them; each made with the device's
+    primary context current."""
+
+    _one = None
+
+    @classmethod
+    def get(cls):
+        if cls._one is None:
+            cls._one = cls()
+        return cls._one
+
+    def __init__(self):
+        import ctypes
+        self.ct = ctypes
+        cu = self.cu = ctypes.CDLL(evx.driver_path())
+        p, i, u = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint
+        for name, args in (("cuDevicePrimaryCtxRetain", [ctypes.POINTER(p), i]),
+                           ("cuDevicePrimaryCtxRelease_v2", [i]),
+                           ("cuCtxPushCurrent_v2", [p]), ("cuCtxPopCurrent_v2", [ctypes.POINTER(p)]),
+                           ("cuStreamBeginCapture_v2", [p, u]), ("cuStreamEndCapture", [p, ctypes.POINTER(p)]),
+                           ("cuGraphInstantiateWithFlags", [ctypes.POINTER(p), p, ctypes.c_ulonglong]),
+                           ("cuGraphLaunch", [p, p]), ("cuGraphExecDestroy", [p]),
+                           ("cuGraphDestroy", [p])):
+            f = getattr(cu, name)
+            f.restype, f.argtypes = ctypes.c_int, args
+
+    def call(self, dev, name, *args):
+        ct, cu = self.ct, self.cu
+        ctx = ct.c_void_p()
+        assert cu.cuDevicePrimaryCtxRetain(ct.byref(ctx), dev) == 0
+        assert cu.cuCtxPushCurrent_v2(ctx) == 0
+        try:
+            return getattr(cu, name)(*args)
+        finally:
+            assert cu.cuCtxPopCurrent_v2(ct.byref(ctx)) == 0
+            assert cu.cuDevicePrimaryCtxRelease_v2(dev) == 0
+
+
+def _end_capture(w, cap):
+    d = Driver.get()
+    s, native, dev = cap
+    g = d.ct.c_void_p()
+    rc = d.call(dev, "cuStreamEndCapture", native, d.ct.byref(g))
+    if (rc == 0) != bool(g.value):
+        raise AssertionError("py-fuzz: cuStreamEndCapture returned %d with graph %s"
+                             % (rc, g.value))
+    if g.value:
+        w.graphs.append((g, dev))
+    w.captures.remove(cap)
+
+
+def graphs_close(w):
+    """Ends the captures and destroys the graphs and executables (before the
+    streams close, which would end a capture too)."""
+    if not (w.captures or w.graphs or w.execs):
+        return
+    d = Driver.get()
+    for cap in list(w.captures):
+        _end_capture(w, cap)
+    for x, dev in w.execs:
+        assert d.call(dev, "cuGraphExecDestroy", x) == 0
+    for g, dev in w.graphs:
+        assert d.call(dev, "cuGraphDestroy", g) == 0
+    w.execs.clear()
+    w.graphs.clear()
+
+
+def _instantiate(w, d, graph):
+    g, dev = graph
+    x = d.ct.c_void_p()
+    if d.call(dev, "cuGraphInstantiateWithFlags", d.ct.byref(x), g, 0) != 0 or not x.value:
+        raise AssertionError("py-fuzz: a captured graph did not instantiate")
+    w.execs.append((x, dev))
+
+
+def _launch(inp, w, d, exec_):
+    """Launches on a live stream of the graph's device, or not at all."""
+    x, dev = exec_
+    on = []
+    for s in w.streams:
+        try:
+            if not s.closed and s.device.ordinal == dev:
+                on.append((s, s.native))
+        except ALLOWED:
+            pass
+    if on:
+        s, native = inp.pick(on)
+        rc = d.call(dev, "cuGraphLaunch", x, native)
+        if rc != 0 and not w.captures:
+            raise AssertionError("py-fuzz: cuGraphLaunch with no capture on: %d" % rc)
+
+
+def op_graph(inp, w):
+    """Stream capture: begin one on a live stream (global, thread-local,
+    relaxed, or a mode the driver refuses), end it, instantiate the graph,
+    launch it on a stream of its device, destroy graphs and executables.
+    The other operations run on capturing streams meanwhile (host
+    functions that raise become graph nodes run at each launch)."""
+    d = Driver.get()
+    which = inp.byte() % 5
+    live = [s for s in w.streams if not s.closed]
+    if which == 0 and live:
+        s = inp.pick(live)
+        mode = inp.pick([0, 1, 2, 2, 7])
+        try:
+            native, dev = s.native, s.device.ordinal
+        except ALLOWED:
+            return
+        if native is None or any(c[1] == native for c in w.captures):
+            return
+        rc = d.call(dev, "cuStreamBeginCapture_v2", native, mode)
+        if mode > 2 and rc == 0:
+            raise AssertionError("py-fuzz: cuStreamBeginCapture took mode %d" % mode)
+        if rc == 0:
+            w.captures.append((s, native, dev))
+    elif which == 1 and w.captures:
+        # ended, then (most often) instantiated and launched at once
+        n = len(w.graphs)
+        _end_capture(w, inp.pick(w.captures))
+        if len(w.graphs) > n and inp.byte() % 4:
+            _instantiate(w, d, w.graphs[-1])
+            for _ in range(inp.byte() % 4):
+                _launch(inp, w, d, w.execs[-1])
+    elif which == 2 and w.graphs:
+        _instantiate(w, d, inp.pick(w.graphs))
+    elif which == 3 and w.execs:
+        _launch(inp, w, d, inp.pick(w.execs))
+    elif which == 4 and (w.graphs or w.execs):
+        lst = w.graphs if w.graphs and inp.byte() & 1 else (w.execs or w.graphs)
+        h, dev = lst.pop(inp.byte() % len(lst))
+        name = "cuGraphDestroy" if lst is w.graphs else "cuGraphExecDestroy"
+        assert d.call(dev, name, h) == 0
+
+
 def op_close(inp, w):
     """Closes something; later ops use it closed."""
     objs = w.events + w.streams + w.pools + w.timelines
@@ -829,7 +978,7 @@ def op_threads(inp, w):
 
 OPS = [op_device, op_create_event, op_create_stream, op_wrap, op_record, op_wait, op_query,
        op_elapsed, op_host_func, op_pool, op_timeline, op_timed, op_close, op_threads, op_aio,
-       op_ipc, op_fence]
+       op_ipc, op_fence, op_graph]
 HANG_SECONDS = 30
 
 
