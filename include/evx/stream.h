@@ -281,8 +281,11 @@ EVX_API evx_status_t evx_stream_launch_host_func(evx_stream_t stream,
  * earliest launched, and later ones wait for the next such call. Failures
  * of host functions on other streams, or on this stream after the awaited
  * point, are not reported by it. Other calls (evx_timer_elapsed(),
- * evx_timeline_intervals(), the notifier's deliveries) and other stream
- * handles of the same driver stream do not report failures.
+ * evx_timeline_intervals(), the notifier's plain deliveries; its checked
+ * ones, evx_notifier_read_checked() and
+ * evx_notifier_watch_callback_status(), report as evx_event_synchronize()
+ * of the watched event) and other stream handles of the same driver stream
+ * do not report failures.
  * evx keeps at most 4096 unreported failures in the process; beyond that
  * the oldest is dropped.
  *
