@@ -26,6 +26,7 @@
 namespace evx {
 
 std::atomic<uint32_t> g_host_failures{0};
+std::atomic<uint32_t> g_graph_failures{0};
 
 namespace {
 
@@ -82,12 +83,15 @@ void run_call(const HostCall *c) {
     std::memcpy(f.name, c->name, sizeof f.name);
     std::lock_guard<std::mutex> lock(g_mu);
     try {
+        g_failures.reserve(g_failures.size() + 1);  // may throw: before the counts change
         if (g_failures.size() == kMaxFailures) {
+            if (g_failures.front().id == 0) g_graph_failures.fetch_sub(1, std::memory_order_release);
             g_failures.erase(g_failures.begin());
             ++g_dropped;
         } else {
             g_host_failures.fetch_add(1, std::memory_order_release);
         }
+        if (f.id == 0) g_graph_failures.fetch_add(1, std::memory_order_release);
         g_failures.push_back(f);
     } catch (const std::bad_alloc &) {
         // Out of memory on the driver's thread: the failure cannot be
@@ -206,6 +210,7 @@ evx_status_t host_failure_take(const char *fn, uint64_t id, uint64_t upto, int d
         f = g_failures[best];
         g_failures.erase(g_failures.begin() + static_cast<std::ptrdiff_t>(best));
         g_host_failures.fetch_sub(1, std::memory_order_release);
+        if (f.id == 0) g_graph_failures.fetch_sub(1, std::memory_order_release);
     }
     // A value that is no status code is reported as EVX_ERROR_UNKNOWN: evx
     // returns only codes of CUresult.

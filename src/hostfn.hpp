@@ -18,9 +18,12 @@
 
 namespace evx {
 
-// Failures recorded and not yet reported, in the whole process: the fast
-// path of every waiting call reads only this.
+// Failures recorded and not yet reported, in the whole process, and those
+// of them in graph launches: the fast path of a waiting call reads one of
+// the two (g_graph_failures when it has no stream handle's failures to
+// look for, which is almost every call).
 extern std::atomic<uint32_t> g_host_failures;
+extern std::atomic<uint32_t> g_graph_failures;
 
 // Reports (and forgets) the earliest unreported failure of the host
 // functions launched on stream handle number `id` (0: none) with a ticket
@@ -31,9 +34,10 @@ evx_status_t host_failure_take(const char *fn, uint64_t id, uint64_t upto, int d
     __attribute__((cold, noinline));
 
 // After the wait of a waiting call on `device`: one load and a branch
-// while no failure is unreported.
+// while no failure it could report is unreported.
 inline evx_status_t host_failure_check(const char *fn, uint64_t id, uint64_t upto, int device) {
-    if (__builtin_expect(g_host_failures.load(std::memory_order_acquire) == 0, 1)) return 0;
+    const std::atomic<uint32_t> &count = id == 0 ? g_graph_failures : g_host_failures;
+    if (__builtin_expect(count.load(std::memory_order_acquire) == 0, 1)) return 0;
     return host_failure_take(fn, id, upto, device);
 }
 
@@ -73,17 +77,16 @@ inline void host_note_mark(HostMark *m, const Stream *s) {
 }
 
 inline evx_status_t host_failure_of_mark(const char *fn, const HostMark &m, int device) {
-    if (__builtin_expect(g_host_failures.load(std::memory_order_acquire) == 0, 1)) return 0;
-    return host_failure_take(fn, m.id.load(std::memory_order_relaxed),
-                             m.ticket.load(std::memory_order_relaxed), device);
+    return host_failure_check(fn, m.id.load(std::memory_order_relaxed),
+                              m.ticket.load(std::memory_order_relaxed), device);
 }
 
 // The waiting calls on events: the failures an event's last record covers,
 // and those in graph launches on its device.
 inline evx_status_t host_failure_of_event(const char *fn, Event *e) {
-    if (__builtin_expect(g_host_failures.load(std::memory_order_acquire) == 0, 1)) return 0;
-    return host_failure_take(fn, e->hf_id.load(std::memory_order_acquire),
-                             e->hf_ticket.load(std::memory_order_relaxed), e->device);
+    const uint64_t id = e->hf_id.load(std::memory_order_acquire);
+    return host_failure_check(fn, id, id ? e->hf_ticket.load(std::memory_order_relaxed) : 0,
+                              e->device);
 }
 
 }  // namespace evx
