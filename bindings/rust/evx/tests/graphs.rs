@@ -88,8 +88,18 @@ extern "C" fn sleep_host(_: Ptr) {
 
 const RELAXED: c_int = 2;
 
+// The tests of this file run one at a time: a failure in a graph launch is
+// the device's, reported by whichever waiting call on it ends first, and
+// cargo runs tests on threads of one process.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[test]
 fn timeline_and_timer_in_a_captured_graph() {
+    let _serial = serial();
     let dev = Device::new(0).expect("device 0");
     let stream = dev.create_stream(0, true).unwrap();
     let native = stream.native().unwrap();
@@ -152,6 +162,7 @@ fn failing_host_function_in_a_captured_graph() {
     use std::sync::atomic::{AtomicBool, AtomicU32};
     use std::sync::Arc;
 
+    let _serial = serial();
     let dev = Device::new(0).expect("device 0");
     let stream = dev.create_stream(0, true).unwrap();
     let other = dev.create_stream(0, true).unwrap();
