@@ -1527,10 +1527,7 @@ static void op_ipc(reader *r)
  * caller's error, which the driver refuses). */
 static int good_stream(int slot, int cls, int dev)
 {
-    /* While a capture is on, a wait or signal may be refused by the driver
-     * (memory operations are not captured here; the legacy stream is
-     * IMPLICIT): the oracle speaks only with no capture on. */
-    return cls == H_LIVE && T.st[slot].dev == dev && G.captures == 0 &&
+    return cls == H_LIVE && T.st[slot].dev == dev &&
            (!T.st[slot].owner || find_live(K_STREAM, T.st[slot].owner) >= 0);
 }
 
@@ -1544,6 +1541,11 @@ static int good_stream(int slot, int cls, int dev)
  * still to run), and the counter then reads it. */
 static void op_fence(reader *r)
 {
+    /* Not while a capture is on: the driver refuses a memory operation on a
+     * capturing stream (and the legacy stream's while a blocking stream
+     * captures), which would break the order of signals this op keeps, and
+     * a watch of a value never signalled would hold its notifier for good. */
+    if (capture_on()) return;
     const int dev = pick_device(r);
     const uint8_t fb = u8(r);
     const unsigned flags = (fb & 1) ? EVX_FENCE_INTERPROCESS : (fb & 2) ? (unsigned)u8(r) : 0;
