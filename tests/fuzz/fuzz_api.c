@@ -1081,6 +1081,9 @@ enum { NCAP = 2, NGRAPH = 2, NEXEC = 2 };
 static struct graphs {
     void *cap[NCAP];  /* CUstreams whose capture this program began, not ended */
     int cap_dev[NCAP];
+    /* The owned table stream whose CUstream it is (NULL: a default stream):
+     * its destroy ends the capture. */
+    evx_stream_t cap_owner[NCAP];
     int captures;     /* entries of cap in use */
     void *graph[NGRAPH];
     int graph_dev[NGRAPH];
@@ -1088,7 +1091,31 @@ static struct graphs {
     int exec_dev[NEXEC];
 } G;
 
-static int capture_on(void) { return G.captures > 0; }
+/* Forgets the captures whose stream was destroyed (which ended them). */
+static void captures_prune(void)
+{
+    for (int i = 0; i < NCAP; i++)
+        if (G.cap[i] && G.cap_owner[i] && find_live(K_STREAM, G.cap_owner[i]) < 0) {
+            G.cap[i] = NULL;
+            G.cap_owner[i] = NULL;
+            G.captures--;
+        }
+}
+
+static int capture_on(void)
+{
+    captures_prune();
+    return G.captures > 0;
+}
+
+/* Whether `native` is an owned table stream's CUstream (still live) that
+ * this program captures. */
+static int owned_capture(void *native)
+{
+    for (int i = 0; i < NCAP; i++)
+        if (native && G.cap[i] == native && G.cap_owner[i]) return 1;
+    return 0;
+}
 
 /* Whether driver stream `native` is one this program captures. */
 static int capturing_native(void *native)
@@ -1130,6 +1157,7 @@ static int cu_traced(int rc, const char *call)
 static void end_capture_slot(int i)
 {
     void *g = NULL;
+    G.cap_owner[i] = NULL;
     ctx_in(G.cap_dev[i]);
     const int rc = CU_CALL(CU.end(G.cap[i], &g));
     ctx_out(G.cap_dev[i]);
@@ -1146,6 +1174,7 @@ static void end_capture_slot(int i)
 static void op_capture_begin_end(reader *r)
 {
     const uint8_t b = u8(r);
+    captures_prune();
     if (b & 1) {
         const int i = (b >> 1) % NCAP;
         if (G.cap[i]) end_capture_slot(i);
@@ -1167,6 +1196,7 @@ static void op_capture_begin_end(reader *r)
     if (rc != 0) return;  /* the legacy stream, an unknown mode */
     G.cap[free_slot] = native;
     G.cap_dev[free_slot] = T.st[slot].dev;
+    G.cap_owner[free_slot] = T.st[slot].owned ? s : T.st[slot].owner;
     G.captures++;
 }
 
@@ -1202,7 +1232,7 @@ static void op_graph(reader *r)
         ctx_out(G.exec_dev[xi]);
         /* refused into a capture (which it invalidates), or on the legacy
          * stream while a blocking stream captures */
-        if (G.captures == 0) REQUIRE(rc == 0, "cuGraphLaunch with no capture on failed");
+        if (!capture_on()) REQUIRE(rc == 0, "cuGraphLaunch with no capture on failed");
         return;
     }
     case 2:
@@ -1222,6 +1252,7 @@ static void op_graph(reader *r)
  * streams go: a stream destroyed while captured ends its capture). */
 static void graphs_teardown(void)
 {
+    captures_prune();
     for (int i = 0; i < NCAP; i++)
         if (G.cap[i]) end_capture_slot(i);
     for (int i = 0; i < NEXEC; i++)
@@ -1245,10 +1276,10 @@ static void op_capture(reader *r)
     else if (cls == H_LIVE && (!T.st[slot].owner || find_live(K_STREAM, T.st[slot].owner) >= 0)) {
         /* (a borrow whose CUstream's owner was destroyed names a dead
          * driver stream: the caller's error) */
-        if (G.captures == 0)
+        if (!capture_on())
             REQUIRE(st == EVX_SUCCESS && cs == EVX_CAPTURE_STATUS_NONE,
                     "a stream with no capture on is not EVX_CAPTURE_STATUS_NONE");
-        else if (capturing_native(native_of(s)))
+        else if (owned_capture(native_of(s)))
             REQUIRE(st == EVX_SUCCESS && cs != EVX_CAPTURE_STATUS_NONE,
                     "a capturing stream says EVX_CAPTURE_STATUS_NONE");
     }
