@@ -321,6 +321,16 @@ EVX_API evx_status_t evx_stream_launch_host_func_status(evx_stream_t stream,
                             "host function that can fail needs in a graph",
                             name, handle_value(stream));
             }
+            // The user object and the graph belong to the stream's context:
+            // it is made current for them (a default stream's already is).
+            if (!s->default_stream) {
+                CUcontext ctx = s->ctx ? s->ctx : known_primary(s->device);
+                st = guard.enter_context(name, ctx, s->device);
+                if (st) {
+                    delete c;
+                    return st;
+                }
+            }
             res = launch_captured(s, c, spin, &call);  // c is the driver's now
             if (res == CUDA_SUCCESS)
                 return guard.leave(name, "the host function was captured into the graph");

@@ -128,6 +128,7 @@ static const char *const pop_work_stands[] = {
     "evx_stream_synchronize(default stream)",
     "evx_stream_launch_host_func(default stream)",
     "evx_stream_launch_host_func_status(default stream)",
+    "evx_stream_launch_host_func_status(capturing stream)",
     "evx_stream_destroy",
     "evx_event_pool_destroy",
     "evx_device_trim",
