@@ -201,10 +201,8 @@ evx_event_t publish_event(uint32_t index, int device, unsigned flags, CUevent cu
     return publish_as<evx_event_t>(index, kEvent, &e);
 }
 
-evx_status_t event_own_state(const char *fn, Event *e) {
-    if (__builtin_expect(e->former.load(std::memory_order_acquire) == kOwn, 1) ||
-        !claim_former(e))
-        return 0;
+evx_status_t event_renew_state(const char *fn, Event *e) {
+    if (!claim_former(e)) return 0;
     CUevent fresh;
     evx_status_t st = create_driver_event(fn, e->device, e->flags, &fresh);
     const bool renewed = st == 0;
