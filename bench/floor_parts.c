@@ -26,7 +26,9 @@
  *   evx        the evx call
  *
  * Variants alternate within each repetition (round robin, the order
- * rotating), medians of the repetitions, ns per call. "evx - best" is what
+ * rotating), short repetitions many times, so that the drift of a host's
+ * clock and neighbours falls on every variant alike; medians of the
+ * repetitions, ns per call. "evx - best" is what
  * no named part explains: handle decoding, argument checks, the status
  * plumbing, and noise.
  *
@@ -80,7 +82,7 @@ enum part { P_RAW, P_HAZARD, P_LIGHT, P_CAPTURE, P_CLAIM, P_EVX, P_COUNT };
 static const char *const k_part_names[P_COUNT] = {
     "raw", "+hazard", "+light", "+capture", "+claim", "evx"};
 
-enum op { OP_QUERY, OP_SYNC, OP_ELAPSED, OP_WAIT, OP_RECORD, OP_TIMER,
+enum op { OP_QUERY, OP_SYNC, OP_ELAPSED, OP_WAIT, OP_RECORD, OP_REGION, OP_TIMER,
           OP_FENCE_SIGNAL, OP_FENCE_WAIT, OP_COUNT };
 
 typedef struct row {
@@ -100,6 +102,8 @@ static const row k_rows[OP_COUNT] = {
     {"stream_wait_event", "cuStreamWaitEvent on a completed event (+1 sync)",
      HOLD_PARTS, 0},
     {"record", "cuEventRecord on an empty stream (+1 sync)", HOLD_PARTS, 0},
+    {"timed_region", "record a; record b; synchronize b; elapsed (evx: the same four)",
+     HOLD_PARTS, 1},
     {"timer", "record a; record b; synchronize b; elapsed (evx: a timer)",
      HOLD_PARTS | BIT(P_CAPTURE), 1},
     {"fence_signal", "cuStreamWriteValue64 of a growing value (+1 sync)",
@@ -167,6 +171,23 @@ static double rep(enum op op, enum part p, int n)
         if (p == P_EVX) for (int i = 0; i < n; i++) EVX(evx_event_record(f->ea, es));
         else for (int i = 0; i < n; i++) HELD(g_raw.EventRecord(f->a, s));
         RAW(g_raw.StreamSynchronize(s));
+        break;
+    case OP_REGION:
+        if (p == P_EVX) {
+            for (int i = 0; i < n; i++) {
+                EVX(evx_event_record(f->ea, es));
+                EVX(evx_event_record(f->eb, es));
+                EVX(evx_event_synchronize(f->eb));
+                EVX(evx_event_elapsed_time(&ms, f->ea, f->eb));
+            }
+        } else {
+            for (int i = 0; i < n; i++) {
+                HELD(g_raw.EventRecord(f->a, s));
+                HELD(g_raw.EventRecord(f->b, s));
+                HELD(g_raw.EventSynchronize(f->b));
+                HELD(g_raw.EventElapsedTime(&ms, f->a, f->b));
+            }
+        }
         break;
     case OP_TIMER:
         if (p == P_EVX) {
@@ -259,7 +280,7 @@ static void teardown(void)
 
 int main(int argc, char **argv)
 {
-    int reps = 9, calls = 20000;
+    int reps = 31, calls = 6000;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             reps = 3;
