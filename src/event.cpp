@@ -253,7 +253,19 @@ evx_status_t event_free(ThreadRecord *r, void *obj) {
     return 0;
 }
 
-const FreeHookEntry kEventFree(kEvent, event_free);
+// Plain events are batched (retire()). Not interprocess events: their
+// destroy closes the driver event now (ipc.h), unless a racing call holds
+// it. Nor events recorded in other contexts: their driver events there are
+// destroyed now, so that the caller may destroy those contexts next
+// (contexts.cpp). Nor pooled ones: the pool counts them in use until they
+// are back.
+bool event_batched(const void *obj) {
+    const Event *e = static_cast<const Event *>(obj);
+    return e->pool == nullptr && !(e->flags & EVX_EVENT_INTERPROCESS) &&
+           e->away.load(std::memory_order_acquire) == nullptr;
+}
+
+const FreeHookEntry kEventFree(kEvent, event_free, event_batched);
 
 }  // namespace
 

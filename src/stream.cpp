@@ -34,7 +34,15 @@ evx_status_t stream_free(ThreadRecord *, void *obj) {
     return res;
 }
 
-const FreeHookEntry kStreamFree(kStream, stream_free);
+// A borrowed stream's free destroys nothing of the driver's: batched
+// (retire()). An owned one's destroys the driver stream, now. (A borrow
+// with a release callback never reaches retire(): end_borrow().)
+bool stream_batched(const void *obj) {
+    const Stream *s = static_cast<const Stream *>(obj);
+    return !s->owned && s->release == nullptr;
+}
+
+const FreeHookEntry kStreamFree(kStream, stream_free, stream_batched);
 
 inline bool is_default_stream(const void *native) {
     return native == nullptr || native == EVX_STREAM_LEGACY || native == EVX_STREAM_PER_THREAD;

@@ -391,7 +391,12 @@ evx_status_t timeline_graph_check(const char *fn, const Timeline &t, uint32_t i,
     return graph_mark_check(fn, t.events[i], mark, "timeline", handle_value(timeline));
 }
 
-const FreeHookEntry kTimerFree(kTimer, timer_free);
+// Timers and timelines are batched (retire()): their frees give driver
+// events to the cache (or keep the timer), which a trim reaches, and
+// destroy only the events a graph recorded, which may as well wait.
+bool always_batched(const void *) { return true; }
+
+const FreeHookEntry kTimerFree(kTimer, timer_free, always_batched);
 
 }  // namespace
 
@@ -401,7 +406,7 @@ void timers_trim(ThreadRecord *r, int device) {
 
 namespace {
 
-const FreeHookEntry kTimelineFree(kTimeline, timeline_free);
+const FreeHookEntry kTimelineFree(kTimeline, timeline_free, always_batched);
 
 }  // namespace
 
