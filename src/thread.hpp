@@ -115,7 +115,8 @@ ThreadRecord *thread_list();
 // A barrier on every thread of the process that runs now: each executes a
 // full fence at some point during this call. It lets the other side of a
 // store-then-load handshake order its store and load with a compiler
-// barrier only (release_hazards() in handle.hpp, own_enter() below). False
+// barrier only (set_hazards() and release_hazards() in handle.hpp,
+// own_enter() below). False
 // when the system offers no way to do it (nothing was ordered).
 bool heavy_barrier();
 
