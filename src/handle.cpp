@@ -326,27 +326,18 @@ void slot_spill(ThreadRecord *r) {
 evx_status_t retire(ThreadRecord *r, const void *h) {
     const uint32_t index = handle_index(handle_value(h));
     Slot *s = &slot_ref(index);
-    const BatchHook batched = g_batch_hooks[s->kind.load(std::memory_order_relaxed) & kKindMask];
-    if (batched && batched(s->obj)) {
-        // Freed in batches: one scan of every thread's hazard slots (and,
-        // with light hazards, one heavy_barrier()) per kRetireBatch
-        // destroys, instead of one per destroy, keeps destroy cheap and
-        // leaves the other threads' hazard lines in their own caches. What
-        // a batched free keeps (a plain event's driver event, a timer's) is
-        // kept for reuse as a cached event is, and as reachable: a trim on
-        // any thread takes the batch over (retire_take_over()). The kinds
-        // whose free must act now (a driver stream, an interprocess event,
-        // a fence's memory, a notifier, a pool's events, an event of
-        // another context or of a pool) are not batched.
-        own_enter(r);
-        const bool pushed = push_retired(r, index);
-        const bool due = r->retired_n >= r->retire_limit;
-        own_leave(r);
-        if (__builtin_expect(pushed, 1)) {
-            if (__builtin_expect(due, 0)) retire_rescan(r);
-            return 0;
-        }
-    }
+    const BatchHook batch = g_batch_hooks[s->kind.load(std::memory_order_relaxed) & kKindMask];
+    // Freed in batches: one scan of every thread's hazard slots (and, with
+    // light hazards, one heavy_barrier()) per kRetireBatch destroys,
+    // instead of one per destroy, keeps destroy cheap and leaves the other
+    // threads' hazard lines in their own caches. What a batched free keeps
+    // (a plain event's driver event, a timer's) is kept for reuse as a
+    // cached event is, and as reachable: a trim on any thread takes the
+    // batch over (retire_take_over()). The kinds whose free must act now
+    // (a driver stream, an interprocess event, a fence's memory, a
+    // notifier, a pool's events, an event of another context) are not
+    // batched.
+    if (batch && batch(r, s->obj, index)) return 0;
     scan_barrier();
     if (!held(index + 1)) {
         const evx_status_t status = free_object(r, s);
@@ -355,6 +346,15 @@ evx_status_t retire(ThreadRecord *r, const void *h) {
     }
     // No memory for the list: wait for the holder to let go.
     return defer_held(r, &index, 1) ? 0 : retire_waiting(r, h);
+}
+
+bool retire_batched(ThreadRecord *r, uint32_t index) {
+    own_enter(r);
+    const bool pushed = push_retired(r, index);
+    const bool due = r->retired_n >= r->retire_limit;
+    own_leave(r);
+    if (__builtin_expect(pushed && due, 0)) retire_rescan(r);
+    return pushed;
 }
 
 evx_status_t retire_waiting(ThreadRecord *r, const void *h) {
@@ -402,6 +402,10 @@ uint32_t rescan(ThreadRecord *r, uint32_t *index, uint32_t n) {
 }
 
 }  // namespace
+
+uint32_t retire_scan(ThreadRecord *r, uint32_t *index, uint32_t n) {
+    return n > 0 ? rescan(r, index, n) : 0;
+}
 
 void retire_rescan(ThreadRecord *r) {
     // The list is taken out under the hold, a part at a time, and scanned

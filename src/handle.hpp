@@ -285,13 +285,14 @@ inline evx_status_t unpublish(const void *h, uint32_t want, const char *fn,
 
 // Frees the object of an unpublished slot once no thread holds it: at once
 // if none does, else as the last call that holds it ends (the retiring
-// thread does nothing more for it). An object whose kind's batch hook says
-// so (plain events, timers, timelines, borrowed streams: nothing of theirs
-// must go promptly) is first collected: the scan that frees them runs once
-// per kRetireBatch of them (or at a trim on any thread:
-// retire_take_over()), and those it finds held are then freed as their last
-// holder ends. Returns the status of freeing it now (a deferred free
-// returns EVX_SUCCESS).
+// thread does nothing more for it). An object its kind's batch hook takes
+// (plain events, timers, timelines, borrowed streams into the thread's
+// batch, pooled events into their pool's: nothing of theirs must go
+// promptly) is first collected: the scan that frees a batch runs once per
+// kRetireBatch of them (or when something needs them: a trim on any
+// thread, retire_take_over(); a pool's acquire or stats), and those it
+// finds held are then freed as their last holder ends. Returns the status
+// of freeing it now (a deferred free returns EVX_SUCCESS).
 evx_status_t retire(ThreadRecord *r, const void *h);
 
 // Frees the object of an unpublished slot now: waits until no thread holds
@@ -313,18 +314,30 @@ void retire_take_over(ThreadRecord *r, ThreadRecord *other);
 // events, its Event). Each module registers the hook of its kinds.
 using FreeHook = evx_status_t (*)(ThreadRecord *r, void *obj);
 
-// Whether a retired object of one kind may wait for its thread's batch scan
-// (retire()): its free makes no driver call that must be prompt, and
-// returns EVX_SUCCESS. nullptr: never (the object is freed as retire()
-// runs, or as its last holder ends).
-using BatchHook = bool (*)(const void *obj);
+// Takes a retired slot into a batch when its object may wait for one (its
+// free makes no driver call that must be prompt, and cannot fail): the
+// thread's (retire_batched()), or the module's own (a pool's released
+// events). False: retire() frees it now, or hands it to its holder.
+// nullptr: never batched.
+using BatchHook = bool (*)(ThreadRecord *r, void *obj, uint32_t index);
+
+// The thread's batch: the slot is freed by the thread's next scan, once per
+// kRetireBatch retired slots (or by a trim on any thread). False when out
+// of memory (nothing taken).
+bool retire_batched(ThreadRecord *r, uint32_t index);
+
+// Frees the retired slots index[0..n) that no thread holds, after one
+// heavy_barrier() (where light_hazards()) run after their generations
+// flipped, and hands those held to their holders. Returns how many are
+// left at the start of `index` (held, and no memory to hand them over).
+uint32_t retire_scan(ThreadRecord *r, uint32_t *index, uint32_t n);
 
 // The hooks, indexed by Kind; filled before any call, at library load.
 extern FreeHook g_free_hooks[kKinds];
 extern BatchHook g_batch_hooks[kKinds];
 
 // Registers a module's hooks at library load: one static object per kind,
-// `const FreeHookEntry kStreamFree(kStream, stream_free, stream_batched);`.
+// `const FreeHookEntry kStreamFree(kStream, stream_free, stream_batch);`.
 struct FreeHookEntry {
     FreeHookEntry(Kind kind, FreeHook hook, BatchHook batch = nullptr) {
         g_free_hooks[kind] = hook;

@@ -394,9 +394,11 @@ evx_status_t timeline_graph_check(const char *fn, const Timeline &t, uint32_t i,
 // Timers and timelines are batched (retire()): their frees give driver
 // events to the cache (or keep the timer), which a trim reaches, and
 // destroy only the events a graph recorded, which may as well wait.
-bool always_batched(const void *) { return true; }
+bool to_thread_batch(ThreadRecord *r, void *, uint32_t index) {
+    return retire_batched(r, index);
+}
 
-const FreeHookEntry kTimerFree(kTimer, timer_free, always_batched);
+const FreeHookEntry kTimerFree(kTimer, timer_free, to_thread_batch);
 
 }  // namespace
 
@@ -406,7 +408,7 @@ void timers_trim(ThreadRecord *r, int device) {
 
 namespace {
 
-const FreeHookEntry kTimelineFree(kTimeline, timeline_free, always_batched);
+const FreeHookEntry kTimelineFree(kTimeline, timeline_free, to_thread_batch);
 
 }  // namespace
 

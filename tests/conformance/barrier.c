@@ -12,7 +12,8 @@
  * calls reach, counts membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), and at
  * each one asks whether the handle being destroyed is already dead.
  * Destroys that free in batches (plain events, timers, timelines, borrowed
- * streams) must run about one barrier per 32, not one each. */
+ * streams, events released to a pool) must run about one barrier per 32,
+ * not one each. */
 #define _GNU_SOURCE
 
 #include <dlfcn.h>
@@ -171,9 +172,42 @@ out:
     drop_stream(&owner);
 }
 
+/* Pool releases are scanned in batches of the pool's: 64 acquire and
+ * release pairs on a pool whose idle events never run out run 2 barriers
+ * (and the stats see every event back). */
+static void t_pool(void)
+{
+    evx_event_pool_options_t o = EVX_EVENT_POOL_OPTIONS_INIT;
+    evx_event_pool_stats_t stats = EVX_EVENT_POOL_STATS_INIT;
+    evx_event_pool_t pool = NULL;
+    int i, n;
+    if (!light())
+        return;
+    o.capacity = 64;
+    o.prewarm = 64;
+    REQUIRE_OK(evx_device_create_event_pool(0, &o, &pool));
+    reset();
+    for (i = 0; i < 64; i++) {
+        evx_event_t e = NULL;
+        REQUIRE_OK(evx_event_pool_acquire(pool, &e));
+        EXPECT_OK(evx_event_pool_release(pool, e));
+    }
+    n = barriers();
+    EXPECTF(n >= 1 && n <= 64 / 32 + 1, "64 pool releases ran %d barriers (want 1 to %d)", n,
+            64 / 32 + 1);
+    EXPECT_OK(evx_event_pool_get_stats(pool, &stats));
+    EXPECTF(stats.in_use == 0 && stats.idle + stats.pending == 64,
+            "after the releases: %u in use, %u idle, %u pending", stats.in_use, stats.idle,
+            stats.pending);
+out:
+    if (pool != NULL)
+        EXPECT_OK(evx_event_pool_destroy(pool));
+}
+
 const conf_case conf_barrier_cases[] = {
     {"barrier.owned_stream_destroy_after_death", t_owned_stream},
     {"barrier.borrow_with_release_destroy", t_borrow_with_release},
     {"barrier.batched_destroys_one_per_batch", t_batched},
+    {"barrier.pool_releases_one_per_batch", t_pool},
     {NULL, NULL},
 };
