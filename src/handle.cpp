@@ -21,7 +21,8 @@
 namespace evx {
 
 std::atomic<Slot *> g_chunks[kMaxChunks];
-FreeHook g_free_hooks[kKinds];  // zero before any constructor runs
+// Zero before any constructor runs.
+FreeHook g_free_hooks[kKinds];
 BatchHook g_batch_hooks[kKinds];
 
 namespace {
@@ -333,10 +334,10 @@ evx_status_t retire(ThreadRecord *r, const void *h) {
     // threads' hazard lines in their own caches. What a batched free keeps
     // (a plain event's driver event, a timer's) is kept for reuse as a
     // cached event is, and as reachable: a trim on any thread takes the
-    // batch over (retire_take_over()). The kinds whose free must act now
-    // (a driver stream, an interprocess event, a fence's memory, a
-    // notifier, a pool's events, an event of another context) are not
-    // batched.
+    // batch over (retire_take_over()). A module may keep its own batch (a
+    // pool's released events). The kinds whose free must act now (a driver
+    // stream, an interprocess event, a fence's memory, a notifier, a pool's
+    // idle events, an event of another context) are not batched.
     if (batch && batch(r, s->obj, index)) return 0;
     scan_barrier();
     if (!held(index + 1)) {

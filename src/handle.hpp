@@ -185,8 +185,9 @@ evx_status_t bad_handle_held(ThreadRecord *r, const char *fn, const char *role, 
                              uint32_t want) __attribute__((cold, noinline));
 
 // Validates a handle and protects its object with a hazard slot. No shared
-// write; no fence where light_hazards() (else one). On failure the hazards are cleared; callers use
-// HandleScope (scope.hpp), which releases them whichever way the call ends.
+// write; no fence where light_hazards() (else one). On failure the hazards
+// are cleared; callers use HandleScope (scope.hpp), which releases them
+// whichever way the call ends.
 inline evx_status_t lookup(ThreadRecord *r, const void *h, uint32_t want,
                            const char *fn, const char *role, Slot **out) {
     const uint64_t v = handle_value(h);
