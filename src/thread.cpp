@@ -90,8 +90,14 @@ ThreadRecord *attach_thread() {
 // hold its mappings (the fallback of folly's asymmetricHeavyBarrier and
 // .NET's FlushProcessWriteBuffers).
 bool heavy_barrier() {
-    if (expedited() && syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
-        return true;
+    if (expedited()) {
+        if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) return true;
+        // Refused only where this process is not registered (a child of
+        // fork(), should a kernel not pass the registration on): again.
+        if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 &&
+            syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+            return true;
+    }
     static std::mutex mu;
     static void *page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE,
                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
