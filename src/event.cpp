@@ -251,7 +251,20 @@ evx_status_t event_free(ThreadRecord *r, void *obj) {
     return 0;
 }
 
-const FreeHookEntry kEventFree(kEvent, event_free);
+// Plain events go to the thread's batch (retire()), pooled ones to their
+// pool's (pool_batch(): it scans them when an acquire or the stats need
+// them). Not interprocess events: their destroy closes the driver event
+// now (ipc.h), unless a racing call holds it. Nor events recorded in other
+// contexts: their driver events there are destroyed now, so that the
+// caller may destroy those contexts next (contexts.cpp).
+bool event_batch(ThreadRecord *r, void *obj, uint32_t index) {
+    const Event *e = static_cast<const Event *>(obj);
+    if ((e->flags & EVX_EVENT_INTERPROCESS) || e->away.load(std::memory_order_acquire) != nullptr)
+        return false;
+    return e->pool ? pool_batch(r, e->pool, index) : retire_batched(r, index);
+}
+
+const FreeHookEntry kEventFree(kEvent, event_free, event_batch);
 
 }  // namespace
 

@@ -148,6 +148,14 @@ void pool_take_back(Pool *pool, CUevent ev, bool maybe_pending, bool former);
 // renewal of event_own_state()) in the pool's created_total.
 void pool_count_created(Pool *pool);
 
+// pool.cpp: takes the retired slot of an event released to its pool into
+// the pool's batch, scanned (retire_scan()) once per kRetireBatch of them
+// and whenever an acquire finds no idle event, the stats are read, the pool
+// is prewarmed or destroyed. The event counts in use until then. False
+// (nothing taken) when out of memory or the pool's handle is being
+// destroyed: retire() frees it now.
+bool pool_batch(ThreadRecord *r, Pool *pool, uint32_t index);
+
 }  // namespace evx
 
 #endif  // EVX_SRC_OBJECTS_HPP

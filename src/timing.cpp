@@ -391,7 +391,14 @@ evx_status_t timeline_graph_check(const char *fn, const Timeline &t, uint32_t i,
     return graph_mark_check(fn, t.events[i], mark, "timeline", handle_value(timeline));
 }
 
-const FreeHookEntry kTimerFree(kTimer, timer_free);
+// Timers and timelines are batched (retire()): their frees give driver
+// events to the cache (or keep the timer), which a trim reaches, and
+// destroy only the events a graph recorded, which may as well wait.
+bool to_thread_batch(ThreadRecord *r, void *, uint32_t index) {
+    return retire_batched(r, index);
+}
+
+const FreeHookEntry kTimerFree(kTimer, timer_free, to_thread_batch);
 
 }  // namespace
 
@@ -401,7 +408,7 @@ void timers_trim(ThreadRecord *r, int device) {
 
 namespace {
 
-const FreeHookEntry kTimelineFree(kTimeline, timeline_free);
+const FreeHookEntry kTimelineFree(kTimeline, timeline_free, to_thread_batch);
 
 }  // namespace
 

@@ -44,6 +44,7 @@ extern const conf_case conf_timing_cases[];
 extern const conf_case conf_context_cases[];
 extern const conf_case conf_crossdev_cases[];
 extern const conf_case conf_thread_cases[];
+extern const conf_case conf_barrier_cases[];
 extern const conf_case conf_notify_cases[];
 extern const conf_case conf_leak_cases[];
 extern const conf_case conf_fault_cases[];
