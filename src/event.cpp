@@ -63,7 +63,9 @@ bool claim_former(Event *e) {
 // Counts a successful record on s, and notes the failures of host
 // functions launched there that the event's synchronize covers (hostfn.hpp).
 inline void mark_recorded(Event *e, const Stream *s) {
-    e->records.fetch_add(1, std::memory_order_relaxed);
+    // Counted for pooled events only (their release reads it): a locked
+    // add that a plain event's record does not need.
+    if (__builtin_expect(e->pool != nullptr, 0)) e->records.fetch_add(1, std::memory_order_relaxed);
     if (!e->recorded.load(std::memory_order_relaxed))
         e->recorded.store(true, std::memory_order_release);
     host_note_record(e, s);
@@ -290,7 +292,7 @@ inline evx_status_t observe(const char *fn, const char *call_name, evx_event_t e
     const uint32_t seen = e->records.load(std::memory_order_relaxed);
     const CUresult res = call(e->cu.load(std::memory_order_acquire));
     if (res == CUDA_SUCCESS) {
-        e->done.store(seen, std::memory_order_relaxed);  // under the hazard
+        if (e->pool) e->done.store(seen, std::memory_order_relaxed);  // under the hazard
         return host_failure_of_event(fn, e);
     }
     if (__builtin_expect(res == CUDA_ERROR_NOT_READY, 1)) return res;
@@ -342,8 +344,8 @@ evx_status_t elapsed_time(float *ms, evx_event_t start, evx_event_t end) noexcep
     const CUresult res = cu().cuEventElapsedTime(&out, a->cu.load(std::memory_order_acquire),
                                                  b->cu.load(std::memory_order_acquire));
     if (res == CUDA_SUCCESS) {  // both complete; marked under the hazards
-        a->done.store(seen_a, std::memory_order_relaxed);
-        b->done.store(seen_b, std::memory_order_relaxed);
+        if (a->pool) a->done.store(seen_a, std::memory_order_relaxed);
+        if (b->pool) b->done.store(seen_b, std::memory_order_relaxed);
     }
     if (__builtin_expect(res == CUDA_SUCCESS, 1)) {
         *ms = out;

@@ -67,10 +67,11 @@ struct Event {
     int device = 0;
     unsigned flags = 0;
     std::atomic<bool> recorded{false};  // recorded in this evx life
-    // Successful records in this life, and the count as it was before the
-    // last query, synchronize or elapsed time that saw the event complete.
-    // done == records at destroy: no pending work, so the driver event is
-    // reused with no query (see cache.cpp).
+    // Pooled events only (pool != nullptr): successful records in this
+    // life, and the count as it was before the last query, synchronize or
+    // elapsed time that saw the event complete. done == records at release:
+    // no pending work, so the pool hands the driver event out again with no
+    // query (pool.cpp). Plain events keep both at 0.
     std::atomic<uint32_t> records{0};
     std::atomic<uint32_t> done{0};
     // kFormer: the driver event was recorded in a former life and not yet in
