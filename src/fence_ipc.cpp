@@ -28,9 +28,11 @@
 // mapped and registered after the handle dies: the GPU may still reach it
 // (see fence.cpp).
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -194,8 +196,9 @@ void undo(Fence *f, bool unlink_name) {
 
 // The object of a handle through /proc/<pid>/fd/<fd>: a descriptor, or -1
 // with `why` saying what went wrong. The link is stat()ed before it is
-// opened, so that a descriptor that is no regular file of a page (a reused
-// number: a socket, a device, a FIFO) is never opened.
+// opened, so that a descriptor that is no page-sized regular file of the
+// kernel's shared memory (a reused number: a socket, a device, a FIFO, a
+// file on disk) is never opened.
 int open_by_proc(const HandleFields &h, char *path, size_t path_size, char *why,
                  size_t why_size) {
     std::snprintf(path, path_size, "/proc/%d/fd/%d", static_cast<int>(h.pid),
@@ -211,7 +214,9 @@ int open_by_proc(const HandleFields &h, char *path, size_t path_size, char *why,
             std::snprintf(why, why_size, "%s", std::strerror(e));
         return -1;
     }
-    if (!S_ISREG(sb.st_mode) || sb.st_size != static_cast<off_t>(kPage)) {
+    struct statfs fs;  // shm objects and memfds alike are on tmpfs
+    if (!S_ISREG(sb.st_mode) || sb.st_size != static_cast<off_t>(kPage) ||
+        statfs(path, &fs) != 0 || fs.f_type != TMPFS_MAGIC) {
         std::snprintf(why, why_size, "not the fence's page (a reused descriptor)");
         return -1;
     }
