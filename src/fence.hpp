@@ -35,7 +35,8 @@ struct FenceWord {
 static_assert(sizeof(FenceWord) == 128, "FenceWord is two cache lines");
 
 // Aligned to a cache line: what a signal or wait reads and claims (device,
-// used, dptr, last and, for a fence of this process, last_local) is on one.
+// used, claiming, dptr, last, claimer and, for a fence of this process,
+// last_local) is on one.
 struct alignas(64) Fence {
     int device = 0;
     unsigned flags = 0;        // EVX_FENCE_*
@@ -43,6 +44,8 @@ struct alignas(64) Fence {
     // on the GPU may touch the word after the handle dies, so it is kept.
     std::atomic<bool> used{false};
     bool opened = false;       // evx_device_open_ipc_fence()
+    // 1 while `claimer` claims with plain loads and stores (fence.cpp).
+    std::atomic<uint32_t> claiming{0};
     CUdeviceptr dptr = 0;      // the device's address of word->value
     // The largest value signalled or queued: &word->last for an IPC fence,
     // which other processes signal too; else &last_local, in this process's
@@ -51,6 +54,12 @@ struct alignas(64) Fence {
     uint64_t *last = &last_local;
     uint64_t last_local = 0;
     FenceWord *word = nullptr; // host address
+    // Who claims values with plain loads and stores of last_local instead
+    // of a compare-and-swap (fence.cpp, claim_value()): nobody yet
+    // (nullptr), the ThreadRecord of the one thread that has claimed so
+    // far, or kClaimShared: every claim is a compare-and-swap (an IPC
+    // fence, or one a second thread has claimed).
+    std::atomic<const void *> claimer{nullptr};
     // The host sleepers' futex word, bumped by every host signal: for an
     // IPC fence, word->wake in the shared page (FUTEX_WAIT without the
     // private flag, so that other processes' signals wake it); else
