@@ -55,6 +55,8 @@ typedef struct bench_raw {
     CUresult (*StreamWaitValue64)(CUstream s, CUdeviceptr addr, cuuint64_t value,
                                   unsigned flags);
     CUresult (*MemHostRegister)(void *p, size_t size, unsigned flags);
+    /* Optional: what a timer asks at each mark (evx-floor-parts). */
+    CUresult (*StreamIsCapturing)(CUstream s, CUstreamCaptureStatus *status);
     CUdevice dev;     /* device 0 */
     CUcontext ctx;    /* its primary context, retained by bench_raw_open */
     const char *path; /* as evx_driver_get_path() gives it */

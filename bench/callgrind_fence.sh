@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Instructions per call of evx_fence_signal and evx_stream_wait_fence next
 # to the raw cuStreamWriteValue64 and cuStreamWaitValue64 they wrap (and,
-# for comparison, evx_event_record and evx_stream_wait_event), on the host
+# for comparison, evx_event_record, evx_stream_wait_event and
+# evx_event_query), on the host
 # emulation under valgrind --tool=callgrind: "evx" counts what libevx
 # executes per call (evx's own cost), "driver" what the emulation's
 # library executes (the driver call itself; the emulation's figure, not a
@@ -31,6 +32,6 @@ count() {
 }
 
 printf '%-12s %-10s %s\n' call evx driver
-for c in write signal signal-ipc waitvalue wait record waitevent; do
+for c in write signal signal-ipc waitvalue wait record waitevent query; do
   printf '%-12s %s\n' "$c" "$(count "$c")"
 done

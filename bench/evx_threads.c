@@ -15,6 +15,13 @@
  * last thread's stop (CLOCK_MONOTONIC). For each thread count, raw and evx
  * runs alternate, and the medians of the runs are compared.
  *
+ * A third side, "floor", loops only the raw record and query, on one
+ * event the thread made before the timed span: what a wrapper that never
+ * reaches the driver to create or destroy an event (evx reuses driver
+ * events) could do at best. evx/floor says how close evx comes; floor/raw
+ * bounds evx/raw at each thread count, whatever evx does, because the
+ * driver's record and query remain.
+ *
  * Both sides run on the one driver evx opened, with device 0's primary
  * context current in every thread (the raw driver needs it to create
  * events; evx gets the same conditions). Thread i of either side is pinned
@@ -38,7 +45,7 @@
 
 typedef struct worker {
     pthread_t tid;
-    int use_evx;
+    int side; /* SIDE_* */
     pthread_barrier_t *start;
     const int *stop;
     uint64_t iters;
@@ -50,6 +57,8 @@ typedef struct worker {
     evx_status_t evx_status;
     char evx_message[256];
 } worker;
+
+enum { SIDE_RAW, SIDE_EVX, SIDE_FLOOR };
 
 static bench_raw g_raw;
 static int g_pin = 1;
@@ -154,37 +163,58 @@ static int iter_evx(worker *w, evx_stream_t s)
     return w->failed ? -1 : 0;
 }
 
+/* The floor's iteration: record and query only, on the thread's one
+ * event. */
+static int iter_floor(worker *w, CUstream s, CUevent e)
+{
+    CUresult r;
+    if ((r = g_raw.EventRecord(e, s)) != CUDA_SUCCESS) {
+        fail_raw(w, "cuEventRecord", r);
+    } else if ((r = g_raw.EventQuery(e)) != CUDA_SUCCESS &&
+               r != CUDA_ERROR_NOT_READY) {
+        fail_raw(w, "cuEventQuery", r);
+    }
+    return w->failed ? -1 : 0;
+}
+
+static int iter(worker *w, CUstream rs, evx_stream_t es, CUevent fe)
+{
+    switch (w->side) {
+    case SIDE_EVX: return iter_evx(w, es);
+    case SIDE_FLOOR: return iter_floor(w, rs, fe);
+    default: return iter_raw(w, rs);
+    }
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
     CUstream rs = NULL;
     evx_stream_t es = NULL;
+    CUevent fe = NULL;
     int waited = 0;
 
     W_RAW(w, g_raw.CtxSetCurrent(g_raw.ctx));
-    if (w->use_evx)
+    if (w->side == SIDE_EVX)
         W_EVX(w, evx_device_create_stream(0, EVX_STREAM_NON_BLOCKING, 0, &es));
     else
         W_RAW(w, g_raw.StreamCreateWithPriority(&rs, CU_STREAM_NON_BLOCKING,
                                                 0));
+    if (w->side == SIDE_FLOOR)
+        W_RAW(w, g_raw.EventCreate(&fe, CU_EVENT_DEFAULT));
     /* A few untimed iterations, so that first-use costs (evx's thread
      * record and event cache, the driver's per-thread state) fall outside
-     * the timed span on both sides. */
+     * the timed span on every side. */
     for (int i = 0; i < WARMUP_ITERS; i++)
-        if ((w->use_evx ? iter_evx(w, es) : iter_raw(w, rs)) != 0)
+        if (iter(w, rs, es, fe) != 0)
             goto out;
 
     pthread_barrier_wait(w->start);
     waited = 1;
     w->t_begin = bench_now_ns();
     uint64_t k = 0;
-    if (w->use_evx) {
-        while (!stop_requested(w) && iter_evx(w, es) == 0)
-            k++;
-    } else {
-        while (!stop_requested(w) && iter_raw(w, rs) == 0)
-            k++;
-    }
+    while (!stop_requested(w) && iter(w, rs, es, fe) == 0)
+        k++;
     w->t_end = bench_now_ns();
     w->iters = k;
 
@@ -200,6 +230,8 @@ out:
     }
     if (rs != NULL) {
         CUresult r = g_raw.StreamSynchronize(rs);
+        if (r == CUDA_SUCCESS && fe != NULL && (r = g_raw.EventDestroy(fe)) != CUDA_SUCCESS)
+            fail_raw(w, "cuEventDestroy", r);
         if (r != CUDA_SUCCESS)
             fail_raw(w, "cuStreamSynchronize", r);
         if ((r = g_raw.StreamDestroy(rs)) != CUDA_SUCCESS)
@@ -213,7 +245,7 @@ out:
 
 /* One run: `nthreads` threads for `ms` milliseconds; iterations per second
  * over all threads, or a negative value after a failure (reported). */
-static double run_once(int nthreads, int use_evx, long ms)
+static double run_once(int nthreads, int side, long ms)
 {
     static worker ws[MAX_THREADS];
     pthread_barrier_t start;
@@ -225,7 +257,7 @@ static double run_once(int nthreads, int use_evx, long ms)
     int started = 0;
     for (int i = 0; i < nthreads; i++) {
         memset(&ws[i], 0, sizeof ws[i]);
-        ws[i].use_evx = use_evx;
+        ws[i].side = side;
         ws[i].start = &start;
         ws[i].stop = &stop;
         pthread_attr_t attr;
@@ -264,7 +296,7 @@ static double run_once(int nthreads, int use_evx, long ms)
         const worker *w = &ws[i];
         if (w->failed) {
             failed = 1;
-            if (use_evx)
+            if (side == SIDE_EVX)
                 fprintf(stderr, "thread %d: %s -> %s: %s\n", i, w->call,
                         evx_status_name(w->evx_status), w->evx_message);
             else
@@ -282,7 +314,8 @@ static double run_once(int nthreads, int use_evx, long ms)
         return -1.0;
     if (total == 0 || end <= begin) {
         fprintf(stderr, "%s run with %d threads completed no iteration\n",
-                use_evx ? "evx" : "raw", nthreads);
+                side == SIDE_EVX ? "evx" : side == SIDE_FLOOR ? "floor" : "raw",
+                nthreads);
         return -1.0;
     }
     return (double)total / ((end - begin) * 1e-9);
@@ -375,25 +408,27 @@ int main(int argc, char **argv)
     bench_print_driver(stdout, &g_raw);
     find_cpus();
     printf("method: each thread loops create, record on its own stream, "
-           "query, destroy; %ld runs of %ld ms per side and thread count, "
-           "raw and evx runs alternating; medians of iterations per second "
+           "query, destroy (floor: record and query only, on one event made "
+           "before); %ld runs of %ld ms per side and thread count, raw, evx "
+           "and floor runs alternating; medians of iterations per second "
            "over all threads; %s\n",
            runs, ms,
            g_pin && g_ncpus > 0 ? "thread i of each side pinned to the i-th "
                                   "usable CPU"
                                 : "threads not pinned");
-    printf("\n%8s %16s %16s %10s\n", "threads", "raw iter/s", "evx iter/s",
-           "evx/raw");
+    printf("\n%8s %16s %16s %10s %16s %10s %10s\n", "threads", "raw iter/s",
+           "evx iter/s", "evx/raw", "floor iter/s", "floor/raw", "evx/floor");
     fflush(stdout);
 
-    double raw_t[101], evx_t[101];
+    double raw_t[101], evx_t[101], floor_t[101];
     int rc = 0;
     for (int c = 0; c < ncounts && rc == 0; c++) {
         int nt = counts[c];
         for (long r = 0; r < runs; r++) {
-            raw_t[r] = run_once(nt, 0, ms);
-            evx_t[r] = run_once(nt, 1, ms);
-            if (raw_t[r] < 0 || evx_t[r] < 0) {
+            raw_t[r] = run_once(nt, SIDE_RAW, ms);
+            evx_t[r] = run_once(nt, SIDE_EVX, ms);
+            floor_t[r] = run_once(nt, SIDE_FLOOR, ms);
+            if (raw_t[r] < 0 || evx_t[r] < 0 || floor_t[r] < 0) {
                 rc = 1;
                 break;
             }
@@ -402,11 +437,14 @@ int main(int argc, char **argv)
             break;
         double raw_med = bench_median(raw_t, (int)runs);
         double evx_med = bench_median(evx_t, (int)runs);
-        printf("%8d %16.0f %16.0f %10.3f\n", nt, raw_med, evx_med,
-               evx_med / raw_med);
+        double floor_med = bench_median(floor_t, (int)runs);
+        printf("%8d %16.0f %16.0f %10.3f %16.0f %10.3f %10.3f\n", nt, raw_med,
+               evx_med, evx_med / raw_med, floor_med, floor_med / raw_med,
+               evx_med / floor_med);
         printf("BENCH threads=%d raw_iter_per_s=%.0f evx_iter_per_s=%.0f "
-               "ratio=%.4f runs=%ld ms=%ld\n",
-               nt, raw_med, evx_med, evx_med / raw_med, runs, ms);
+               "ratio=%.4f floor_iter_per_s=%.0f floor_ratio=%.4f runs=%ld ms=%ld\n",
+               nt, raw_med, evx_med, evx_med / raw_med, floor_med,
+               floor_med / raw_med, runs, ms);
         fflush(stdout);
     }
     bench_raw_close(&g_raw);

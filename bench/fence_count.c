@@ -18,6 +18,7 @@
  *   waitvalue   cuStreamWaitValue64, GEQ 1, on a pinned word at 1
  *   record      evx_event_record (the event hot path, for comparison)
  *   waitevent   evx_stream_wait_event (likewise)
+ *   query       evx_event_query of a completed event (likewise)
  *   all         each of the above COUNT times (the smoke run)
  * Instrumentation (when callgrind runs it with --instr-atstart=no) covers
  * only the calls, after 200 warm-up calls; the stream is synchronized every
@@ -35,9 +36,19 @@
 
 #include "callgrind_marks.h"
 
-static const char *const kCalls[] = {"signal", "signal-ipc", "write",    "wait",
-                                     "waitvalue", "record",   "waitevent"};
-enum { K_SIGNAL, K_SIGNAL_IPC, K_WRITE, K_WAIT, K_WAITVALUE, K_RECORD, K_WAITEVENT, K_COUNT };
+static const char *const kCalls[] = {"signal", "signal-ipc", "write",     "wait",
+                                     "waitvalue", "record",   "waitevent", "query"};
+enum {
+    K_SIGNAL,
+    K_SIGNAL_IPC,
+    K_WRITE,
+    K_WAIT,
+    K_WAITVALUE,
+    K_RECORD,
+    K_WAITEVENT,
+    K_QUERY,
+    K_COUNT
+};
 
 static bench_raw g_raw;
 
@@ -70,6 +81,7 @@ static void one(int k, evx_stream_t s, CUstream cs, evx_fence_t f, evx_event_t e
                   "cuStreamWaitValue64");
         break;
     case K_RECORD: check_evx(evx_event_record(e, s), "evx_event_record"); break;
+    case K_QUERY: check_evx(evx_event_query(e), "evx_event_query"); break;
     default: check_evx(evx_stream_wait_event(s, e, 0), "evx_stream_wait_event"); break;
     }
 }
@@ -96,6 +108,7 @@ static void run(int k, long count)
     *(volatile uint64_t *)p = 1;
     check_raw(g_raw.MemHostGetDevicePointer(&d, p, 0), "cuMemHostGetDevicePointer");
     check_evx(evx_event_record(e, s), "evx_event_record");
+    check_evx(evx_stream_synchronize(s), "evx_stream_synchronize");  /* query: complete */
 
     for (int i = 0; i < 200; i++) one(k, s, cs, f, e, d, ++n + 1);
     check_evx(evx_stream_synchronize(s), "evx_stream_synchronize");
@@ -121,7 +134,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[1], kCalls[i])) k = i;
     if ((k < 0 && !all) || count < 1) {
         fprintf(stderr, "usage: evx-fence-count signal|signal-ipc|write|wait|waitvalue|record|"
-                        "waitevent|all COUNT\n");
+                        "waitevent|query|all COUNT\n");
         return 2;
     }
     if (bench_raw_open(&g_raw) != 0) return 1;

@@ -244,16 +244,19 @@ void trim_other(ThreadRecord *self, ThreadRecord *other, void *arg) {
 
 }  // namespace
 
-evx_status_t cache_trim(ThreadRecord *r, const char *fn, int device) {
-    // Every other thread's first, while this one holds nothing of its own:
-    // what they collected lands in this thread's stacks, destroyed below.
-    // (Without heavy_barrier() nothing of theirs is reached.)
+evx_status_t cache_trim_others(ThreadRecord *r, int device) {
+    // While this thread holds nothing of its own: what they collected lands
+    // in this thread's stacks (or timers), destroyed by cache_trim().
     TrimOthers others{device, CUDA_SUCCESS};
     (void)steal_others(r, trim_other, &others);
+    return others.first;
+}
+
+evx_status_t cache_trim(ThreadRecord *r, const char *fn, int device, evx_status_t others) {
     ContextGuard guard;
     evx_status_t st = guard.enter(fn, device);
     if (st) return st;
-    evx_status_t first = others.first;
+    evx_status_t first = others;
     for (unsigned flags = 0; flags < 4; ++flags) {
         // Pending work is allowed: the driver frees such an event once the
         // work completes.

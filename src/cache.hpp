@@ -56,10 +56,18 @@ evx_status_t destroy_driver_event(int device, CUevent ev);
 // events to the depot.
 void cache_flush_thread(ThreadRecord *r);
 
-// evx_device_trim(): destroys the events kept for a device by the calling
-// thread and by the depot; a cuEventDestroy failure is returned (with its
-// message) after all were tried.
-evx_status_t cache_trim(ThreadRecord *r, const char *fn, int device);
+// evx_device_trim(), first: every other thread's collected destroys are
+// freed into the calling thread's cache (those no call holds; the others
+// are handed to their last holders), and what their stacks keep for the
+// device is destroyed. Without heavy_barrier() nothing of theirs is
+// reached. Returns the first cuEventDestroy failure, or CUDA_SUCCESS.
+evx_status_t cache_trim_others(ThreadRecord *r, int device);
+
+// evx_device_trim(), last: destroys the events kept for a device by the
+// calling thread and by the depot; the first failure, this one's or
+// `others` (cache_trim_others()'s), is returned (with its message) after
+// all were tried.
+evx_status_t cache_trim(ThreadRecord *r, const char *fn, int device, evx_status_t others);
 
 }  // namespace evx
 

@@ -74,11 +74,14 @@ EVX_API evx_status_t evx_device_trim(int device) {
     ThreadRecord *r;
     const evx_status_t st = enter_device(fn, device, &r);
     if (st) return st;
-    // Events this thread retired while others held them may be free by now,
-    // and the timers it keeps give their events back to its cache.
+    // What this thread collected or retired while others held it may be
+    // free by now; then what other threads collected is freed here; then
+    // the timers this thread keeps (those freed here among them) give
+    // their events back to its cache, which is emptied last.
     retire_rescan(r);
+    const evx_status_t others = cache_trim_others(r, device);
     timers_trim(r, device);
-    return cache_trim(r, fn, device);
+    return cache_trim(r, fn, device, others);
 }
 
 }  // extern "C"

@@ -63,7 +63,9 @@ bool claim_former(Event *e) {
 // Counts a successful record on s, and notes the failures of host
 // functions launched there that the event's synchronize covers (hostfn.hpp).
 inline void mark_recorded(Event *e, const Stream *s) {
-    e->records.fetch_add(1, std::memory_order_relaxed);
+    // Counted for pooled events only (their release reads it): a locked
+    // add that a plain event's record does not need.
+    if (__builtin_expect(e->pool != nullptr, 0)) e->records.fetch_add(1, std::memory_order_relaxed);
     if (!e->recorded.load(std::memory_order_relaxed))
         e->recorded.store(true, std::memory_order_release);
     host_note_record(e, s);
@@ -201,10 +203,8 @@ evx_event_t publish_event(uint32_t index, int device, unsigned flags, CUevent cu
     return publish_as<evx_event_t>(index, kEvent, &e);
 }
 
-evx_status_t event_own_state(const char *fn, Event *e) {
-    if (__builtin_expect(e->former.load(std::memory_order_acquire) == kOwn, 1) ||
-        !claim_former(e))
-        return 0;
+evx_status_t event_renew_state(const char *fn, Event *e) {
+    if (!claim_former(e)) return 0;
     CUevent fresh;
     evx_status_t st = create_driver_event(fn, e->device, e->flags, &fresh);
     const bool renewed = st == 0;
@@ -253,7 +253,20 @@ evx_status_t event_free(ThreadRecord *r, void *obj) {
     return 0;
 }
 
-const FreeHookEntry kEventFree(kEvent, event_free);
+// Plain events go to the thread's batch (retire()), pooled ones to their
+// pool's (pool_batch(): it scans them when an acquire or the stats need
+// them). Not interprocess events: their destroy closes the driver event
+// now (ipc.h), unless a racing call holds it. Nor events recorded in other
+// contexts: their driver events there are destroyed now, so that the
+// caller may destroy those contexts next (contexts.cpp).
+bool event_batch(ThreadRecord *r, void *obj, uint32_t index) {
+    const Event *e = static_cast<const Event *>(obj);
+    if ((e->flags & EVX_EVENT_INTERPROCESS) || e->away.load(std::memory_order_acquire) != nullptr)
+        return false;
+    return e->pool ? pool_batch(r, e->pool, index) : retire_batched(r, index);
+}
+
+const FreeHookEntry kEventFree(kEvent, event_free, event_batch);
 
 }  // namespace
 
@@ -279,7 +292,7 @@ inline evx_status_t observe(const char *fn, const char *call_name, evx_event_t e
     const uint32_t seen = e->records.load(std::memory_order_relaxed);
     const CUresult res = call(e->cu.load(std::memory_order_acquire));
     if (res == CUDA_SUCCESS) {
-        e->done.store(seen, std::memory_order_relaxed);  // under the hazard
+        if (e->pool) e->done.store(seen, std::memory_order_relaxed);  // under the hazard
         return host_failure_of_event(fn, e);
     }
     if (__builtin_expect(res == CUDA_ERROR_NOT_READY, 1)) return res;
@@ -331,8 +344,8 @@ evx_status_t elapsed_time(float *ms, evx_event_t start, evx_event_t end) noexcep
     const CUresult res = cu().cuEventElapsedTime(&out, a->cu.load(std::memory_order_acquire),
                                                  b->cu.load(std::memory_order_acquire));
     if (res == CUDA_SUCCESS) {  // both complete; marked under the hazards
-        a->done.store(seen_a, std::memory_order_relaxed);
-        b->done.store(seen_b, std::memory_order_relaxed);
+        if (a->pool) a->done.store(seen_a, std::memory_order_relaxed);
+        if (b->pool) b->done.store(seen_b, std::memory_order_relaxed);
     }
     if (__builtin_expect(res == CUDA_SUCCESS, 1)) {
         *ms = out;

@@ -9,12 +9,14 @@
 // The rule that values grow is kept by a compare-and-swap on the last value
 // signalled or queued: for an IPC fence in the shared word itself, so that
 // it holds across the processes that share it; for a fence of one process
-// in its Fence (fence.hpp). A host signal that would overtake a signal
+// in its Fence (fence.hpp), with plain loads and stores while one thread
+// alone signals it (claim_value()). A host signal that would overtake a signal
 // queued and not yet run is refused: that signal would set the counter back
 // when it ran.
 #include "fence.hpp"
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -32,6 +34,7 @@
 #include "handle.hpp"
 #include "objects.hpp"
 #include "scope.hpp"
+#include "thread.hpp"
 
 static_assert(sizeof(evx_ipc_fence_handle_t) == EVX_IPC_FENCE_HANDLE_SIZE,
               "evx_ipc_fence_handle_t is EVX_IPC_FENCE_HANDLE_SIZE bytes");
@@ -108,31 +111,104 @@ evx_status_t check_value(const char *fn, uint64_t value) {
                 fn, value);
 }
 
+evx_status_t not_above(const char *fn, const void *h, uint64_t value, uint64_t last)
+    __attribute__((cold, noinline));
+evx_status_t not_above(const char *fn, const void *h, uint64_t value, uint64_t last) {
+    return fail(EVX_ERROR_INVALID_VALUE,
+                "%s: value %" PRIu64 " is not above %" PRIu64
+                ", the last value signalled or queued on fence 0x%" PRIx64
+                ": fence values only grow",
+                fn, value, last, handle_value(h));
+}
+
+evx_status_t queued_not_run(const char *fn, const void *h, uint64_t value, uint64_t last,
+                            uint64_t cur) __attribute__((cold, noinline));
+evx_status_t queued_not_run(const char *fn, const void *h, uint64_t value, uint64_t last,
+                            uint64_t cur) {
+    return fail(EVX_ERROR_ILLEGAL_STATE,
+                "%s: fence 0x%" PRIx64 " has a signal of value %" PRIu64
+                " queued on a stream that has not run yet (the counter is %" PRIu64
+                "): a host signal of %" PRIu64 " now would be set back when it runs",
+                fn, handle_value(h), last, cur, value);
+}
+
+// Fence::claimer when every claim is a compare-and-swap.
+const void *const kClaimShared = reinterpret_cast<const void *>(uintptr_t{1});
+
+// Who claims a new fence's values: where calls publish their hazards with
+// no fence (light_hazards()), the barrier that takes plain claims away
+// from a thread (heavy_barrier()) is there; else no thread ever has them.
+const void *first_claimer(unsigned flags) {
+    return (flags & EVX_FENCE_INTERPROCESS) || !light_hazards() ? kClaimShared : nullptr;
+}
+
+// A claim of a thread that is not the fence's claimer (cold: once per
+// fence and thread, until every claim is a compare-and-swap). A fence
+// nobody claimed yet gets this thread as its claimer. Else this thread
+// takes the plain claims away from the claimer: from now on every claim of
+// every thread is a compare-and-swap. The claimer's side (claim_value())
+// stores `claiming`, then loads `claimer` with a compiler barrier only;
+// this side stores `claimer`, runs heavy_barrier() and then loads
+// `claiming`. So either the claimer sees kClaimShared, or this side sees
+// its claim under way and waits for its end (a few loads and a store),
+// after which its store of last_local is seen.
+void not_the_claimer(Fence *f, const void *c, const void *me) __attribute__((cold, noinline));
+void not_the_claimer(Fence *f, const void *c, const void *me) {
+    if (c == nullptr && f->claimer.compare_exchange_strong(c, me, std::memory_order_seq_cst))
+        return;
+    if (c == kClaimShared) return;  // another thread shared them meanwhile
+    f->claimer.store(kClaimShared, std::memory_order_seq_cst);
+    (void)heavy_barrier();  // registered where light_hazards(): cannot fail
+    while (f->claiming.load(std::memory_order_acquire) != 0) sched_yield();
+}
+
 // Claims `value` as the last value signalled or queued; INVALID_VALUE if it
 // is not above it. host: also refuses while a queued signal has not run.
 // *prev receives the value it replaced.
-evx_status_t claim_value(const char *fn, const void *h, Fence *f, uint64_t value, bool host,
-                         uint64_t *prev) {
+//
+// The thread that claimed a fence of this process first claims with plain
+// loads and stores, as long as no other thread claims: a compare-and-swap
+// is a locked instruction, the largest cost of a signal after the driver
+// call. A second thread takes that away (not_the_claimer()), once.
+inline evx_status_t claim_value(const char *fn, const void *h, Fence *f, uint64_t value,
+                                bool host, uint64_t *prev) {
+    const void *const me = t_record;
+    for (;;) {
+        const void *c = f->claimer.load(std::memory_order_relaxed);
+        if (__builtin_expect(c == me, 1)) {
+            // Only the claimer writes `claiming`. Then `claimer` again: it
+            // may have become kClaimShared since (never anything else).
+            f->claiming.store(1, std::memory_order_relaxed);
+            std::atomic_signal_fence(std::memory_order_seq_cst);
+            if (__builtin_expect(f->claimer.load(std::memory_order_relaxed) == me, 1)) {
+                const uint64_t last = __atomic_load_n(&f->last_local, __ATOMIC_RELAXED);
+                evx_status_t st = 0;
+                if (__builtin_expect(value <= last, 0)) {
+                    st = not_above(fn, h, value, last);
+                } else if (host) {
+                    const uint64_t cur = __atomic_load_n(&f->word->value, __ATOMIC_ACQUIRE);
+                    if (cur < last) st = queued_not_run(fn, h, value, last, cur);
+                }
+                if (!st) __atomic_store_n(&f->last_local, value, __ATOMIC_RELAXED);
+                f->claiming.store(0, std::memory_order_release);
+                *prev = last;
+                return st;
+            }
+            f->claiming.store(0, std::memory_order_release);
+            break;
+        }
+        if (c == kClaimShared) break;  // an IPC fence, or one two threads claimed
+        not_the_claimer(f, c, me);
+    }
     uint64_t *const lastp = f->last;
     // One load, then one compare-and-swap, which reloads `last` itself when
     // it fails (another signaller came in between).
     uint64_t last = __atomic_load_n(lastp, __ATOMIC_ACQUIRE);
     for (;;) {
-        if (value <= last)
-            return fail(EVX_ERROR_INVALID_VALUE,
-                        "%s: value %" PRIu64 " is not above %" PRIu64
-                        ", the last value signalled or queued on fence 0x%" PRIx64
-                        ": fence values only grow",
-                        fn, value, last, handle_value(h));
+        if (value <= last) return not_above(fn, h, value, last);
         if (host) {
             const uint64_t cur = __atomic_load_n(&f->word->value, __ATOMIC_ACQUIRE);
-            if (cur < last)
-                return fail(EVX_ERROR_ILLEGAL_STATE,
-                            "%s: fence 0x%" PRIx64 " has a signal of value %" PRIu64
-                            " queued on a stream that has not run yet (the counter is %" PRIu64
-                            "): a host signal of %" PRIu64
-                            " now would be set back when it runs",
-                            fn, handle_value(h), last, cur, value);
+            if (cur < last) return queued_not_run(fn, h, value, last, cur);
         }
         if (__builtin_expect(__atomic_compare_exchange_n(lastp, &last, value, false,
                                                          __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE),
@@ -284,6 +360,7 @@ EVX_API evx_status_t evx_device_create_fence(int device, uint64_t initial_value,
     st = enter_new_fence(fn, device, out, &r, &f);
     if (st) return st;
     f->flags = flags;
+    f->claimer.store(first_claimer(flags), std::memory_order_relaxed);
     {
         ContextGuard guard;
         st = guard.enter(fn, device);
@@ -330,6 +407,7 @@ EVX_API evx_status_t evx_device_open_ipc_fence(int device, const evx_ipc_fence_h
     evx_status_t st = enter_new_fence(fn, device, out, &r, &f);
     if (st) return st;
     f->flags = EVX_FENCE_INTERPROCESS;
+    f->claimer.store(first_claimer(f->flags), std::memory_order_relaxed);
     f->opened = true;
     {
         ContextGuard guard;

@@ -29,12 +29,14 @@ struct FenceWord {
     uint32_t wake;       // IPC fences' futex word: bumped by every host signal
     int32_t owner_pid;   // IPC: the process that made the fence
     char magic[8];       // IPC: "evxfence"
-    char pad1[40];
+    uint64_t nonce;      // IPC: the fence's identity, also in its handles
+    char pad1[32];
 };
 static_assert(sizeof(FenceWord) == 128, "FenceWord is two cache lines");
 
 // Aligned to a cache line: what a signal or wait reads and claims (device,
-// used, dptr, last and, for a fence of this process, last_local) is on one.
+// used, claiming, dptr, last, claimer and, for a fence of this process,
+// last_local) is on one.
 struct alignas(64) Fence {
     int device = 0;
     unsigned flags = 0;        // EVX_FENCE_*
@@ -42,6 +44,8 @@ struct alignas(64) Fence {
     // on the GPU may touch the word after the handle dies, so it is kept.
     std::atomic<bool> used{false};
     bool opened = false;       // evx_device_open_ipc_fence()
+    // 1 while `claimer` claims with plain loads and stores (fence.cpp).
+    std::atomic<uint32_t> claiming{0};
     CUdeviceptr dptr = 0;      // the device's address of word->value
     // The largest value signalled or queued: &word->last for an IPC fence,
     // which other processes signal too; else &last_local, in this process's
@@ -50,6 +54,12 @@ struct alignas(64) Fence {
     uint64_t *last = &last_local;
     uint64_t last_local = 0;
     FenceWord *word = nullptr; // host address
+    // Who claims values with plain loads and stores of last_local instead
+    // of a compare-and-swap (fence.cpp, claim_value()): nobody yet
+    // (nullptr), the ThreadRecord of the one thread that has claimed so
+    // far, or kClaimShared: every claim is a compare-and-swap (an IPC
+    // fence, or one a second thread has claimed).
+    std::atomic<const void *> claimer{nullptr};
     // The host sleepers' futex word, bumped by every host signal: for an
     // IPC fence, word->wake in the shared page (FUTEX_WAIT without the
     // private flag, so that other processes' signals wake it); else
@@ -59,8 +69,15 @@ struct alignas(64) Fence {
     uint32_t wake_local = 0;
     uint32_t *wake = &wake_local;
     int futex_private = 1;
-    // IPC fences: the shared mapping (fence_ipc.cpp).
+    // IPC fences (fence_ipc.cpp): the shared mapping, the descriptor of its
+    // object (open for the fence's life: peers may open it through /proc),
+    // the fence's identity and the object's name (for messages when not
+    // `named`: a memfd).
     void *map = nullptr;
+    int fd = -1;
+    int32_t maker_pid = 0;
+    uint64_t nonce = 0;
+    bool named = false;
     char name[56] = {};
 };
 
@@ -74,15 +91,18 @@ inline void fence_mark_used(Fence *f) {
 
 // --- fence_ipc.cpp: the shared mapping of an EVX_FENCE_INTERPROCESS fence
 
-// Makes the shared object, maps it and registers it with the driver (the
-// device's context current); fills f->word, f->map, f->name.
+// Makes the shared object (in /dev/shm, else a memfd), maps it and
+// registers it with the driver (the device's context current); fills
+// f->word, f->map, f->fd, f->nonce, f->name.
 evx_status_t fence_ipc_create(const char *fn, Fence *f, uint64_t initial);
-// Opens the object a handle names (same fills). 
+// Opens the object a handle names, by name, else through the exporter's
+// /proc/<pid>/fd (same fills).
 evx_status_t fence_ipc_open(const char *fn, Fence *f, const unsigned char *handle, size_t size);
 // The handle bytes of an IPC fence.
 void fence_ipc_handle(const Fence *f, unsigned char *out, size_t size);
-// At free: unlinks the name (the maker), and unless the GPU may still touch
-// it, unregisters and unmaps it; cuMemHostUnregister's status.
+// At free: unlinks the name (the maker), closes the descriptor, and unless
+// the GPU may still touch it, unregisters and unmaps it;
+// cuMemHostUnregister's status.
 CUresult fence_ipc_release(Fence *f);
 
 }  // namespace evx

@@ -1,22 +1,38 @@
 // Copyright 2026 The evx Authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// The shared counter of an EVX_FENCE_INTERPROCESS fence: a POSIX
-// shared-memory object (shm_open, in /dev/shm) of one page, mapped by each
-// process that uses the fence and registered with the driver there
-// (cuMemHostRegister, mapped to the device), so that every process's GPU
-// work and host calls act on the same word. The handle is a magic and the
-// object's name. Cross-process memory of the driver (cuIpcGetMemHandle) is
-// device memory only, whose host reads cost a copy; a registered shared
-// page keeps a host read a load, as for a fence of one process.
+// The shared counter of an EVX_FENCE_INTERPROCESS fence: one page of
+// shared memory, mapped by each process that uses the fence and registered
+// with the driver there (cuMemHostRegister, mapped to the device), so that
+// every process's GPU work and host calls act on the same word.
+// Cross-process memory of the driver (cuIpcGetMemHandle) is device memory
+// only, whose host reads cost a copy; a registered shared page keeps a host
+// read a load, as for a fence of one process.
+//
+// The page is a POSIX shared-memory object (shm_open, in /dev/shm) or,
+// where the maker cannot create one (no /dev/shm, or not writable), a
+// memfd: both are tmpfs files, which the driver pins alike. Every process
+// that holds the fence keeps the object's descriptor open for the fence's
+// life. The handle names the object two ways, tried in this order:
+//   1. its name in /dev/shm (not for a memfd): processes sharing /dev/shm;
+//   2. /proc/<pid>/fd/<fd> of the process that exported the handle:
+//      processes sharing the PID namespace (the kernel checks that the
+//      opener may read the exporter's state, ptrace's read mode).
+// A random nonce, in the handle and in the page, checks that what was
+// opened is the fence's page: a descriptor number that was closed and
+// reused is refused, as is a forged handle.
 //
 // The maker unlinks the name when its fence is destroyed (and at exit, for
-// fences still alive then); mappings made before stay valid. A page that
-// had work queued on it stays mapped and registered after the handle dies:
-// the GPU may still reach it (see fence.cpp).
+// fences still alive then), and every process closes its descriptor then;
+// mappings made before stay valid. A page that had work queued on it stays
+// mapped and registered after the handle dies: the GPU may still reach it
+// (see fence.cpp).
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -24,6 +40,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <mutex>
 
 #include "driver.hpp"
@@ -35,46 +52,111 @@ namespace evx {
 
 namespace {
 
+// The page's magic (FenceWord::magic).
 constexpr char kMagic[8] = {'e', 'v', 'x', 'f', 'e', 'n', 'c', 'e'};
 constexpr size_t kPage = 4096;
 
-// Names this process made and has not unlinked yet, unlinked at exit as the
-// driver's objects go with the process. A plain array: nothing to destroy.
-std::mutex g_names_mu;
-char (*g_names)[56] = nullptr;
-size_t g_names_n = 0, g_names_cap = 0;
+// The handle, 64 bytes in this process's byte order (both ends are on one
+// machine):
+//    0  "evxfenc"   7 bytes
+//    7  version     kVersion
+//    8  flags       kNamed: the object has a name in /dev/shm
+//    9  zero        3 bytes
+//   12  int32 fd    the object's descriptor in process `pid`
+//   16  int32 pid   the process that exported this handle
+//   20  int32 maker the process that made the fence (part of the name)
+//   24  uint64      the nonce, also in the page
+//   32  zero        32 bytes
+// Version 1 (evx 1.0) was the page's magic "evxfence" and the name.
+constexpr char kHandleMagic[7] = {'e', 'v', 'x', 'f', 'e', 'n', 'c'};
+constexpr unsigned char kVersion = 2;
+constexpr unsigned char kNamed = 0x1;
 
-void remember_name(const char *name) {
-    std::lock_guard<std::mutex> lk(g_names_mu);
-    if (g_names_n == g_names_cap) {
-        const size_t cap = g_names_cap ? g_names_cap * 2 : 16;
-        void *p = std::realloc(g_names, cap * sizeof *g_names);
-        if (!p) return;  // only the unlink at exit is lost
-        g_names = static_cast<char(*)[56]>(p);
-        g_names_cap = cap;
+struct HandleFields {
+    unsigned char flags;
+    int32_t fd, pid, maker;
+    uint64_t nonce;
+};
+
+// The fences this process made and has not destroyed yet: their names are
+// unlinked at exit, as the driver's objects go with the process, and a
+// handle of one of them is refused here (opened in its own process). The
+// pid tells a forked child's copy of the list from its parent's. A plain
+// array: nothing to destroy.
+struct Made {
+    uint64_t nonce;
+    pid_t pid;
+    bool named;
+    char name[sizeof Fence::name];
+};
+std::mutex g_made_mu;
+Made *g_made = nullptr;
+size_t g_made_n = 0, g_made_cap = 0;
+
+void remember(const Fence *f) {
+    std::lock_guard<std::mutex> lk(g_made_mu);
+    if (g_made_n == g_made_cap) {
+        const size_t cap = g_made_cap ? g_made_cap * 2 : 16;
+        void *p = std::realloc(g_made, cap * sizeof *g_made);
+        if (!p) return;  // only the unlink at exit and the same-process check are lost
+        g_made = static_cast<Made *>(p);
+        g_made_cap = cap;
     }
-    std::memcpy(g_names[g_names_n++], name, 56);
+    Made &m = g_made[g_made_n++];
+    m.nonce = f->nonce;
+    m.pid = getpid();
+    m.named = f->named;
+    std::memcpy(m.name, f->name, sizeof m.name);
 }
 
-void forget_name(const char *name) {
-    std::lock_guard<std::mutex> lk(g_names_mu);
-    for (size_t i = 0; i < g_names_n; ++i)
-        if (std::strncmp(g_names[i], name, 56) == 0) {
-            std::memcpy(g_names[i], g_names[--g_names_n], 56);
+void forget(const Fence *f) {
+    std::lock_guard<std::mutex> lk(g_made_mu);
+    for (size_t i = 0; i < g_made_n; ++i)
+        if (g_made[i].nonce == f->nonce) {
+            g_made[i] = g_made[--g_made_n];
             return;
         }
 }
 
-// Runs when the library is unloaded or the process exits.
-void unlink_names_at_exit() __attribute__((destructor));
-void unlink_names_at_exit() {
-    std::lock_guard<std::mutex> lk(g_names_mu);
-    for (size_t i = 0; i < g_names_n; ++i) shm_unlink(g_names[i]);
-    g_names_n = 0;
+bool made_here(uint64_t nonce) {
+    const pid_t self = getpid();
+    std::lock_guard<std::mutex> lk(g_made_mu);
+    for (size_t i = 0; i < g_made_n; ++i)
+        if (g_made[i].nonce == nonce && g_made[i].pid == self) return true;
+    return false;
 }
 
-// Maps the object and registers it (the device's context is current).
-evx_status_t map_and_register(const char *fn, Fence *f, int fd) {
+// Runs when the library is unloaded or the process exits; a forked child
+// leaves its parent's names alone.
+void unlink_names_at_exit() __attribute__((destructor));
+void unlink_names_at_exit() {
+    const pid_t self = getpid();
+    std::lock_guard<std::mutex> lk(g_made_mu);
+    for (size_t i = 0; i < g_made_n; ++i)
+        if (g_made[i].named && g_made[i].pid == self) shm_unlink(g_made[i].name);
+    g_made_n = 0;
+}
+
+uint64_t new_nonce() {
+    uint64_t n = 0;
+    if (getrandom(&n, sizeof n, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof n)) {
+        // No entropy yet (early boot): unique within the machine is enough,
+        // the nonce is an identity, not a secret.
+        static std::atomic<uint64_t> counter{0};
+        timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        n = (static_cast<uint64_t>(getpid()) << 40) ^ (static_cast<uint64_t>(ts.tv_sec) << 20) ^
+            static_cast<uint64_t>(ts.tv_nsec) ^ (counter.fetch_add(1) * 0x9E3779B97F4A7C15ull);
+    }
+    return n ? n : 1;  // 0 marks no fence
+}
+
+void name_of(char (&name)[sizeof Fence::name], int32_t maker, uint64_t nonce) {
+    std::snprintf(name, sizeof name, "/evx-fence-%d-%016llx", static_cast<int>(maker),
+                  static_cast<unsigned long long>(nonce));
+}
+
+evx_status_t map_page(const char *fn, Fence *f, int fd) {
     void *p = mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED)
         return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: mmap of the fence's shared object %s: %s", fn,
@@ -83,6 +165,7 @@ evx_status_t map_and_register(const char *fn, Fence *f, int fd) {
     return 0;
 }
 
+// Registers the mapped page (the device's context is current).
 evx_status_t register_page(const char *fn, Fence *f) {
     CUresult res = cu().cuMemHostRegister(
         f->map, kPage, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
@@ -102,94 +185,208 @@ evx_status_t register_page(const char *fn, Fence *f) {
     return 0;
 }
 
+// Undoes a failed create or open: the mapping, the descriptor, the name.
+void undo(Fence *f, bool unlink_name) {
+    if (f->map) munmap(f->map, kPage);
+    f->map = nullptr;
+    if (f->fd >= 0) close(f->fd);
+    f->fd = -1;
+    if (unlink_name) shm_unlink(f->name);
+}
+
+// The object of a handle through /proc/<pid>/fd/<fd>: a descriptor, or -1
+// with `why` saying what went wrong. The link is stat()ed before it is
+// opened, so that a descriptor that is no page-sized regular file of the
+// kernel's shared memory (a reused number: a socket, a device, a FIFO, a
+// file on disk) is never opened.
+int open_by_proc(const HandleFields &h, char *path, size_t path_size, char *why,
+                 size_t why_size) {
+    std::snprintf(path, path_size, "/proc/%d/fd/%d", static_cast<int>(h.pid),
+                  static_cast<int>(h.fd));
+    struct stat sb, fsb;
+    if (stat(path, &sb) != 0) {
+        const int e = errno;
+        char dir[32];
+        std::snprintf(dir, sizeof dir, "/proc/%d", static_cast<int>(h.pid));
+        if (e == ENOENT && access(dir, F_OK) != 0)
+            std::snprintf(why, why_size, "no process %d here", static_cast<int>(h.pid));
+        else
+            std::snprintf(why, why_size, "%s", std::strerror(e));
+        return -1;
+    }
+    struct statfs fs;  // shm objects and memfds alike are on tmpfs
+    if (!S_ISREG(sb.st_mode) || sb.st_size != static_cast<off_t>(kPage) ||
+        statfs(path, &fs) != 0 || fs.f_type != TMPFS_MAGIC) {
+        std::snprintf(why, why_size, "not the fence's page (a reused descriptor)");
+        return -1;
+    }
+    const int fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        std::snprintf(why, why_size, "%s", std::strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &fsb) != 0 || fsb.st_dev != sb.st_dev || fsb.st_ino != sb.st_ino) {
+        close(fd);
+        std::snprintf(why, why_size, "not the fence's page (a reused descriptor)");
+        return -1;
+    }
+    return fd;
+}
+
 }  // namespace
 
 evx_status_t fence_ipc_create(const char *fn, Fence *f, uint64_t initial) {
-    static std::atomic<uint64_t> counter{0};
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    std::snprintf(f->name, sizeof f->name, "/evx-fence-%d-%llx-%lx", static_cast<int>(getpid()),
-                  static_cast<unsigned long long>(counter.fetch_add(1) + 1),
-                  static_cast<long>(ts.tv_nsec));
-    const int fd = shm_open(f->name, O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0)
-        return fail(EVX_ERROR_OPERATING_SYSTEM,
-                    "%s: shm_open(\"%s\") for an interprocess fence: %s (IPC fences need a "
-                    "writable /dev/shm)",
-                    fn, f->name, std::strerror(errno));
+    const int32_t self = static_cast<int32_t>(getpid());
+    int fd = -1, shm_errno = 0;
+    // A name taken (a nonce drawn twice) draws another.
+    for (int tries = 0; fd < 0 && tries < 4; ++tries) {
+        f->nonce = new_nonce();
+        name_of(f->name, self, f->nonce);
+        fd = shm_open(f->name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        shm_errno = fd < 0 ? errno : 0;
+        if (fd < 0 && shm_errno != EEXIST) break;
+    }
+    f->maker_pid = self;
+    f->named = fd >= 0;
+    if (fd < 0) {
+        // No usable /dev/shm: an anonymous tmpfs file, which peers reach by
+        // /proc only. Sealed at one page, so that no peer can shrink it
+        // under the others' mappings (a store past the end is SIGBUS).
+        char shm_name[sizeof f->name];
+        std::memcpy(shm_name, f->name, sizeof shm_name);
+        std::snprintf(f->name, sizeof f->name, "memfd:evx-fence-%d-%016llx",
+                      static_cast<int>(self), static_cast<unsigned long long>(f->nonce));
+        fd = memfd_create(f->name + 6, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (fd < 0)
+            return fail(EVX_ERROR_OPERATING_SYSTEM,
+                        "%s: an interprocess fence needs a writable /dev/shm or memfd_create: "
+                        "shm_open(\"%s\"): %s; memfd_create: %s",
+                        fn, shm_name, std::strerror(shm_errno), std::strerror(errno));
+    }
+    f->fd = fd;
     evx_status_t st = 0;
     if (ftruncate(fd, kPage) != 0)
         st = fail(EVX_ERROR_OUT_OF_MEMORY, "%s: ftruncate of the fence's shared object %s: %s", fn,
                   f->name, std::strerror(errno));
-    if (!st) st = map_and_register(fn, f, fd);
-    close(fd);
+    // Sealing only guards against a peer's mistake: a kernel that cannot
+    // seal still gives a working page.
+    if (!st && !f->named) fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+    if (!st) st = map_page(fn, f, fd);
     if (!st) {
         FenceWord *w = static_cast<FenceWord *>(f->map);
         w->value = w->last = initial;
-        w->owner_pid = static_cast<int32_t>(getpid());
+        w->owner_pid = self;
+        w->nonce = f->nonce;
         std::memcpy(w->magic, kMagic, sizeof kMagic);
         st = register_page(fn, f);
     }
     if (st) {
-        if (f->map) munmap(f->map, kPage);
-        f->map = nullptr;
-        shm_unlink(f->name);
+        undo(f, f->named);
         return st;
     }
-    remember_name(f->name);
+    remember(f);
     return 0;
 }
 
 evx_status_t fence_ipc_open(const char *fn, Fence *f, const unsigned char *handle, size_t size) {
-    static_assert(sizeof kMagic + sizeof f->name == EVX_IPC_FENCE_HANDLE_SIZE, "handle layout");
+    static_assert(EVX_IPC_FENCE_HANDLE_SIZE == 64, "handle layout");
     (void)size;
-    std::memcpy(f->name, handle + sizeof kMagic, sizeof f->name);
-    if (std::memcmp(handle, kMagic, sizeof kMagic) != 0 || f->name[0] != '/' ||
-        std::memchr(f->name, '\0', sizeof f->name) == nullptr)
+    if (std::memcmp(handle, kMagic, sizeof kMagic) == 0)
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: the handle is of evx 1.0 (handle version 1); this evx reads version %u "
+                    "only: export and open it with the same evx",
+                    fn, kVersion);
+    if (std::memcmp(handle, kHandleMagic, sizeof kHandleMagic) != 0)
         return fail(EVX_ERROR_INVALID_VALUE,
                     "%s: the handle is not one that evx_fence_get_ipc_handle() made", fn);
-    const int fd = shm_open(f->name, O_RDWR, 0);
-    if (fd < 0)
+    if (handle[7] != kVersion)
         return fail(EVX_ERROR_INVALID_VALUE,
-                    "%s: the fence's shared object %s cannot be opened (%s): its fence was "
-                    "destroyed, or /dev/shm is not shared with the exporting process",
-                    fn, f->name, std::strerror(errno));
+                    "%s: the handle is of version %u; this evx reads version %u only: export and "
+                    "open it with the same evx",
+                    fn, handle[7], kVersion);
+    HandleFields h;
+    h.flags = handle[8];
+    std::memcpy(&h.fd, handle + 12, 4);
+    std::memcpy(&h.pid, handle + 16, 4);
+    std::memcpy(&h.maker, handle + 20, 4);
+    std::memcpy(&h.nonce, handle + 24, 8);
+    bool zeros = handle[9] == 0 && handle[10] == 0 && handle[11] == 0;
+    for (size_t i = 32; i < EVX_IPC_FENCE_HANDLE_SIZE; ++i) zeros = zeros && handle[i] == 0;
+    if (!zeros || (h.flags & ~kNamed) != 0 || h.fd < 0 || h.pid <= 0 || h.maker <= 0 ||
+        h.nonce == 0)
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: the handle is not one that evx_fence_get_ipc_handle() made", fn);
+    if (made_here(h.nonce))
+        return fail(EVX_ERROR_INVALID_CONTEXT,
+                    "%s: the handle was exported by this same process: use the fence itself "
+                    "(as the driver, evx opens an IPC handle only in another process)",
+                    fn);
+    f->nonce = h.nonce;
+    f->maker_pid = h.maker;
+    f->named = h.flags & kNamed;
+    name_of(f->name, h.maker, h.nonce);
+    // 1. By name, in this process's /dev/shm.
+    char shm_why[64] = "the fence has no name (its maker had no /dev/shm)";
+    int fd = -1;
+    if (f->named) {
+        fd = shm_open(f->name, O_RDWR, 0);
+        if (fd < 0) std::snprintf(shm_why, sizeof shm_why, "%s", std::strerror(errno));
+    } else {
+        std::snprintf(f->name, sizeof f->name, "memfd:evx-fence-%d-%016llx",
+                      static_cast<int>(h.maker), static_cast<unsigned long long>(h.nonce));
+    }
+    // 2. By the exporter's descriptor, in this PID namespace.
+    if (fd < 0) {
+        char path[48], proc_why[64];
+        fd = open_by_proc(h, path, sizeof path, proc_why, sizeof proc_why);
+        if (fd < 0)
+            return fail(EVX_ERROR_INVALID_VALUE,
+                        "%s: cannot open fence %s: by name: %s; by %s: %s. The fence was "
+                        "destroyed or its process exited, or the processes share neither "
+                        "/dev/shm (docker run --ipc=host or --ipc=container:NAME) nor the PID "
+                        "namespace (--pid=host or --pid=container:NAME, a pod's "
+                        "shareProcessNamespace; same user)",
+                        fn, f->name, shm_why, path, proc_why);
+    }
+    f->fd = fd;
     struct stat sb;
     evx_status_t st = 0;
     if (fstat(fd, &sb) != 0 || sb.st_size != static_cast<off_t>(kPage))
         st = fail(EVX_ERROR_INVALID_VALUE, "%s: %s is not a fence's shared object", fn, f->name);
-    if (!st) st = map_and_register(fn, f, fd);
-    close(fd);
+    if (!st) st = map_page(fn, f, fd);
     if (!st) {
         const FenceWord *w = static_cast<const FenceWord *>(f->map);
-        if (std::memcmp(w->magic, kMagic, sizeof kMagic) != 0)
-            st = fail(EVX_ERROR_INVALID_VALUE, "%s: %s is not a fence's shared object", fn,
-                      f->name);
-        else if (w->owner_pid == static_cast<int32_t>(getpid()))
-            st = fail(EVX_ERROR_INVALID_CONTEXT,
-                      "%s: the handle was exported by this same process: use the fence itself "
-                      "(as the driver, evx opens an IPC handle only in another process)",
-                      fn);
+        if (std::memcmp(w->magic, kMagic, sizeof kMagic) != 0 ||
+            __atomic_load_n(&w->nonce, __ATOMIC_RELAXED) != h.nonce)
+            st = fail(EVX_ERROR_INVALID_VALUE,
+                      "%s: the object the handle leads to (descriptor %d of process %d) is not "
+                      "the page of fence %s: a reused descriptor, or a forged handle",
+                      fn, static_cast<int>(h.fd), static_cast<int>(h.pid), f->name);
     }
     if (!st) st = register_page(fn, f);
-    if (st && f->map) {
-        munmap(f->map, kPage);
-        f->map = nullptr;
-    }
+    if (st) undo(f, false);
     return st;
 }
 
 void fence_ipc_handle(const Fence *f, unsigned char *out, size_t size) {
     std::memset(out, 0, size);
-    std::memcpy(out, kMagic, sizeof kMagic);
-    std::memcpy(out + sizeof kMagic, f->name, sizeof f->name);
+    std::memcpy(out, kHandleMagic, sizeof kHandleMagic);
+    out[7] = kVersion;
+    out[8] = f->named ? kNamed : 0;
+    const int32_t fd = f->fd, pid = static_cast<int32_t>(getpid()), maker = f->maker_pid;
+    std::memcpy(out + 12, &fd, 4);
+    std::memcpy(out + 16, &pid, 4);
+    std::memcpy(out + 20, &maker, 4);
+    std::memcpy(out + 24, &f->nonce, 8);
 }
 
 CUresult fence_ipc_release(Fence *f) {
     if (!f->opened) {
-        shm_unlink(f->name);
-        forget_name(f->name);
+        if (f->named) shm_unlink(f->name);
+        forget(f);
     }
+    close(f->fd);  // the handle's /proc path opens no more
+    f->fd = -1;
     if (f->used.load(std::memory_order_acquire)) return CUDA_SUCCESS;  // the GPU may reach it
     CUresult res;
     {

@@ -21,7 +21,9 @@
 namespace evx {
 
 std::atomic<Slot *> g_chunks[kMaxChunks];
-FreeHook g_free_hooks[kKinds];  // zero before any constructor runs
+// Zero before any constructor runs.
+FreeHook g_free_hooks[kKinds];
+BatchHook g_batch_hooks[kKinds];
 
 namespace {
 
@@ -71,10 +73,25 @@ bool ensure_chunk(uint32_t chunk) {
     return true;
 }
 
-// Whether any thread's hazard slot holds `mark` (slot index + 1). The
-// seq_cst loads pair with the users' seq_cst exchanges (see set_hazards):
-// a user either sees the generation flipped by the destroyer, or the
-// destroyer sees its hazard.
+// Runs before every read of the hazard slots that decides a free, after the
+// generations of what it decides on were flipped (unpublish()): with light
+// hazards (set_hazards()), every thread then has executed a full fence, so
+// a call either published its hazard before it (and the loads that follow
+// see it) or loads the generation after it (and sees it flipped). One
+// barrier covers every slot flipped before it: a batch pays one. Where
+// hazards are published with a seq_cst exchange, the seq_cst loads pair
+// with it and no barrier is needed.
+inline void scan_barrier() {
+    // Light hazards imply the expedited membarrier, which cannot fail once
+    // registered.
+    if (light_hazards()) (void)heavy_barrier();
+}
+
+// Whether any thread's hazard slot holds `mark` (slot index + 1). After
+// scan_barrier() (the seq_cst loads pair with the seq_cst exchanges of
+// bad_handle_held() and of set_hazards() without light hazards): a user
+// either sees the generation flipped by the destroyer, or the destroyer
+// sees its hazard.
 bool held(uint32_t mark) {
     for (ThreadRecord *t = thread_list(); t; t = t->next) {
         const uint64_t h = t->hazards.load(std::memory_order_seq_cst);
@@ -89,8 +106,9 @@ evx_status_t free_object(ThreadRecord *r, Slot *s) {
     return hook ? hook(r, s->obj) : 0;
 }
 
-// A snapshot of every thread's hazard slots (seq_cst loads: see held()).
-// `overflow` when there are more than it keeps; has() then scans again.
+// A snapshot of every thread's hazard slots (seq_cst loads, after a
+// scan_barrier(): see held()). `overflow` when there are more than it
+// keeps; has() then scans again.
 struct Marks {
     static constexpr uint32_t kMax = 256;
     uint32_t v[kMax];
@@ -120,7 +138,9 @@ struct Marks {
 // Frees every entry of g_held that no hazard holds. The lock orders the
 // passes of racing threads: each pass sees the hazards cleared by threads
 // whose passes came before it, so of two holders that leave together the
-// later pass frees what both held.
+// later pass frees what both held. No scan_barrier() of its own: an entry
+// is pushed by a thread that ran one after the entry's generation flipped,
+// and the pass that takes the lock after the push comes after it.
 void reclaim_pass(ThreadRecord *r) {
     for (;;) {
         uint32_t take[64];
@@ -156,7 +176,8 @@ void reclaim_pass(ThreadRecord *r) {
 // list, flags the threads that hold them, and frees those whose holders
 // left meanwhile. After the barrier every flagged holder either has its
 // hazard cleared where the pass sees it or will see its flag as its call
-// ends. False when out of memory (nothing handed over).
+// ends. Called after the caller's scan_barrier() and look. False when out
+// of memory (nothing handed over).
 bool defer_held(ThreadRecord *r, const uint32_t *index, uint32_t n) {
     {
         std::lock_guard<std::mutex> lock(g_held.mu);
@@ -306,28 +327,19 @@ void slot_spill(ThreadRecord *r) {
 evx_status_t retire(ThreadRecord *r, const void *h) {
     const uint32_t index = handle_index(handle_value(h));
     Slot *s = &slot_ref(index);
-    if (s->kind.load(std::memory_order_relaxed) == kEvent && s->event.pool == nullptr &&
-        !(s->event.flags & EVX_EVENT_INTERPROCESS) &&
-        s->event.away.load(std::memory_order_acquire) == nullptr) {
-        // Plain events are freed in batches: one scan of every thread's
-        // hazard slots per kRetireBatch destroys, instead of one per destroy,
-        // keeps destroy cheap and leaves the other threads' hazard lines in
-        // their own caches. A batched event's driver event is kept for reuse
-        // as a cached one is, and as reachable: a trim on any thread takes
-        // the batch over (retire_take_over()). Interprocess events are not
-        // batched: their destroy closes the driver event now (ipc.h), unless
-        // a racing call holds it. Nor are events recorded in other contexts:
-        // their driver events there are destroyed now, so that the caller
-        // may destroy those contexts next (contexts.cpp).
-        own_enter(r);
-        const bool pushed = push_retired(r, index);
-        const bool due = r->retired_n >= r->retire_limit;
-        own_leave(r);
-        if (__builtin_expect(pushed, 1)) {
-            if (__builtin_expect(due, 0)) retire_rescan(r);
-            return 0;
-        }
-    }
+    const BatchHook batch = g_batch_hooks[s->kind.load(std::memory_order_relaxed) & kKindMask];
+    // Freed in batches: one scan of every thread's hazard slots (and, with
+    // light hazards, one heavy_barrier()) per kRetireBatch destroys,
+    // instead of one per destroy, keeps destroy cheap and leaves the other
+    // threads' hazard lines in their own caches. What a batched free keeps
+    // (a plain event's driver event, a timer's) is kept for reuse as a
+    // cached event is, and as reachable: a trim on any thread takes the
+    // batch over (retire_take_over()). A module may keep its own batch (a
+    // pool's released events). The kinds whose free must act now (a driver
+    // stream, an interprocess event, a fence's memory, a notifier, a pool's
+    // idle events, an event of another context) are not batched.
+    if (batch && batch(r, s->obj, index)) return 0;
+    scan_barrier();
     if (!held(index + 1)) {
         const evx_status_t status = free_object(r, s);
         slot_free(r, index);
@@ -337,8 +349,20 @@ evx_status_t retire(ThreadRecord *r, const void *h) {
     return defer_held(r, &index, 1) ? 0 : retire_waiting(r, h);
 }
 
+bool retire_batched(ThreadRecord *r, uint32_t index) {
+    own_enter(r);
+    const bool pushed = push_retired(r, index);
+    const bool due = r->retired_n >= r->retire_limit;
+    own_leave(r);
+    if (__builtin_expect(pushed && due, 0)) retire_rescan(r);
+    return pushed;
+}
+
 evx_status_t retire_waiting(ThreadRecord *r, const void *h) {
     const uint32_t index = handle_index(handle_value(h));
+    // One barrier covers every look: a hazard published after it fails its
+    // generation check, and only delays this wait.
+    scan_barrier();
     // Holders leave when their call returns, which may be a long wait (a
     // synchronize): yield first, then sleep a little between looks.
     for (unsigned spins = 0; held(index + 1); ++spins) {
@@ -356,13 +380,15 @@ evx_status_t retire_waiting(ThreadRecord *r, const void *h) {
 
 namespace {
 
-// One pass over the hazard slots for `n` retired plain events (seq_cst
-// loads, after the generation exchanges of every retired handle: see
-// held()): those no thread holds are freed into `r`'s cache and slots; those
-// held are handed to the shared list, freed as their last holder ends.
-// Returns how many of them are left at the start of `index` (held, and no
-// memory to hand them over).
+// One pass over the hazard slots for `n` retired handles, after one
+// scan_barrier() (the generation exchanges of every one of them came
+// before it: this thread made them, or a trim took them over after their
+// owner's release of the list): those no thread holds are freed into `r`'s
+// cache and slots; those held are handed to the shared list, freed as their
+// last holder ends. Returns how many of them are left at the start of
+// `index` (held, and no memory to hand them over).
 uint32_t rescan(ThreadRecord *r, uint32_t *index, uint32_t n) {
+    scan_barrier();
     const Marks marks;
     uint32_t kept = 0;
     for (uint32_t i = 0; i < n; ++i) {
@@ -377,6 +403,10 @@ uint32_t rescan(ThreadRecord *r, uint32_t *index, uint32_t n) {
 }
 
 }  // namespace
+
+uint32_t retire_scan(ThreadRecord *r, uint32_t *index, uint32_t n) {
+    return n > 0 ? rescan(r, index, n) : 0;
+}
 
 void retire_rescan(ThreadRecord *r) {
     // The list is taken out under the hold, a part at a time, and scanned

@@ -67,10 +67,11 @@ struct Event {
     int device = 0;
     unsigned flags = 0;
     std::atomic<bool> recorded{false};  // recorded in this evx life
-    // Successful records in this life, and the count as it was before the
-    // last query, synchronize or elapsed time that saw the event complete.
-    // done == records at destroy: no pending work, so the driver event is
-    // reused with no query (see cache.cpp).
+    // Pooled events only (pool != nullptr): successful records in this
+    // life, and the count as it was before the last query, synchronize or
+    // elapsed time that saw the event complete. done == records at release:
+    // no pending work, so the pool hands the driver event out again with no
+    // query (pool.cpp). Plain events keep both at 0.
     std::atomic<uint32_t> records{0};
     std::atomic<uint32_t> done{0};
     // kFormer: the driver event was recorded in a former life and not yet in
@@ -155,14 +156,26 @@ inline void release_hazards(ThreadRecord *r) {
     if (__builtin_expect(r->reclaim.load(std::memory_order_relaxed) != 0, 0)) reclaim_held(r);
 }
 
-// Publishes the hazard slots. The seq_cst exchange is the call's one full
-// fence: paired with the seq_cst exchange of the generation in unpublish()
-// and the seq_cst hazard loads of retire(), either this thread sees the
-// flipped generation or the destroyer sees its hazard. (An exchange rather
-// than a store and a fence: ThreadSanitizer understands it.)
+// Publishes the hazard slots. Where light_hazards(): a release store and a
+// compiler barrier, no fence. The hardware may move the generation load
+// that follows before the store; every reader of hazards that decides a
+// free runs heavy_barrier() after the generation flipped (unpublish()) and
+// before its loads, so either it sees this store, or that load sees the
+// flipped generation. (Release: a reclaimer that reads the next call's
+// hazard is ordered after this call's use of the last one.) Else, and
+// under ThreadSanitizer, which does not model membarrier(2), a seq_cst
+// exchange, paired with unpublish()'s seq_cst exchange and the seq_cst
+// hazard loads. See docs/design.md, "Safe use against a racing destroy".
 inline void set_hazards(ThreadRecord *r, uint32_t index0, uint32_t index1_plus_1) {
-    r->hazards.exchange((static_cast<uint64_t>(index1_plus_1) << 32) | (index0 + 1u),
-                        std::memory_order_seq_cst);
+    const uint64_t h = (static_cast<uint64_t>(index1_plus_1) << 32) | (index0 + 1u);
+#if !EVX_TSAN
+    if (__builtin_expect(r->light, 1)) {
+        r->hazards.store(h, std::memory_order_release);
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+        return;
+    }
+#endif
+    r->hazards.exchange(h, std::memory_order_seq_cst);
 }
 
 // A lookup that failed after publishing its hazards: clears them at once and
@@ -173,8 +186,9 @@ evx_status_t bad_handle_held(ThreadRecord *r, const char *fn, const char *role, 
                              uint32_t want) __attribute__((cold, noinline));
 
 // Validates a handle and protects its object with a hazard slot. No shared
-// write; one fence. On failure the hazards are cleared; callers use
-// HandleScope (scope.hpp), which releases them whichever way the call ends.
+// write; no fence where light_hazards() (else one). On failure the hazards
+// are cleared; callers use HandleScope (scope.hpp), which releases them
+// whichever way the call ends.
 inline evx_status_t lookup(ThreadRecord *r, const void *h, uint32_t want,
                            const char *fn, const char *role, Slot **out) {
     const uint64_t v = handle_value(h);
@@ -187,7 +201,7 @@ inline evx_status_t lookup(ThreadRecord *r, const void *h, uint32_t want,
     return 0;
 }
 
-// Two handles under both hazard slots, one fence for both.
+// Two handles under both hazard slots, one store (or fence) for both.
 inline evx_status_t lookup2(ThreadRecord *r, const char *fn, const void *h0,
                             uint32_t want0, const char *role0, Slot **out0,
                             const void *h1, uint32_t want1, const char *role1,
@@ -273,11 +287,14 @@ inline evx_status_t unpublish(const void *h, uint32_t want, const char *fn,
 
 // Frees the object of an unpublished slot once no thread holds it: at once
 // if none does, else as the last call that holds it ends (the retiring
-// thread does nothing more for it). Plain events (not from a pool) are
-// first collected: the scan that frees them runs once per kRetireBatch of
-// them (or at a trim on any thread: retire_take_over()), and those it finds
-// held are then freed as their last holder ends. Returns the status of
-// freeing it now (a deferred free returns EVX_SUCCESS).
+// thread does nothing more for it). An object its kind's batch hook takes
+// (plain events, timers, timelines, borrowed streams into the thread's
+// batch, pooled events into their pool's: nothing of theirs must go
+// promptly) is first collected: the scan that frees a batch runs once per
+// kRetireBatch of them (or when something needs them: a trim on any
+// thread, retire_take_over(); a pool's acquire or stats), and those it
+// finds held are then freed as their last holder ends. Returns the status
+// of freeing it now (a deferred free returns EVX_SUCCESS).
 evx_status_t retire(ThreadRecord *r, const void *h);
 
 // Frees the object of an unpublished slot now: waits until no thread holds
@@ -285,9 +302,9 @@ evx_status_t retire(ThreadRecord *r, const void *h);
 // must not return before the object is gone. Returns the free's status.
 evx_status_t retire_waiting(ThreadRecord *r, const void *h);
 
-// Frees the plain events this thread collected that no thread holds (one
-// pass over the hazard slots); those held are freed as their last holder
-// ends.
+// Frees what this thread collected (retire()) that no thread holds: one
+// heavy_barrier() where light_hazards() and one pass over the hazard slots
+// per part of the list; those held are freed as their last holder ends.
 void retire_rescan(ThreadRecord *r);
 
 // retire_rescan() of another thread's list, by `r` (a trim), while
@@ -299,13 +316,35 @@ void retire_take_over(ThreadRecord *r, ThreadRecord *other);
 // events, its Event). Each module registers the hook of its kinds.
 using FreeHook = evx_status_t (*)(ThreadRecord *r, void *obj);
 
+// Takes a retired slot into a batch when its object may wait for one (its
+// free makes no driver call that must be prompt, and cannot fail): the
+// thread's (retire_batched()), or the module's own (a pool's released
+// events). False: retire() frees it now, or hands it to its holder.
+// nullptr: never batched.
+using BatchHook = bool (*)(ThreadRecord *r, void *obj, uint32_t index);
+
+// The thread's batch: the slot is freed by the thread's next scan, once per
+// kRetireBatch retired slots (or by a trim on any thread). False when out
+// of memory (nothing taken).
+bool retire_batched(ThreadRecord *r, uint32_t index);
+
+// Frees the retired slots index[0..n) that no thread holds, after one
+// heavy_barrier() (where light_hazards()) run after their generations
+// flipped, and hands those held to their holders. Returns how many are
+// left at the start of `index` (held, and no memory to hand them over).
+uint32_t retire_scan(ThreadRecord *r, uint32_t *index, uint32_t n);
+
 // The hooks, indexed by Kind; filled before any call, at library load.
 extern FreeHook g_free_hooks[kKinds];
+extern BatchHook g_batch_hooks[kKinds];
 
-// Registers a module's hook at library load: one static object per kind,
-// `const FreeHookEntry kStreamFree(kStream, stream_free);`.
+// Registers a module's hooks at library load: one static object per kind,
+// `const FreeHookEntry kStreamFree(kStream, stream_free, stream_batch);`.
 struct FreeHookEntry {
-    FreeHookEntry(Kind kind, FreeHook hook) { g_free_hooks[kind] = hook; }
+    FreeHookEntry(Kind kind, FreeHook hook, BatchHook batch = nullptr) {
+        g_free_hooks[kind] = hook;
+        g_batch_hooks[kind] = batch;
+    }
 };
 
 }  // namespace evx

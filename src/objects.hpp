@@ -125,7 +125,13 @@ evx_event_t publish_event(uint32_t index, int device, unsigned flags, CUevent cu
 // code before the event is recorded in this life (evx_event_get_native(),
 // evx_stream_wait_event()): an event whose driver state is still a former
 // life's gets a new driver event first. The caller holds the event's hazard.
-evx_status_t event_own_state(const char *fn, Event *e);
+// Inline: the hot calls that reach it (evx_stream_wait_event()) pay one
+// load and a branch, not a call, for the event that is already its own.
+evx_status_t event_renew_state(const char *fn, Event *e) __attribute__((noinline));
+inline evx_status_t event_own_state(const char *fn, Event *e) {
+    if (__builtin_expect(e->former.load(std::memory_order_acquire) == kOwn, 1)) return 0;
+    return event_renew_state(fn, e);
+}
 
 // Claims an event (Event::former: kClaimed), waiting while another thread
 // holds a claim; *prev is the state it had. Claims only a kFormer event
@@ -141,6 +147,14 @@ void pool_take_back(Pool *pool, CUevent ev, bool maybe_pending, bool former);
 // Counts a driver event made for a pool's event outside the pool (the
 // renewal of event_own_state()) in the pool's created_total.
 void pool_count_created(Pool *pool);
+
+// pool.cpp: takes the retired slot of an event released to its pool into
+// the pool's batch, scanned (retire_scan()) once per kRetireBatch of them
+// and whenever an acquire finds no idle event, the stats are read, the pool
+// is prewarmed or destroyed. The event counts in use until then. False
+// (nothing taken) when out of memory or the pool's handle is being
+// destroyed: retire() frees it now.
+bool pool_batch(ThreadRecord *r, Pool *pool, uint32_t index);
 
 }  // namespace evx
 

@@ -4,6 +4,8 @@
 // Bounded event pools. A pool owns its driver events: idle ones, pending ones
 // (released while their recorded work ran) and the ones handed out as evx
 // events. The pool object lives while its handle or any event from it does.
+#include <sched.h>
+
 #include <cinttypes>
 #include <cstddef>
 #include <cstring>
@@ -30,6 +32,11 @@ struct Pool {
     unsigned flags = 0;
     uint32_t capacity = 0;
     bool closed = false;  // the handle was destroyed
+    // Released events not yet scanned (pool_batch()): their slots, counted
+    // in use until the scan frees them. `draining`: the handle's destroy
+    // has scanned them last; later releases are freed at once.
+    std::vector<uint32_t> released;
+    bool draining = false;
     std::vector<CachedEvent> idle;  // former: recorded in an earlier use
     std::vector<CUevent> pending;   // recorded, maybe not complete
     uint32_t in_use = 0;
@@ -128,7 +135,44 @@ evx_status_t pool_free(ThreadRecord *, void *obj) {
 
 const FreeHookEntry kPoolFree(kPool, pool_free);
 
+// Frees the pool's released events that no call holds (retire_scan(): one
+// barrier, one look for them all); those a call holds go back to the pool
+// as their last holder ends.
+void pool_scan(ThreadRecord *r, Pool *p) {
+    std::vector<uint32_t> index;
+    {
+        std::lock_guard<std::mutex> lock(p->mu);
+        if (p->released.empty()) return;
+        index.swap(p->released);
+        // The frees may drop every other reference (a destroyed handle).
+        p->refs.fetch_add(1, std::memory_order_relaxed);
+    }
+    uint32_t kept = retire_scan(r, index.data(), static_cast<uint32_t>(index.size()));
+    // Held, and no memory to hand them to their holders: wait for those.
+    while (kept > 0) {
+        sched_yield();
+        kept = retire_scan(r, index.data(), kept);
+    }
+    unref(p);
+}
+
 }  // namespace
+
+bool pool_batch(ThreadRecord *r, Pool *p, uint32_t index) {
+    bool due;
+    {
+        std::lock_guard<std::mutex> lock(p->mu);
+        if (p->draining) return false;
+        try {
+            p->released.push_back(index);
+        } catch (const std::bad_alloc &) {
+            return false;
+        }
+        due = p->released.size() >= kRetireBatch;
+    }
+    if (due) pool_scan(r, p);
+    return true;
+}
 
 void pool_count_created(Pool *p) {
     std::lock_guard<std::mutex> lock(p->mu);
@@ -217,6 +261,14 @@ EVX_API evx_status_t evx_event_pool_destroy(evx_event_pool_t pool) {
     Slot *s = nullptr;
     evx_status_t st = unpublish(pool, kPool, fn, "event pool", &s);
     if (st) return st;
+    // Ours now: the released events are scanned a last time, and later
+    // releases free at once.
+    Pool *p = static_cast<Pool *>(s->obj);
+    {
+        std::lock_guard<std::mutex> lock(p->mu);
+        p->draining = true;
+    }
+    pool_scan(r, p);
     st = retire(r, pool);
     if (st == EVX_SUCCESS) return st;
     if (pop_failed(st))
@@ -240,6 +292,7 @@ EVX_API evx_status_t evx_event_pool_prewarm(evx_event_pool_t pool, uint32_t coun
             return fail(EVX_ERROR_INVALID_VALUE,
                         "%s: count %u exceeds the capacity %u of pool 0x%" PRIx64, fn, count,
                         p->capacity, handle_value(pool));
+        pool_scan(self(), p);  // a live handle: the thread has its record
         std::lock_guard<std::mutex> lock(p->mu);
         reap(p);
         return fill(p, fn, count);
@@ -256,6 +309,15 @@ EVX_API evx_status_t evx_event_pool_acquire(evx_event_pool_t pool, evx_event_t *
     if (st) return st;
     Pool *p = static_cast<Pool *>(s->obj);
     ThreadRecord *r = scope.record();
+    // Released events are scanned (one barrier) only when the pool could
+    // not hand out one otherwise: no idle event, and no room for a new one.
+    bool scan;
+    {
+        std::lock_guard<std::mutex> lock(p->mu);
+        if (p->idle.empty() && !p->pending.empty()) reap(p);
+        scan = p->idle.empty() && p->held() >= p->capacity && !p->released.empty();
+    }
+    if (scan) pool_scan(r, p);
     uint32_t index;
     st = slot_alloc(r, fn, &index);
     if (st) return st;
@@ -321,6 +383,7 @@ EVX_API evx_status_t evx_event_pool_get_stats(evx_event_pool_t pool,
     std::memset(&out, 0, sizeof out);
     st = with_live(fn, pool, kPool, "event pool", [&](Slot &s) {
         Pool *p = static_cast<Pool *>(s.obj);
+        pool_scan(self(), p);  // released events count as released
         std::lock_guard<std::mutex> lock(p->mu);
         reap(p);
         out.capacity = p->capacity;

@@ -34,7 +34,15 @@ evx_status_t stream_free(ThreadRecord *, void *obj) {
     return res;
 }
 
-const FreeHookEntry kStreamFree(kStream, stream_free);
+// A borrowed stream's free destroys nothing of the driver's: batched
+// (retire()). An owned one's destroys the driver stream, now. (A borrow
+// with a release callback never reaches retire(): end_borrow().)
+bool stream_batch(ThreadRecord *r, void *obj, uint32_t index) {
+    const Stream *s = static_cast<const Stream *>(obj);
+    return !s->owned && s->release == nullptr && retire_batched(r, index);
+}
+
+const FreeHookEntry kStreamFree(kStream, stream_free, stream_batch);
 
 inline bool is_default_stream(const void *native) {
     return native == nullptr || native == EVX_STREAM_LEGACY || native == EVX_STREAM_PER_THREAD;

@@ -28,6 +28,15 @@ pthread_key_t g_exit_key;
 std::once_flag g_key_once;
 bool g_key_ok = false;
 
+// membarrier(2)'s expedited barrier, registered once: registration is what
+// the barrier needs, after which it cannot fail.
+bool expedited() {
+    static const bool ok =
+        syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 &&
+        syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
+    return ok;
+}
+
 void on_thread_exit(void *p) {
     ThreadRecord *r = static_cast<ThreadRecord *>(p);
     // Handles first: the retired events they free go to this thread's
@@ -67,6 +76,7 @@ ThreadRecord *attach_thread() {
         } while (!g_threads.compare_exchange_weak(head, r, std::memory_order_release,
                                                   std::memory_order_relaxed));
     }
+    r->light = light_hazards();
     r->last_status = 0;
     r->message[0] = '\0';
     // Without the key the record is never given back; nothing else breaks.
@@ -80,10 +90,14 @@ ThreadRecord *attach_thread() {
 // hold its mappings (the fallback of folly's asymmetricHeavyBarrier and
 // .NET's FlushProcessWriteBuffers).
 bool heavy_barrier() {
-    static const bool expedited =
-        syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-    if (expedited && syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
-        return true;
+    if (expedited()) {
+        if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) return true;
+        // Refused only where this process is not registered (a child of
+        // fork(), should a kernel not pass the registration on): again.
+        if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 &&
+            syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+            return true;
+    }
     static std::mutex mu;
     static void *page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE,
                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -93,6 +107,13 @@ bool heavy_barrier() {
         if (mprotect(page, 4096, PROT_READ) == 0) return true;
     }
     return false;
+}
+
+bool light_hazards() {
+    // The mprotect() fallback is not enough here: it can fail later (no
+    // memory to split a mapping), and a reclaimer without its barrier could
+    // then neither free nor know who holds what.
+    return !EVX_TSAN && expedited();
 }
 
 void own_wait(ThreadRecord *r) {

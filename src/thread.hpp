@@ -13,6 +13,19 @@
 
 #include "evx/common.h"
 
+// ThreadSanitizer does not model membarrier(2): under it calls publish their
+// hazards with a seq_cst exchange, which it follows (light_hazards()).
+#if defined(__SANITIZE_THREAD__)
+#define EVX_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define EVX_TSAN 1
+#endif
+#endif
+#ifndef EVX_TSAN
+#define EVX_TSAN 0
+#endif
+
 namespace evx {
 
 constexpr uint32_t kMessageSize = 512;
@@ -29,8 +42,9 @@ struct CacheBucket;  // cache.hpp
 struct ThreadRecord {
     // The two hazard slots, one word: low half for the first handle of a
     // call, high half for the second; each holds a slot index + 1, 0 = none.
-    // Published with one seq_cst exchange (a full fence) per call. Read by
-    // every destroying thread, so kept on a cache line of its own.
+    // Published with a plain store per call where light_hazards(), else
+    // with a seq_cst exchange (set_hazards() in handle.hpp). Read by every
+    // destroying thread, so kept on a cache line of its own.
     alignas(64) std::atomic<uint64_t> hazards{0};
     // Nonzero when a destroy found this thread holding what it retired: the
     // call that holds it, as it ends, frees what no call holds any more
@@ -38,6 +52,9 @@ struct ThreadRecord {
     // has just written, so looking at it costs the end of a call a load
     // from its own cache.
     std::atomic<uint32_t> reclaim{0};
+    // light_hazards(), copied when the record is made: read by every call
+    // from the line it writes anyway.
+    bool light = false;
 
     alignas(64) ThreadRecord *next = nullptr;  // registry link, immutable
     std::atomic<bool> in_use{false};
@@ -98,9 +115,18 @@ ThreadRecord *thread_list();
 // A barrier on every thread of the process that runs now: each executes a
 // full fence at some point during this call. It lets the other side of a
 // store-then-load handshake order its store and load with a compiler
-// barrier only (release_hazards() in handle.hpp, own_enter() below). False
+// barrier only (set_hazards() and release_hazards() in handle.hpp,
+// own_enter() below). False
 // when the system offers no way to do it (nothing was ordered).
 bool heavy_barrier();
+
+// Whether calls publish their hazards with a plain store and a compiler
+// barrier (no fence), every reader of hazards that decides a free running
+// heavy_barrier() first: where membarrier(2)'s expedited barrier is
+// registered, which once registered cannot fail. Decided once, at the first
+// thread's first call, before any handle exists; false under
+// ThreadSanitizer. See docs/design.md, "Safe use against a racing destroy".
+bool light_hazards();
 
 // --- the owner's hold on its record --------------------------------------
 //

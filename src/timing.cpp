@@ -252,8 +252,11 @@ inline evx_status_t timer_ms(const char *fn, evx_timer_t timer, CUevent start, C
 // create of a timer of the same device: evx.timed makes and destroys one per
 // block, and a kept timer spares an allocation and four cache moves. The
 // thread's exit destroys their events; evx_device_trim() gives a device's
-// back to the cache, which it then empties.
-constexpr uint32_t kKeptTimers = 4;
+// back to the cache, which it then empties. A destroyed timer reaches its
+// free with the thread's batch of retired handles (kRetireBatch of them at
+// once, handle.hpp), so the thread keeps a batch's worth and a few more:
+// fewer and a loop of evx.timed blocks would allocate most of its timers.
+constexpr uint32_t kKeptTimers = kRetireBatch + 4;
 struct KeptTimers {
     Timer *t[kKeptTimers];
     uint32_t n;
@@ -391,7 +394,14 @@ evx_status_t timeline_graph_check(const char *fn, const Timeline &t, uint32_t i,
     return graph_mark_check(fn, t.events[i], mark, "timeline", handle_value(timeline));
 }
 
-const FreeHookEntry kTimerFree(kTimer, timer_free);
+// Timers and timelines are batched (retire()): their frees give driver
+// events to the cache (or keep the timer), which a trim reaches, and
+// destroy only the events a graph recorded, which may as well wait.
+bool to_thread_batch(ThreadRecord *r, void *, uint32_t index) {
+    return retire_batched(r, index);
+}
+
+const FreeHookEntry kTimerFree(kTimer, timer_free, to_thread_batch);
 
 }  // namespace
 
@@ -401,7 +411,7 @@ void timers_trim(ThreadRecord *r, int device) {
 
 namespace {
 
-const FreeHookEntry kTimelineFree(kTimeline, timeline_free);
+const FreeHookEntry kTimelineFree(kTimeline, timeline_free, to_thread_batch);
 
 }  // namespace
 

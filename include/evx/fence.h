@@ -217,13 +217,20 @@ EVX_API evx_status_t evx_fence_wait_host(evx_fence_t fence, uint64_t value,
  * @brief Exports a fence made with ::EVX_FENCE_INTERPROCESS for another
  * process of the same machine.
  *
- * The counter of such a fence is a POSIX shared-memory object (`/dev/shm`)
- * that each process maps and registers with the driver
- * (`cuMemHostRegister`). The handle holds its name. The exporting process
- * must keep its fence alive until every peer has opened it (destroying it
- * removes the name; peers that opened it before keep working). Processes
- * in containers need a shared `/dev/shm` (for example `docker run
- * --ipc=host`, or `--ipc=container:NAME`).
+ * The counter of such a fence is a page of shared memory that each
+ * process maps and registers with the driver (`cuMemHostRegister`): a
+ * POSIX shared-memory object (`/dev/shm`), or a memfd where the maker has
+ * no writable `/dev/shm`. The handle names it two ways, which
+ * evx_device_open_ipc_fence() tries in this order: its name in `/dev/shm`
+ * (processes that share `/dev/shm`), then the exporting process's
+ * descriptor, `/proc/<pid>/fd/<fd>` (processes of one PID namespace and
+ * one user). The process that exported the handle must keep its fence
+ * alive until every peer has opened it (destroying it removes the name and
+ * closes the descriptor; peers that opened it before keep working).
+ * Processes in containers need either a shared `/dev/shm` (for example
+ * `docker run --ipc=host`, or `--ipc=container:NAME`) or a shared PID
+ * namespace (`docker run --pid=host`, `--pid=container:NAME`, a Kubernetes
+ * pod with `shareProcessNamespace`). See docs/fences.md.
  *
  * @param fence a fence made with ::EVX_FENCE_INTERPROCESS.
  * @param[out] out receives the handle.
@@ -247,7 +254,9 @@ EVX_API evx_status_t evx_fence_get_ipc_handle(evx_fence_t fence,
  *        process.
  * @param[out] out receives the new fence.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p handle or @p out
- *         is NULL, or the handle names no live fence of this machine;
+ *         is NULL, or the handle names no live fence of this machine that
+ *         this process can reach (the message names what each way of
+ *         opening it gave), or it was made by another version of evx;
  *         ::EVX_ERROR_INVALID_DEVICE; ::EVX_ERROR_INVALID_CONTEXT if the
  *         handle was exported by this same process (as the driver answers
  *         for IPC events); ::EVX_ERROR_NOT_SUPPORTED as for

@@ -200,6 +200,10 @@ int conf_child_main(const char *mode)
         return conf_ipc_child();
     if (strcmp(mode, "fence-peer") == 0)
         return conf_fence_child();
+    if (strcmp(mode, "fence-importer") == 0)
+        return conf_fence_importer_child();
+    if (strcmp(mode, "fence-memfd") == 0)
+        return conf_fence_memfd_child();
     if (strcmp(mode, "fence-no-memops") == 0)
         return conf_fence_no_memops_child();
     if (strcmp(mode, "hostfn-v2") == 0)

@@ -9,6 +9,10 @@
  * really waited for what, on the emulation and on a GPU alike. */
 #define _GNU_SOURCE
 
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
@@ -16,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "util.h"
@@ -501,6 +507,109 @@ out:
     drop_stream(&s);
 }
 
+/* ---- claims of several threads ------------------------------------------- */
+
+#define RACE_FENCES 64
+#define RACE_VALUES 1000
+
+typedef struct claim_racer {
+    evx_fence_t *fences;
+    evx_stream_t s;
+    volatile int *go;
+    unsigned char won[RACE_FENCES][RACE_VALUES + 1];
+    int errors;
+} claim_racer;
+
+/* Signals every value 1..RACE_VALUES of every fence, on its own stream
+ * (every 8th value) or from the host (the others: the shortest call, the
+ * tightest race), racing the other thread; records which it was granted. */
+static void *claim_race(void *arg)
+{
+    claim_racer *cr = (claim_racer *)arg;
+    int i, v;
+    while (!__atomic_load_n(cr->go, __ATOMIC_ACQUIRE))
+        ;
+    for (i = 0; i < RACE_FENCES; i++)
+        for (v = 1; v <= RACE_VALUES; v++) {
+            evx_status_t st = (v % 8) ? evx_fence_signal_host(cr->fences[i], (uint64_t)v)
+                                      : evx_fence_signal(cr->fences[i], cr->s, (uint64_t)v);
+            if (st == EVX_SUCCESS)
+                cr->won[i][v] = 1;
+            else if (st != EVX_ERROR_INVALID_VALUE && st != EVX_ERROR_ILLEGAL_STATE)
+                cr->errors++;
+        }
+    return NULL;
+}
+
+/* Two threads signal the same values of the same fences at once (on some
+ * fences after a third thread's claim): each value is granted to one
+ * signal at most, and each fence's last claim is the largest value
+ * granted. */
+static void t_claims_race(void)
+{
+    evx_fence_t fences[RACE_FENCES] = {NULL};
+    claim_racer *cr[2] = {NULL, NULL};
+    pthread_t th[2];
+    volatile int go = 0;
+    int i, v, k, started = 0, twice = 0;
+
+    for (i = 0; i < RACE_FENCES; i++)
+        REQUIRE((fences[i] = make_fence(0, 0, 0)) != NULL);
+    for (k = 0; k < 2; k++) {
+        REQUIRE((cr[k] = (claim_racer *)calloc(1, sizeof *cr[k])) != NULL);
+        cr[k]->fences = fences;
+        cr[k]->go = &go;
+        REQUIRE((cr[k]->s = make_stream(0)) != NULL);
+    }
+    /* the first fences were claimed by this thread already: a third
+     * claimer */
+    for (i = 0; i < RACE_FENCES / 4; i++)
+        EXPECT_OK(evx_fence_signal_host(fences[i], 1));
+    for (k = 0; k < 2; k++)
+        REQUIRE(pthread_create(&th[k], NULL, claim_race, cr[k]) == 0 && ++started);
+    __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+out:
+    __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+    for (k = 0; k < started; k++)
+        pthread_join(th[k], NULL);
+    if (started == 2) {
+        for (i = 0; i < RACE_FENCES; i++)
+            for (v = 1; v <= RACE_VALUES; v++)
+                twice += cr[0]->won[i][v] && cr[1]->won[i][v];
+        EXPECTF(twice == 0, "%d values were granted to both threads", twice);
+        EXPECTF(cr[0]->errors == 0 && cr[1]->errors == 0,
+                "signals failed with other statuses: %d, %d", cr[0]->errors, cr[1]->errors);
+        /* every fence ends at the largest value granted */
+        for (i = 0; i < RACE_FENCES; i++) {
+            int top = 0;
+            for (v = 1; v <= RACE_VALUES; v++)
+                if (cr[0]->won[i][v] || cr[1]->won[i][v] || (v == 1 && i < RACE_FENCES / 4))
+                    top = v;
+            EXPECT_OK(evx_stream_synchronize(cr[0]->s));
+            EXPECT_OK(evx_stream_synchronize(cr[1]->s));
+            /* (its counter may be below: signals of two streams ran in
+             * another order than they were queued, which is the program's
+             * to order) */
+            if (EXPECT_FAIL(evx_fence_signal_host(fences[i], (uint64_t)top),
+                            EVX_ERROR_INVALID_VALUE)) {
+                char want[40];
+                snprintf(want, sizeof want, "is not above %d,", top);
+                EXPECTF(str_has(evx_last_error_message(), want), "fence %d, granted up to %d: %s",
+                        i, top, evx_last_error_message());
+            }
+        }
+    }
+    for (k = 0; k < 2; k++)
+        if (cr[k] != NULL) {
+            if (cr[k]->s != NULL)
+                EXPECT_OK(evx_stream_synchronize(cr[k]->s));
+            drop_stream(&cr[k]->s);
+            free(cr[k]);
+        }
+    for (i = 0; i < RACE_FENCES; i++)
+        drop_fence(&fences[i]);
+}
+
 /* ---- between processes ------------------------------------------------------ */
 
 static void to_hex(const unsigned char *b, size_t n, char *out)
@@ -575,23 +684,34 @@ out:
     drop_stream(&s);
 }
 
+/* A child's fence: opens the handle in EVX_CONF_FENCE (hex) into *f. 0, or
+ * 1 when the variable is missing or malformed, 2 when the open failed (the
+ * message on stderr, after `who`). */
+static int open_env_fence(const char *who, evx_fence_t *f)
+{
+    const char *hex = getenv("EVX_CONF_FENCE");
+    evx_ipc_fence_handle_t h;
+    if (hex == NULL || !from_hex(hex, h.reserved, sizeof h.reserved))
+        return 1;
+    if (evx_device_open_ipc_fence(0, &h, f) != EVX_SUCCESS) {
+        fprintf(stderr, "%s: open: %s\n", who, evx_last_error_message());
+        return 2;
+    }
+    return 0;
+}
+
 /* The child: opens the fence named by EVX_CONF_FENCE, signals 1 from the
  * host (it is open), has a stream wait for 2 (which the parent signals
  * later) and signal 3 behind it. Exit status 0 when all went as planned. */
 int conf_fence_child(void)
 {
-    const char *hex = getenv("EVX_CONF_FENCE");
-    evx_ipc_fence_handle_t h;
     evx_fence_t f = NULL;
     evx_stream_t s = NULL;
     evx_status_t st;
+    int rc = open_env_fence("child", &f);
 
-    if (hex == NULL || !from_hex(hex, h.reserved, sizeof h.reserved))
-        return 10;
-    if (evx_device_open_ipc_fence(0, &h, &f) != EVX_SUCCESS) {
-        fprintf(stderr, "child: open: %s\n", evx_last_error_message());
-        return 11;
-    }
+    if (rc != 0)
+        return 9 + rc;
     if (evx_device_create_stream(0, EVX_STREAM_NON_BLOCKING, 0, &s) != EVX_SUCCESS)
         return 12;
     /* queued before the parent's signal of 2 exists */
@@ -611,7 +731,9 @@ int conf_fence_child(void)
     return 0;
 }
 
+/* A child process of mode `mode` with one more variable, run by a thread. */
 typedef struct child_run {
+    const char *mode;
     char var[40 + 2 * EVX_IPC_FENCE_HANDLE_SIZE];
     int rc;
 } child_run;
@@ -622,7 +744,7 @@ static void *run_fence_child(void *arg)
     const char *vars[2];
     vars[0] = cr->var;
     vars[1] = NULL;
-    cr->rc = run_child_env("fence-peer", vars);
+    cr->rc = run_child_env(cr->mode, vars);
     return NULL;
 }
 
@@ -642,6 +764,7 @@ static void t_ipc_two_processes(void)
     REQUIRE_OK(evx_fence_get_ipc_handle(f, &h));
     to_hex(h.reserved, sizeof h.reserved, hex);
     snprintf(cr.var, sizeof cr.var, "EVX_CONF_FENCE=%s", hex);
+    cr.mode = "fence-peer";
     cr.rc = -1;
     /* the parent's signals: 1 now would be fine, but the child claims 3
      * first; so the parent signals 1 and 2 from a stream held by a gate,
@@ -674,6 +797,365 @@ out:
         EXPECT_OK(evx_stream_synchronize(s));
     drop_fence(&f);
     drop_stream(&s);
+}
+
+/* ---- between processes, without a shared /dev/shm ------------------------- */
+
+/* A process without /dev/shm, played in the processes of the case
+ * fence.ipc_no_dev_shm: while EVX_CONF_NO_DEV_SHM=1, shm_open refuses the
+ * names of evx's fences as it does when /dev/shm is absent (ENOENT). The
+ * executable's definition comes first in the lookup of every library's
+ * shm_open, the driver's too, whose own names pass through untouched. */
+static long conf_shm_refused;
+
+int shm_open(const char *name, int oflag, mode_t mode)
+{
+    static void *real; /* libc's, looked up once (racing lookups agree) */
+    int (*fn)(const char *, int, mode_t);
+    void *p;
+    const char *off = getenv("EVX_CONF_NO_DEV_SHM");
+    if (off != NULL && strcmp(off, "1") == 0 && strncmp(name, "/evx-fence-", 11) == 0) {
+        __atomic_add_fetch(&conf_shm_refused, 1, __ATOMIC_RELAXED);
+        errno = ENOENT;
+        return -1;
+    }
+    p = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+    if (p == NULL) {
+        p = dlsym(RTLD_NEXT, "shm_open");
+        __atomic_store_n(&real, p, __ATOMIC_RELEASE);
+    }
+    if (p == NULL) {
+        errno = ENOSYS;
+        return -1;
+    }
+    *(void **)&fn = p;
+    return fn(name, oflag, mode);
+}
+
+/* The descriptors of this process whose file is a fence's shared object
+ * ("/dev/shm/evx-fence-..." or "/memfd:evx-fence-..."): their numbers in
+ * fds[] and their links in links[], at most max; the count. */
+static int fence_fds(int *fds, char (*links)[256], int max)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    int n = 0;
+    if (d == NULL)
+        return 0;
+    while ((e = readdir(d)) != NULL && n < max) {
+        char link[256];
+        ssize_t len;
+        if (e->d_name[0] == '.')
+            continue;
+        len = readlinkat(dirfd(d), e->d_name, link, sizeof link - 1);
+        if (len <= 0)
+            continue;
+        link[len] = '\0';
+        if (strstr(link, "evx-fence-") == NULL)
+            continue;
+        fds[n] = atoi(e->d_name);
+        memcpy(links[n], link, sizeof link);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* The descriptor (and its link) of the fence object made since fence_fds
+ * gave fds[0..n): -1 if none is new. */
+static int new_fence_fd(const int *before, int n, char *link_out)
+{
+    int fds[64], m, i, j;
+    char links[64][256];
+    m = fence_fds(fds, links, 64);
+    for (i = 0; i < m; i++) {
+        int seen = 0;
+        for (j = 0; j < n; j++)
+            seen = seen || fds[i] == before[j];
+        if (!seen) {
+            memcpy(link_out, links[i], 256);
+            return fds[i];
+        }
+    }
+    return -1;
+}
+
+/* What a refused open could leak: descriptors, and mappings of fence
+ * objects. */
+typedef struct open_counts {
+    int fds, maps;
+} open_counts;
+
+static open_counts count_open(void)
+{
+    open_counts c = {0, 0};
+    DIR *d = opendir("/proc/self/fd");
+    FILE *m = fopen("/proc/self/maps", "r");
+    char line[512];
+    struct dirent *e;
+    if (d != NULL) {
+        while ((e = readdir(d)) != NULL)
+            c.fds += e->d_name[0] != '.';
+        closedir(d);
+        c.fds--; /* the directory's own descriptor */
+    }
+    if (m != NULL) {
+        while (fgets(line, sizeof line, m) != NULL)
+            c.maps += strstr(line, "evx-fence-") != NULL;
+        fclose(m);
+    }
+    return c;
+}
+
+#define EXPECT_NOTHING_LEAKED(before)                                              \
+    do {                                                                          \
+        open_counts now_ = count_open();                                          \
+        EXPECTF(now_.fds == (before).fds && now_.maps == (before).maps,           \
+                "descriptors %d -> %d, fence mappings %d -> %d", (before).fds,     \
+                now_.fds, (before).maps, now_.maps);                              \
+    } while (0)
+
+#define PING_NS (30ull * 1000 * 1000 * 1000)
+
+/* The importing side of the ping-pong of fence.ipc_private_dev_shm and
+ * fence.ipc_no_dev_shm (mode "fence-importer"): opens EVX_CONF_FENCE;
+ * queues a stream wait for 2 before anything signals it, then signals 1
+ * from the host; once its stream saw 2 (the exporter's stream), signals 3
+ * from its stream; waits on the host for 4 (the exporter's host signal),
+ * then signals 5. Exit status 0 when all went as planned. */
+int conf_fence_importer_child(void)
+{
+    evx_fence_t f = NULL;
+    evx_stream_t s = NULL;
+    int rc = open_env_fence("importer", &f);
+
+    if (rc != 0)
+        return 19 + rc;
+    if (evx_device_create_stream(0, EVX_STREAM_NON_BLOCKING, 0, &s) != EVX_SUCCESS)
+        rc = 22;
+    else if (evx_stream_wait_fence(s, f, 2) != EVX_SUCCESS ||
+             evx_fence_signal_host(f, 1) != EVX_SUCCESS)
+        rc = 23;
+    else if (evx_stream_synchronize(s) != EVX_SUCCESS)
+        rc = 24;
+    else if (evx_fence_signal(f, s, 3) != EVX_SUCCESS || evx_stream_synchronize(s) != EVX_SUCCESS)
+        rc = 25;
+    else if (evx_fence_wait_host(f, 4, PING_NS) != EVX_SUCCESS)
+        rc = 26;
+    else if (evx_fence_signal_host(f, 4) != EVX_ERROR_INVALID_VALUE)
+        rc = 27; /* the exporter's 4: values grow across processes */
+    else if (evx_fence_signal_host(f, 5) != EVX_SUCCESS)
+        rc = 28;
+    if (rc != 0)
+        fprintf(stderr, "importer: step %d: %s\n", rc, evx_last_error_message());
+    if (s != NULL)
+        evx_stream_destroy(s);
+    evx_fence_destroy(f);
+    return rc;
+}
+
+/* The exporting side: runs the importer on the handle of `f` (at 0) in a
+ * child process and plays its part: waits for the importer's 1, signals 2
+ * from stream `s`, has `s` wait for 3 (queued, maybe before the importer's
+ * signal exists), signals 4 from the host, and sees the importer's 5.
+ * 0 when all went as planned, else the step that failed (> 0) or the
+ * importer's exit status (< 0: -status). */
+static int export_ping_pong(evx_fence_t f, evx_stream_t s)
+{
+    evx_ipc_fence_handle_t h;
+    child_run cr;
+    pthread_t th;
+    char hex[2 * EVX_IPC_FENCE_HANDLE_SIZE + 1];
+    int rc = 0;
+    uint64_t v = 0;
+
+    if (evx_fence_get_ipc_handle(f, &h) != EVX_SUCCESS)
+        return 1;
+    to_hex(h.reserved, sizeof h.reserved, hex);
+    snprintf(cr.var, sizeof cr.var, "EVX_CONF_FENCE=%s", hex);
+    cr.mode = "fence-importer";
+    cr.rc = -1;
+    if (pthread_create(&th, NULL, run_fence_child, &cr) != 0)
+        return 2;
+    if (evx_fence_wait_host(f, 1, PING_NS) != EVX_SUCCESS)
+        rc = 3;
+    else if (evx_fence_signal(f, s, 2) != EVX_SUCCESS)
+        rc = 4;
+    else if (evx_stream_wait_fence(s, f, 3) != EVX_SUCCESS)
+        rc = 5;
+    else if (evx_stream_synchronize(s) != EVX_SUCCESS)
+        rc = 6;
+    else if (evx_fence_signal_host(f, 4) != EVX_SUCCESS)
+        rc = 7;
+    if (rc != 0) {
+        fprintf(stderr, "exporter: step %d: %s\n", rc, evx_last_error_message());
+        /* free the importer from whatever it waits for */
+        evx_fence_signal_host(f, 1000);
+    }
+    pthread_join(th, NULL);
+    if (rc == 0 && cr.rc != 0)
+        rc = cr.rc > 0 ? -cr.rc : -99;
+    if (rc == 0 && (evx_fence_get_value(f, &v) != EVX_SUCCESS || v != 5))
+        rc = 8;
+    if (rc == 0 && evx_fence_signal_host(f, 5) != EVX_ERROR_INVALID_VALUE)
+        rc = 9; /* the importer's 5 */
+    return rc;
+}
+
+/* Two containers with /dev/shm of their own and one PID namespace: the
+ * child cannot open the fence by its name (played by unlinking the name,
+ * which is all a private /dev/shm changes for the importer), so it opens it
+ * through /proc/<exporter>/fd; then each signals and waits for the other,
+ * on the host and on streams. */
+static void t_ipc_private_dev_shm(void)
+{
+    evx_fence_t f = NULL;
+    evx_stream_t s = NULL;
+    int before[64], n, fd, rc;
+    char link[256], links[64][256];
+
+    REQUIRE((s = make_stream(0)) != NULL);
+    n = fence_fds(before, links, 64);
+    REQUIRE((f = make_fence(0, 0, EVX_FENCE_INTERPROCESS)) != NULL);
+    fd = new_fence_fd(before, n, link);
+    if (!EXPECTF(fd >= 0, "no descriptor of the new fence's object in /proc/self/fd"))
+        goto out;
+    if (strncmp(link, "/dev/shm/", 9) == 0)
+        EXPECTF(unlink(link) == 0, "unlink(%s): %s", link, strerror(errno));
+    else
+        conf_note("no /dev/shm here: the fence is %s, which has no name to remove", link);
+    rc = export_ping_pong(f, s);
+    EXPECTF(rc == 0, "the ping-pong failed: %s %d (the child's stderr is above)",
+            rc < 0 ? "the importer exited" : "the exporter's step", rc < 0 ? -rc : rc);
+out:
+    if (s != NULL)
+        EXPECT_OK(evx_stream_synchronize(s));
+    drop_fence(&f);
+    drop_stream(&s);
+}
+
+/* The process of fence.ipc_no_dev_shm that has no /dev/shm (mode
+ * "fence-memfd", EVX_CONF_NO_DEV_SHM=1): makes an IPC fence, which evx
+ * puts in a memfd, and plays the exporter for an importer of its own. */
+int conf_fence_memfd_child(void)
+{
+    evx_fence_t f = NULL;
+    evx_stream_t s = NULL;
+    int before[64], n, fd, rc = 0;
+    char link[256], links[64][256];
+
+    n = fence_fds(before, links, 64);
+    if (evx_device_create_fence(0, 0, EVX_FENCE_INTERPROCESS, &f) != EVX_SUCCESS) {
+        fprintf(stderr, "memfd: create: %s\n", evx_last_error_message());
+        return 30;
+    }
+    fd = new_fence_fd(before, n, link);
+    if (__atomic_load_n(&conf_shm_refused, __ATOMIC_RELAXED) == 0) {
+        fprintf(stderr, "memfd: evx never called shm_open\n");
+        rc = 31;
+    } else if (fd < 0 || strncmp(link, "/memfd:evx-fence-", 17) != 0) {
+        fprintf(stderr, "memfd: the fence's object is %s, not a memfd\n", fd < 0 ? "?" : link);
+        rc = 32;
+    } else if (evx_device_create_stream(0, EVX_STREAM_NON_BLOCKING, 0, &s) != EVX_SUCCESS) {
+        rc = 33;
+    } else {
+        rc = export_ping_pong(f, s);
+        if (rc != 0)
+            fprintf(stderr, "memfd: the ping-pong failed: %d\n", rc);
+        rc = rc == 0 ? 0 : rc < 0 ? 40 + -rc : 60 + rc;
+    }
+    if (s != NULL) {
+        evx_stream_synchronize(s);
+        evx_stream_destroy(s);
+    }
+    evx_fence_destroy(f);
+    return rc;
+}
+
+/* A process without /dev/shm still exports: its fence is a memfd, reached
+ * by the importer through /proc only. Played in a child whose shm_open
+ * refuses evx's names. */
+static void t_ipc_no_dev_shm(void)
+{
+    static const char *const vars[] = {"EVX_CONF_NO_DEV_SHM=1", NULL};
+    int rc = run_child_env("fence-memfd", vars);
+    EXPECTF(rc == 0, "the child without /dev/shm exited %d (its stderr is above)", rc);
+}
+
+/* Handles that lead nowhere, or to another object, are refused with
+ * INVALID_VALUE and a message, and leave no descriptor or mapping behind.
+ * The forged handles know the layout of fence_ipc.cpp: "evxfenc", the
+ * version at byte 7, the nonce at byte 24. */
+static void t_ipc_refused(void)
+{
+    evx_fence_t a = NULL, b = NULL, out = JUNK(evx_fence_t);
+    evx_ipc_fence_handle_t ha, forged;
+    int before[64], n, fd_a, fd_b;
+    char link[256], links[64][256];
+    open_counts c0;
+    const char *m;
+
+    n = fence_fds(before, links, 64);
+    REQUIRE((a = make_fence(0, 0, EVX_FENCE_INTERPROCESS)) != NULL);
+    REQUIRE((fd_a = new_fence_fd(before, n, link)) >= 0);
+    REQUIRE_OK(evx_fence_get_ipc_handle(a, &ha));
+    c0 = count_open();
+
+    /* a wrong nonce: no such name, and the descriptor is another page */
+    forged = ha;
+    forged.reserved[24] ^= 0x5a;
+    if (EXPECT_FAIL(evx_device_open_ipc_fence(0, &forged, &out), EVX_ERROR_INVALID_VALUE))
+        EXPECTF(str_has(evx_last_error_message(), "reused descriptor, or a forged handle"),
+                "message: %s", evx_last_error_message());
+    EXPECT(out == NULL);
+    EXPECT_NOTHING_LEAKED(c0);
+
+    /* an older or unknown handle version */
+    forged = ha;
+    forged.reserved[7] = 99;
+    if (EXPECT_FAIL(evx_device_open_ipc_fence(0, &forged, &out), EVX_ERROR_INVALID_VALUE))
+        EXPECTF(str_has(evx_last_error_message(), "version 99"), "message: %s",
+                evx_last_error_message());
+    memset(&forged, 0, sizeof forged);
+    memcpy(forged.reserved, "evxfence/evx-fence-1-1-1", 24); /* evx 1.0's layout */
+    if (EXPECT_FAIL(evx_device_open_ipc_fence(0, &forged, &out), EVX_ERROR_INVALID_VALUE))
+        EXPECTF(str_has(evx_last_error_message(), "version 1"), "message: %s",
+                evx_last_error_message());
+    EXPECT(out == NULL);
+
+    /* a destroyed fence whose descriptor number went to another fence:
+     * the other fence's page is refused, not opened */
+    drop_fence(&a);
+    n = fence_fds(before, links, 64);
+    REQUIRE((b = make_fence(0, 0, EVX_FENCE_INTERPROCESS)) != NULL);
+    fd_b = new_fence_fd(before, n, link);
+    if (!EXPECTF(fd_b == fd_a, "the new fence's object has descriptor %d, not %d (the lowest free)",
+                 fd_b, fd_a))
+        goto out;
+    c0 = count_open();
+    if (EXPECT_FAIL(evx_device_open_ipc_fence(0, &ha, &out), EVX_ERROR_INVALID_VALUE))
+        EXPECTF(str_has(evx_last_error_message(), "is not the page of fence"), "message: %s",
+                evx_last_error_message());
+    EXPECT(out == NULL);
+    EXPECT_NOTHING_LEAKED(c0);
+
+    /* the descriptor closed as well: both ways fail, and the message says
+     * what each gave and what containers need */
+    drop_fence(&b);
+    c0 = count_open();
+    if (EXPECT_FAIL(evx_device_open_ipc_fence(0, &ha, &out), EVX_ERROR_INVALID_VALUE)) {
+        char path[48];
+        m = evx_last_error_message();
+        snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)getpid(), fd_a);
+        EXPECTF(str_has(m, "by name: No such file or directory") && str_has(m, path) &&
+                    str_has(m, "--ipc=host") && str_has(m, "--pid=host"),
+                "message: %s", m);
+    }
+    EXPECT(out == NULL);
+    EXPECT_NOTHING_LEAKED(c0);
+out:
+    drop_fence(&a);
+    drop_fence(&b);
 }
 
 /* ---- injected faults (host emulation) -------------------------------------- */
@@ -848,6 +1330,7 @@ const conf_case conf_fence_cases[] = {
     {"fence.host_signal_wait", t_host_signal_wait},
     {"fence.wait_host_sleeps", t_wait_host_sleeps},
     {"fence.monotonic", t_monotonic},
+    {"fence.claims_race", t_claims_race},
     {"fence.wait_before_signal", t_wait_before_signal},
     {"fence.host_and_stream", t_host_and_stream},
     {"fence.destroy_while_queued", t_destroy_while_queued},
@@ -855,6 +1338,9 @@ const conf_case conf_fence_cases[] = {
     {"fence.notifier", t_notifier},
     {"fence.ipc_local", t_ipc_local},
     {"fence.ipc_two_processes", t_ipc_two_processes},
+    {"fence.ipc_private_dev_shm", t_ipc_private_dev_shm},
+    {"fence.ipc_no_dev_shm", t_ipc_no_dev_shm},
+    {"fence.ipc_refused", t_ipc_refused},
     {"fence.faults", t_faults},
     {"fence.not_supported", t_not_supported},
     {NULL, NULL},

@@ -44,6 +44,7 @@ extern const conf_case conf_timing_cases[];
 extern const conf_case conf_context_cases[];
 extern const conf_case conf_crossdev_cases[];
 extern const conf_case conf_thread_cases[];
+extern const conf_case conf_barrier_cases[];
 extern const conf_case conf_notify_cases[];
 extern const conf_case conf_leak_cases[];
 extern const conf_case conf_fault_cases[];
@@ -65,6 +66,12 @@ int conf_fault_child(const char *mode);
 int conf_ipc_child(void);
 /* The second process of fence.ipc_two_processes (mode "fence-peer", fences.c). */
 int conf_fence_child(void);
+/* The importer of fence.ipc_private_dev_shm and fence.ipc_no_dev_shm (mode
+ * "fence-importer", fences.c). */
+int conf_fence_importer_child(void);
+/* The exporter without /dev/shm of fence.ipc_no_dev_shm (mode "fence-memfd",
+ * fences.c). */
+int conf_fence_memfd_child(void);
 /* The child of fence.not_supported (mode "fence-no-memops", fences.c). */
 int conf_fence_no_memops_child(void);
 /* The emulation as a CUDA 13.2 driver (mode "hostfn-v2", hostfn.c). */

@@ -444,6 +444,93 @@ out:
     return;
 }
 
+/* ---- calls on handles that another thread destroys as soon as made ---- */
+
+/* One thread makes a stream (owned, or a borrow of a native stream, in
+ * turn), hands it out and destroys it at once, over and over; the others
+ * take whatever handle is out and query it. A call either refuses the
+ * handle (evx's INVALID_HANDLE) or finds its stream alive: the driver must
+ * never see a destroyed stream, nor (under AddressSanitizer) evx read a
+ * freed one. This is the race a call's hazard and the destroy's scan of
+ * the hazards settle (docs/design.md, "Safe use against a racing
+ * destroy"); its window is a few instructions wide, so the case makes many
+ * rounds. */
+
+enum { CHURN_READERS = 3, CHURN_MAKES = 4000 };
+
+typedef struct churn {
+    uintptr_t out; /* the handle out now, or 0 (atomic) */
+    int stop;
+    int made;
+    int bad;
+    char first_bad[256];
+} churn;
+
+static void churn_bad(churn *c, const char *what, evx_status_t st)
+{
+    if (__atomic_fetch_add(&c->bad, 1, __ATOMIC_SEQ_CST) == 0)
+        snprintf(c->first_bad, sizeof c->first_bad, "%s -> %s: %s", what,
+                 evx_status_name(st), evx_last_error_message());
+}
+
+static void *churn_reader(void *arg)
+{
+    churn *c = (churn *)arg;
+    while (!aload(&c->stop)) {
+        evx_stream_t s = (evx_stream_t)__atomic_load_n(&c->out, __ATOMIC_ACQUIRE);
+        evx_status_t st;
+        if (s == NULL)
+            continue;
+        st = evx_stream_query(s);
+        /* A stale handle is evx's refusal, which names no driver call. */
+        if (st != EVX_SUCCESS && st != EVX_ERROR_NOT_READY &&
+            !(st == EVX_ERROR_INVALID_HANDLE &&
+              strstr(evx_last_error_message(), "cuStream") == NULL))
+            churn_bad(c, "evx_stream_query", st);
+    }
+    return NULL;
+}
+
+static void t_churn_lookup_destroy(void)
+{
+    churn c;
+    pthread_t th[CHURN_READERS];
+    evx_stream_t native_owner = NULL;
+    void *native = NULL;
+    int i, started = 0;
+    double end = now_ms() + 3000;
+
+    memset(&c, 0, sizeof c);
+    REQUIRE((native_owner = make_stream(0)) != NULL);
+    REQUIRE_OK(evx_stream_get_native(native_owner, &native));
+    for (i = 0; i < CHURN_READERS; i++) {
+        if (pthread_create(&th[i], NULL, churn_reader, &c) != 0)
+            break;
+        started++;
+    }
+    EXPECT(started == CHURN_READERS);
+    for (i = 0; i < CHURN_MAKES && now_ms() < end; i++) {
+        evx_stream_t s = NULL;
+        evx_status_t st = (i & 1) ? evx_stream_wrap_external(0, native, &s)
+                                  : evx_device_create_stream(0, EVX_STREAM_NON_BLOCKING, 0, &s);
+        if (!EXPECT_OK(st))
+            break;
+        __atomic_store_n(&c.out, (uintptr_t)s, __ATOMIC_RELEASE);
+        /* Destroyed while it is out: a reader may be inside a call on it. */
+        if (!EXPECT_OK(evx_stream_destroy(s)))
+            break;
+        c.made++;
+    }
+    astore(&c.stop, 1);
+    for (i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    EXPECTF(c.bad == 0, "%d calls saw a destroyed stream (of %d made); first: %s", c.bad,
+            c.made, c.first_bad);
+out:
+    astore(&c.stop, 1);
+    drop_stream(&native_owner);
+}
+
 const conf_case conf_thread_cases[] = {
     {"threads.eight_own_streams", t_own_streams},
     {"threads.destroy_event_while_used", t_race_event},
@@ -451,5 +538,6 @@ const conf_case conf_thread_cases[] = {
     {"threads.destroy_timer_while_used", t_race_timer},
     {"threads.destroy_timeline_while_used", t_race_timeline},
     {"threads.two_destroys_one_success", t_double_destroy_race},
+    {"threads.calls_on_streams_destroyed_as_made", t_churn_lookup_destroy},
     {NULL, NULL},
 };

@@ -3,7 +3,7 @@
 """Fences from Python (evx.Fence): waits queued before their signals, host
 signals and waits with timeouts, the rule that values grow, bad values
 refused before C, await in asyncio and uvloop, and an interprocess fence
-pickled to a spawned child."""
+pickled to a spawned child, by name or through /proc."""
 
 import asyncio
 import multiprocessing
@@ -246,4 +246,57 @@ def test_spawned_child_waits_for_the_parent(evx, dev, stream, gate):
         child.join(60)
     assert child.exitcode == 0
     stream.sync()
+    f.close()
+
+
+def _fence_object_links():
+    """The files of this process's descriptors that are fences' shared
+    objects, by descriptor."""
+    import os
+    links = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            link = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if "evx-fence-" in link:
+            links[fd] = link
+    return links
+
+
+def _signal_two(fence, reports):
+    """A spawned process: waits on the host for the parent's 1, signals 2."""
+    try:
+        ok = fence.wait(1, timeout=30)
+        fence.signal_host(2)
+        reports.put(("done", ok))
+        fence.close()
+    except Exception as e:
+        reports.put(("error", repr(e)))
+
+
+def test_spawned_child_without_the_name(evx, dev):
+    """A child whose /dev/shm lacks the fence's name (as in a container with
+    its own /dev/shm) opens it through the parent's /proc/<pid>/fd."""
+    import os
+    before = _fence_object_links()
+    f = dev.create_fence(interprocess=True)
+    new = {fd: link for fd, link in _fence_object_links().items() if fd not in before}
+    assert len(new) == 1, new
+    (link,) = new.values()
+    if link.startswith("/dev/shm/"):
+        os.unlink(link)
+    ctx = multiprocessing.get_context("spawn")
+    reports = ctx.Queue()
+    child = ctx.Process(target=_signal_two, args=(f, reports))
+    child.start()
+    try:
+        f.signal_host(1)
+        assert reports.get(timeout=60) == ("done", True)
+        assert f.wait(2, timeout=20) and f.value == 2
+    finally:
+        if f.value < 2:
+            f.signal_host(100)      # frees a child still waiting
+        child.join(60)
+    assert child.exitcode == 0
     f.close()
