@@ -67,7 +67,8 @@ constexpr size_t kPage = 4096;
 //   20  int32 maker the process that made the fence (part of the name)
 //   24  uint64      the nonce, also in the page
 //   32  zero        32 bytes
-// Version 1 (evx 1.0) was the page's magic "evxfence" and the name.
+// Version 1 (evx 1.0) was the page's magic "evxfence" and the name: still
+// opened (open_v1()), by name only. evx 1.0 opens no version 2 handle.
 constexpr char kHandleMagic[7] = {'e', 'v', 'x', 'f', 'e', 'n', 'c'};
 constexpr unsigned char kVersion = 2;
 constexpr unsigned char kNamed = 0x1;
@@ -233,6 +234,47 @@ int open_by_proc(const HandleFields &h, char *path, size_t path_size, char *why,
     return fd;
 }
 
+// A handle of evx 1.0 (version 1): the page's magic, then the name of the
+// object in /dev/shm, which is the only way to it. The page's layout is the
+// same (its nonce is 0); the maker's pid in the page tells a handle opened
+// in its own process.
+evx_status_t open_v1(const char *fn, Fence *f, const unsigned char *handle) {
+    std::memcpy(f->name, handle + sizeof kMagic, sizeof f->name);
+    if (f->name[0] != '/' || std::memchr(f->name, '\0', sizeof f->name) == nullptr)
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: the handle is not one that evx_fence_get_ipc_handle() made", fn);
+    f->named = true;
+    const int fd = shm_open(f->name, O_RDWR, 0);
+    if (fd < 0)
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: the shared object %s of an evx 1.0 fence handle cannot be opened (%s): "
+                    "its fence was destroyed, or /dev/shm is not shared with the exporting "
+                    "process",
+                    fn, f->name, std::strerror(errno));
+    f->fd = fd;
+    struct stat sb;
+    evx_status_t st = 0;
+    if (fstat(fd, &sb) != 0 || sb.st_size != static_cast<off_t>(kPage))
+        st = fail(EVX_ERROR_INVALID_VALUE, "%s: %s is not a fence's shared object", fn, f->name);
+    if (!st) st = map_page(fn, f, fd);
+    if (!st) {
+        const FenceWord *w = static_cast<const FenceWord *>(f->map);
+        if (std::memcmp(w->magic, kMagic, sizeof kMagic) != 0)
+            st = fail(EVX_ERROR_INVALID_VALUE, "%s: %s is not a fence's shared object", fn,
+                      f->name);
+        else if (w->owner_pid == static_cast<int32_t>(getpid()))
+            st = fail(EVX_ERROR_INVALID_CONTEXT,
+                      "%s: the handle was exported by this same process: use the fence itself "
+                      "(as the driver, evx opens an IPC handle only in another process)",
+                      fn);
+        f->maker_pid = w->owner_pid;
+        f->nonce = __atomic_load_n(&w->nonce, __ATOMIC_RELAXED);
+    }
+    if (!st) st = register_page(fn, f);
+    if (st) undo(f, false);
+    return st;
+}
+
 }  // namespace
 
 evx_status_t fence_ipc_create(const char *fn, Fence *f, uint64_t initial) {
@@ -291,11 +333,7 @@ evx_status_t fence_ipc_create(const char *fn, Fence *f, uint64_t initial) {
 evx_status_t fence_ipc_open(const char *fn, Fence *f, const unsigned char *handle, size_t size) {
     static_assert(EVX_IPC_FENCE_HANDLE_SIZE == 64, "handle layout");
     (void)size;
-    if (std::memcmp(handle, kMagic, sizeof kMagic) == 0)
-        return fail(EVX_ERROR_INVALID_VALUE,
-                    "%s: the handle is of evx 1.0 (handle version 1); this evx reads version %u "
-                    "only: export and open it with the same evx",
-                    fn, kVersion);
+    if (std::memcmp(handle, kMagic, sizeof kMagic) == 0) return open_v1(fn, f, handle);
     if (std::memcmp(handle, kHandleMagic, sizeof kHandleMagic) != 0)
         return fail(EVX_ERROR_INVALID_VALUE,
                     "%s: the handle is not one that evx_fence_get_ipc_handle() made", fn);

@@ -1086,6 +1086,66 @@ static void t_ipc_no_dev_shm(void)
  * INVALID_VALUE and a message, and leave no descriptor or mapping behind.
  * The forged handles know the layout of fence_ipc.cpp: "evxfenc", the
  * version at byte 7, the nonce at byte 24. */
+/* fence.ipc_v1_handle: a handle of evx 1.0 (the page's magic, then the
+ * name in /dev/shm) still opens, by name. The page is made here as evx 1.0
+ * made it: counter at 0, last at 64, wake at 72, the maker's pid at 76, the
+ * magic at 80. A page whose maker is this process is refused, as 1.0 did. */
+static void t_ipc_v1_handle(void)
+{
+    char name[56];
+    evx_ipc_fence_handle_t h;
+    evx_fence_t f = NULL, out = JUNK(evx_fence_t);
+    uint64_t v = 0;
+    unsigned char *page = NULL;
+    int fd;
+
+    snprintf(name, sizeof name, "/evx-conf-v1-%d", (int)getpid());
+    shm_unlink(name);
+    REQUIRE((fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600)) >= 0);
+    if (!EXPECT(ftruncate(fd, 4096) == 0)) goto out;
+    page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (!EXPECT(page != MAP_FAILED)) {
+        page = NULL;
+        goto out;
+    }
+    {
+        const uint64_t five = 5;
+        const int32_t other = (int32_t)getpid() + 1, self = (int32_t)getpid();
+        memcpy(page, &five, 8);
+        memcpy(page + 64, &five, 8);
+        memcpy(page + 76, &self, 4);
+        memcpy(page + 80, "evxfence", 8);
+        memset(&h, 0, sizeof h);
+        memcpy(h.reserved, "evxfence", 8);
+        memcpy(h.reserved + 8, name, strlen(name) + 1);
+        if (EXPECT_FAIL(evx_device_open_ipc_fence(0, &h, &out), EVX_ERROR_INVALID_CONTEXT))
+            EXPECTF(str_has(evx_last_error_message(), "this same process"), "message: %s",
+                    evx_last_error_message());
+        EXPECT(out == NULL);
+        memcpy(page + 76, &other, 4);
+    }
+    if (!EXPECT_OK(evx_device_open_ipc_fence(0, &h, &f))) goto out;
+    EXPECT_OK(evx_fence_get_value(f, &v));
+    EXPECTF(v == 5, "value %" PRIu64 ", the page says 5", v);
+    if (EXPECT_FAIL(evx_fence_signal_host(f, 5), EVX_ERROR_INVALID_VALUE))
+        EXPECTF(str_has(evx_last_error_message(), "not above 5"), "message: %s",
+                evx_last_error_message());
+    EXPECT_OK(evx_fence_signal_host(f, 9));
+    {
+        uint64_t value, last;
+        memcpy(&value, page, 8);
+        memcpy(&last, page + 64, 8);
+        EXPECTF(value == 9 && last == 9, "page value %" PRIu64 ", last %" PRIu64 ", not 9",
+                value, last);
+    }
+    EXPECT_OK(evx_fence_wait_host(f, 9, 0));
+out:
+    if (f) EXPECT_OK(evx_fence_destroy(f));
+    if (page) munmap(page, 4096);
+    close(fd);
+    shm_unlink(name);
+}
+
 static void t_ipc_refused(void)
 {
     evx_fence_t a = NULL, b = NULL, out = JUNK(evx_fence_t);
@@ -1117,9 +1177,9 @@ static void t_ipc_refused(void)
         EXPECTF(str_has(evx_last_error_message(), "version 99"), "message: %s",
                 evx_last_error_message());
     memset(&forged, 0, sizeof forged);
-    memcpy(forged.reserved, "evxfence/evx-fence-1-1-1", 24); /* evx 1.0's layout */
+    memcpy(forged.reserved, "evxfence/evx-fence-1-1-1", 24); /* evx 1.0's, no such name */
     if (EXPECT_FAIL(evx_device_open_ipc_fence(0, &forged, &out), EVX_ERROR_INVALID_VALUE))
-        EXPECTF(str_has(evx_last_error_message(), "version 1"), "message: %s",
+        EXPECTF(str_has(evx_last_error_message(), "evx 1.0 fence handle"), "message: %s",
                 evx_last_error_message());
     EXPECT(out == NULL);
 
@@ -1341,6 +1401,7 @@ const conf_case conf_fence_cases[] = {
     {"fence.ipc_private_dev_shm", t_ipc_private_dev_shm},
     {"fence.ipc_no_dev_shm", t_ipc_no_dev_shm},
     {"fence.ipc_refused", t_ipc_refused},
+    {"fence.ipc_v1_handle", t_ipc_v1_handle},
     {"fence.faults", t_faults},
     {"fence.not_supported", t_not_supported},
     {NULL, NULL},
