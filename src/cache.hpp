@@ -13,11 +13,8 @@
 
 namespace evx {
 
-// Driver events a thread keeps per (device, flags), a stack. Twice a
-// retire batch: a batch's scan gives up to kRetireBatch events back at
-// once, and a smaller stack would spill them to the shared depot (a lock)
-// only for the next creates to take them back from it.
-constexpr uint32_t kBucketSize = 2 * kRetireBatch;
+// Driver events a thread keeps per (device, flags), a stack.
+constexpr uint32_t kBucketSize = 64;
 
 // A kept driver event. former: it was recorded in a former life, and that
 // record's work may still be pending (see cache_take()).

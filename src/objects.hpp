@@ -149,7 +149,7 @@ void pool_take_back(Pool *pool, CUevent ev, bool maybe_pending, bool former);
 void pool_count_created(Pool *pool);
 
 // pool.cpp: takes the retired slot of an event released to its pool into
-// the pool's batch, scanned (retire_scan()) once per kPoolBatch of them
+// the pool's batch, scanned (retire_scan()) once per kRetireBatch of them
 // and whenever an acquire finds no idle event, the stats are read, the pool
 // is prewarmed or destroyed. The event counts in use until then. False
 // (nothing taken) when out of memory or the pool's handle is being

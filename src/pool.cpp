@@ -168,7 +168,7 @@ bool pool_batch(ThreadRecord *r, Pool *p, uint32_t index) {
         } catch (const std::bad_alloc &) {
             return false;
         }
-        due = p->released.size() >= kPoolBatch;
+        due = p->released.size() >= kRetireBatch;
     }
     if (due) pool_scan(r, p);
     return true;

@@ -34,14 +34,8 @@ constexpr uint32_t kMessageSize = 512;
 constexpr uint32_t kRingSize = 4096;
 constexpr uint32_t kQuarantine = 1024;
 constexpr uint32_t kReadyMax = 256;
-// Destroyed handles a thread collects before it scans the hazard slots.
-// Each scan runs one process-wide barrier (heavy_barrier(), a membarrier
-// system call): a larger batch spreads it over more destroys, at the price
-// of more destroyed objects waiting for their free per thread.
-constexpr uint32_t kRetireBatch = 128;
-// Pooled events a pool collects before it scans them: a pool is often
-// small, and what it holds back counts against its capacity.
-constexpr uint32_t kPoolBatch = 32;
+// Destroyed events a thread collects before it scans the hazard slots.
+constexpr uint32_t kRetireBatch = 32;
 
 struct CacheBucket;  // cache.hpp
 

@@ -139,8 +139,8 @@ out:
 }
 
 /* evx.timed's pattern: a borrowed stream and a timer made and destroyed per
- * block. 256 destroys: a barrier per batch (128 handles), not per destroy
- * (and at least one: the batches are scanned). */
+ * block. 256 destroys: a barrier per batch of 32, not per destroy (and at
+ * least one: the batches are scanned). */
 static void t_batched(void)
 {
     evx_stream_t owner = NULL;

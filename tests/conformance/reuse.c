@@ -280,7 +280,7 @@ out:
  * complete, has no time, and a stream that waits for it waits for nothing;
  * recorded, it completes with its new stream while the old work still
  * waits, and its time is the new record's, also after the old work ends. */
-#define N_OLD 160 /* more than a thread's batch of destroys (128) before they land */
+#define N_OLD 64 /* more than a thread's batch of destroys before they land */
 
 static void pending_reused(unsigned flags)
 {
