@@ -12,7 +12,7 @@
 # Rust crate's hot calls against the raw driver, and the notifier Future's
 # latency against a thread blocked in cuEventSynchronize
 # (bindings/rust/evx/examples/rustbench.rs; needs cargo, else it says so and
-# is skipped). floorparts: evx-floor-parts, each hot call's evx - raw split
+# is skipped, unless EVX_RUSTBENCH_BIN names one built elsewhere). floorparts: evx-floor-parts, each hot call's evx - raw split
 # into the guarantees evx keeps (bench/floor_parts.c). graphbench: timing inside a CUDA graph
 # (bench/py_graph_bench.py; docs/graphs.md): PyTorch kernels captured with
 # torch.cuda.graph, evx marks in and out of the graph against torch's
@@ -128,8 +128,19 @@ for stage in $stages; do
     tail -22 "$out/pybench.txt"
     ;;
   rustbench)
+    if [ -n "${EVX_RUSTBENCH_BIN:-}" ]; then
+      # Built on another machine (a GPU image without a Rust toolchain); it
+      # loads this build's libevx (same soname) through the library path.
+      echo "=== Rust benchmark, real driver ($EVX_RUSTBENCH_BIN, built elsewhere; libevx of $build/src)"
+      env -u EVX_DRIVER LD_LIBRARY_PATH="$build/src${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        "$EVX_RUSTBENCH_BIN" >"$out/rustbench.txt" 2>&1 || status=1
+      grep -v '^BENCH' "$out/rustbench.txt"
+      continue
+    fi
     if ! command -v cargo >/dev/null; then
       echo "=== rustbench: cargo is not installed on this machine: the Rust benchmark is not run"
+      echo "    (build it elsewhere: cargo build --release --example rustbench in bindings/rust,"
+      echo "    and pass the binary as EVX_RUSTBENCH_BIN)"
       continue
     fi
     echo "=== Rust benchmark, real driver (bindings/rust/evx/examples/rustbench.rs)"
