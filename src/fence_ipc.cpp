@@ -234,6 +234,16 @@ int open_by_proc(const HandleFields &h, char *path, size_t path_size, char *why,
     return fd;
 }
 
+// The object an open found, descriptor fd (kept in f->fd from here on):
+// a page-sized object, mapped.
+evx_status_t map_opened(const char *fn, Fence *f, int fd) {
+    f->fd = fd;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || sb.st_size != static_cast<off_t>(kPage))
+        return fail(EVX_ERROR_INVALID_VALUE, "%s: %s is not a fence's shared object", fn, f->name);
+    return map_page(fn, f, fd);
+}
+
 // A handle of evx 1.0 (version 1): the page's magic, then the name of the
 // object in /dev/shm, which is the only way to it. The page's layout is the
 // same (its nonce is 0); the maker's pid in the page tells a handle opened
@@ -251,12 +261,7 @@ evx_status_t open_v1(const char *fn, Fence *f, const unsigned char *handle) {
                     "its fence was destroyed, or /dev/shm is not shared with the exporting "
                     "process",
                     fn, f->name, std::strerror(errno));
-    f->fd = fd;
-    struct stat sb;
-    evx_status_t st = 0;
-    if (fstat(fd, &sb) != 0 || sb.st_size != static_cast<off_t>(kPage))
-        st = fail(EVX_ERROR_INVALID_VALUE, "%s: %s is not a fence's shared object", fn, f->name);
-    if (!st) st = map_page(fn, f, fd);
+    evx_status_t st = map_opened(fn, f, fd);
     if (!st) {
         const FenceWord *w = static_cast<const FenceWord *>(f->map);
         if (std::memcmp(w->magic, kMagic, sizeof kMagic) != 0)
@@ -386,12 +391,7 @@ evx_status_t fence_ipc_open(const char *fn, Fence *f, const unsigned char *handl
                         "shareProcessNamespace; same user)",
                         fn, f->name, shm_why, path, proc_why);
     }
-    f->fd = fd;
-    struct stat sb;
-    evx_status_t st = 0;
-    if (fstat(fd, &sb) != 0 || sb.st_size != static_cast<off_t>(kPage))
-        st = fail(EVX_ERROR_INVALID_VALUE, "%s: %s is not a fence's shared object", fn, f->name);
-    if (!st) st = map_page(fn, f, fd);
+    evx_status_t st = map_opened(fn, f, fd);
     if (!st) {
         const FenceWord *w = static_cast<const FenceWord *>(f->map);
         if (std::memcmp(w->magic, kMagic, sizeof kMagic) != 0 ||
