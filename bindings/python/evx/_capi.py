@@ -2308,20 +2308,29 @@ evx_stream_get_device = Prototype(
     """)
 
 # evx_status_t evx_stream_get_flags(evx_stream_t stream, unsigned int *flags)
-#   The stream's flags (evx_stream_flags, as the driver reports them).
+#   The stream's flags (evx_stream_flags, as the driver reports them; 0 for a
+#   borrowed default stream).
 evx_stream_get_flags = Prototype(
     "evx_stream_get_flags", evx_status_t,
     (("stream", evx_stream_t), ("flags", _ct.POINTER(_ct.c_uint)),),
     """evx_status_t evx_stream_get_flags(evx_stream_t stream, unsigned int *flags)
 
-    The stream's flags (evx_stream_flags, as the driver reports them).
+    The stream's flags (evx_stream_flags, as the driver reports them; 0 for a borrowed default stream).
+
+    Read when the stream was made or wrapped, except for a stream wrapped
+    while it was being captured: its flags are read on the first call after
+    the capture has ended (`cuStreamIsCapturing`, then `cuStreamGetFlags`);
+    during the capture the call returns EVX_ERROR_STREAM_CAPTURE_UNSUPPORTED
+    and leaves the capture as it was (the driver refuses `cuStreamGetFlags` on
+    a capturing stream and invalidates its capture).
 
     stream: the stream.
 
-    flags [out]: receives the flags.
+    flags [out]: receives the flags (untouched on failure).
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if flags is NULL;
-    EVX_ERROR_INVALID_HANDLE. Thread-safe.
+    EVX_ERROR_INVALID_HANDLE; EVX_ERROR_STREAM_CAPTURE_UNSUPPORTED as above; a
+    status from the driver when the flags are read late. Thread-safe.
     """)
 
 # evx_status_t evx_stream_get_native(evx_stream_t stream, void **cu_stream)
@@ -2346,13 +2355,16 @@ evx_stream_get_native = Prototype(
     """)
 
 # evx_status_t evx_stream_get_priority(evx_stream_t stream, int *priority)
-#   The stream's priority (as the driver reports it).
+#   The stream's priority (as the driver reports it), read when the stream was
+#   made or wrapped: answered during a capture too, as are
+#   evx_stream_get_device(), evx_stream_get_native() and evx_stream_is_owned()
+#   (no driver call).
 evx_stream_get_priority = Prototype(
     "evx_stream_get_priority", evx_status_t,
     (("stream", evx_stream_t), ("priority", _ct.POINTER(_ct.c_int)),),
     """evx_status_t evx_stream_get_priority(evx_stream_t stream, int *priority)
 
-    The stream's priority (as the driver reports it).
+    The stream's priority (as the driver reports it), read when the stream was made or wrapped: answered during a capture too, as are evx_stream_get_device(), evx_stream_get_native() and evx_stream_is_owned() (no driver call).
 
     stream: the stream.
 
@@ -2576,6 +2588,15 @@ evx_stream_wrap_external = Prototype(
     belongs to (the message names both); EVX_ERROR_INVALID_DEVICE if device is
     out of range; a driver-loading status; a status from the driver. On
     failure `*stream` is set to NULL when stream is not NULL.
+
+    A stream being captured into a graph (`cuStreamBeginCapture`,
+    `torch.cuda.graph`, in any capture mode) may be wrapped, with every form
+    of device, and the capture is left as it was: evx asks
+    `cuStreamIsCapturing` first, reads such a stream's device from its context
+    (`cuStreamGetCtx`, `cuCtxGetDevice`) and its priority
+    (`cuStreamGetPriority`), and does not read its flags (`cuStreamGetDevice`
+    and `cuStreamGetFlags` would invalidate the capture):
+    evx_stream_get_flags() reads them once the capture has ended.
 
     Thread-safe.
     """)

@@ -898,6 +898,15 @@ extern "C" {
     #[doc = "         a driver-loading status; a status from the driver."]
     #[doc = "         On failure `*stream` is set to NULL when @p stream is not NULL."]
     #[doc = ""]
+    #[doc = " A stream being captured into a graph (`cuStreamBeginCapture`,"]
+    #[doc = " `torch.cuda.graph`, in any capture mode) may be wrapped, with every form"]
+    #[doc = " of @p device, and the capture is left as it was: evx asks"]
+    #[doc = " `cuStreamIsCapturing` first, reads such a stream's device from its"]
+    #[doc = " context (`cuStreamGetCtx`, `cuCtxGetDevice`) and its priority"]
+    #[doc = " (`cuStreamGetPriority`), and does not read its flags"]
+    #[doc = " (`cuStreamGetDevice` and `cuStreamGetFlags` would invalidate the"]
+    #[doc = " capture): evx_stream_get_flags() reads them once the capture has ended."]
+    #[doc = ""]
     #[doc = " Thread-safe."]
     pub fn evx_stream_wrap_external(
         device: ::std::os::raw::c_int,
@@ -1087,7 +1096,10 @@ extern "C" {
     pub fn evx_driver_has_host_func_sync_mode(has: *mut ::std::os::raw::c_int) -> evx_status_t;
 }
 extern "C" {
-    #[doc = " @brief The stream's priority (as the driver reports it)."]
+    #[doc = " @brief The stream's priority (as the driver reports it), read when the"]
+    #[doc = " stream was made or wrapped: answered during a capture too, as are"]
+    #[doc = " evx_stream_get_device(), evx_stream_get_native() and"]
+    #[doc = " evx_stream_is_owned() (no driver call)."]
     #[doc = " @param stream the stream."]
     #[doc = " @param[out] priority receives the priority."]
     #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p priority is NULL;"]
@@ -1100,11 +1112,21 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief The stream's flags (::evx_stream_flags, as the driver reports"]
-    #[doc = " them)."]
+    #[doc = " them; 0 for a borrowed default stream)."]
+    #[doc = ""]
+    #[doc = " Read when the stream was made or wrapped, except for a stream wrapped"]
+    #[doc = " while it was being captured: its flags are read on the first call after"]
+    #[doc = " the capture has ended (`cuStreamIsCapturing`, then `cuStreamGetFlags`);"]
+    #[doc = " during the capture the call returns"]
+    #[doc = " ::EVX_ERROR_STREAM_CAPTURE_UNSUPPORTED and leaves the capture as it was"]
+    #[doc = " (the driver refuses `cuStreamGetFlags` on a capturing stream and"]
+    #[doc = " invalidates its capture)."]
     #[doc = " @param stream the stream."]
-    #[doc = " @param[out] flags receives the flags."]
+    #[doc = " @param[out] flags receives the flags (untouched on failure)."]
     #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p flags is NULL;"]
-    #[doc = "         ::EVX_ERROR_INVALID_HANDLE."]
+    #[doc = "         ::EVX_ERROR_INVALID_HANDLE;"]
+    #[doc = "         ::EVX_ERROR_STREAM_CAPTURE_UNSUPPORTED as above; a status from"]
+    #[doc = "         the driver when the flags are read late."]
     #[doc = " Thread-safe."]
     pub fn evx_stream_get_flags(
         stream: evx_stream_t,
