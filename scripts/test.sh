@@ -34,6 +34,8 @@
 #   fuzz_c          the C API under libFuzzer with ASan + UBSan, over a copy of
 #                   the seed corpus (EVX_FUZZ_SECONDS, default 60; docs/fuzzing.md)
 #   fuzz_py         the Python layer under atheris (EVX_PY_FUZZ_SECONDS, default 30)
+#   insn_budget     instructions evx executes per hot call, under callgrind in a
+#                   release build (build-insn), against scripts/insn_budget.txt
 #
 #   scripts/test.sh              every step
 #   scripts/test.sh tsan rust    only those steps (build_and_test first, if
@@ -396,6 +398,20 @@ fuzz_py() {
   return "${PIPESTATUS[0]}"
 }
 
+# Instructions per hot call (C and the Python core) under callgrind, in a
+# release build of its own with only what the count runs built, against
+# the budgets in scripts/insn_budget.txt (scripts/insn_budget.py).
+insn_budget() {
+  local dir=build-insn
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" -Dtoolkit_include="$cuda_inc" --buildtype=release -Ddocs=disabled \
+      -Dpython_core=enabled >/dev/null || return 1
+  fi
+  ninja -C "$dir" -j "$jobs" $(python3 scripts/insn_budget.py --build "$dir" --targets) >/dev/null \
+    || return 1
+  python3 scripts/insn_budget.py --build "$dir"
+}
+
 step "build (warnings are errors) + meson test on the host emulation" build_and_test
 step "ABI: abidiff against the recorded 1.0.0 ABI (scripts/abi.sh)" abi_stable
 step "clang build (warnings are errors) + conformance, header and ABI tests" clang_build
@@ -408,6 +424,7 @@ step "conformance and stress under TSan" tsan
 step "generated bindings up to date (bindings/generate)" generated
 step "Python tests on the compiled core" python_tests
 step "bench/py_bench.py smoke run (host emulation)" pybench
+step "instruction budgets per hot call (callgrind)" insn_budget
 step "cargo test (bindings/rust)" rust
 step "the wheel: pip wheel, installed in a fresh venv; python -m evx, Python tests, types" wheel
 step "README examples: C against a prefix install, Rust by cargo (no LD_LIBRARY_PATH)" readme_examples
