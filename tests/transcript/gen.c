@@ -116,7 +116,9 @@ static void random_capture_op(struct prog *p, unsigned k, int th) {
   int si = live_s(p), ei = pick_e(p);
   static const int modes[] = {0, 1, 2, 0, 1, 2, 7};
   switch (k) {
-  case 0: op_begin(p, si, modes[rnd(p, 7)], 0); break;
+  case 0: /* on stream slots only: the model follows captures of slots */
+    if (si >= 0 && p->s[si].live) op_begin(p, si, modes[rnd(p, 7)], 0);
+    break;
   case 1: op_end(p, si, th); break;
   case 2: /* fork or join: an event recorded on one capture stream, waited on by another */
     if (p->e[ei].live) {

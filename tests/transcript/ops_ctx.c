@@ -151,9 +151,10 @@ void op_device(struct prog *p, int kind, int arg) {
   } else {
     static const int attrs[] = {CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM,
                                 CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, 9999};
-    c.i = attrs[arg % 3], c.d = arg >= 3 ? 99 : p->dev[0];
+    const unsigned k = (unsigned)(arg + 1); /* arg: -1 .. 4 */
+    c.i = attrs[k % 3], c.d = k >= 4 ? 99 : p->dev[0];
     tx_exec(&c);
-    snprintf(a, sizeof a, "&v, attr %d, %s", c.i, arg >= 3 ? "bad device" : "dev0");
+    snprintf(a, sizeof a, "&v, attr %d, %s", c.i, k >= 4 ? "bad device" : "dev0");
   }
   tx_line(p, &c, a, o);
 }

@@ -34,7 +34,8 @@ void op_release(struct prog *p) {
   tx_note(p, "open every gate, meet every wait value");
   for (int i = 0; i < NG; i++) __atomic_store_n(&p->gates[i], 1, __ATOMIC_RELEASE);
   for (int i = 0; i < NM; i++)
-    if (p->m[i].live) __atomic_store_n(&p->m[i].p[0], ~0ULL, __ATOMIC_RELEASE);
+    if (p->m[i].live) /* GEQ compares (int64_t)(word - value): big, not ~0 */
+      __atomic_store_n(&p->m[i].p[0], 1ULL << 40, __ATOMIC_RELEASE);
   sync_default_streams(p);
   for (int i = 0; i < NS; i++) {
     struct sslot *s = &p->s[i];

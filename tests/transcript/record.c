@@ -47,7 +47,16 @@ static int init_devices(struct prog *p, int want, char *name, int len) {
     fprintf(stderr, "record: the driver has %d device(s), %d asked for\n", n, want);
     return 1;
   }
-  for (int d = 0; d < want; d++) D.DeviceGet(&p->dev[d], d);
+  for (int d = 0; d < want; d++) {
+    /* held for the whole run, so that a program's release does not tear
+     * the primary context down (making one costs far more than a program) */
+    CUcontext keep;
+    if (D.DeviceGet(&p->dev[d], d) != CUDA_SUCCESS ||
+        D.DevicePrimaryCtxRetain(&keep, p->dev[d]) != CUDA_SUCCESS) {
+      fprintf(stderr, "record: device %d: no primary context\n", d);
+      return 1;
+    }
+  }
   if (!D.DeviceGetName || D.DeviceGetName(name, len, p->dev[0]) != CUDA_SUCCESS)
     snprintf(name, (size_t)len, "unknown");
   p->ndev = want;
