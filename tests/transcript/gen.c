@@ -11,6 +11,11 @@ static int live_s(struct prog *p) { /* a live slot, or a special stream */
   if (si >= NS) return -1 - (si - NS);
   return si;
 }
+static int any_capturing(const struct prog *p) {
+  for (int i = 0; i < NS; i++)
+    if (p->s[i].live && p->s[i].cap >= 0) return 1;
+  return 0;
+}
 static int pick_e(struct prog *p) { return (int)rnd(p, NE); }
 
 void prog_setup(struct prog *p) {
@@ -43,6 +48,8 @@ void prog_cleanup(struct prog *p) {
     op_end(p, o, 0);
   }
   op_release(p);
+  op_exchange(p, CU_STREAM_CAPTURE_MODE_GLOBAL, 0); /* each thread's mode back */
+  op_exchange(p, CU_STREAM_CAPTURE_MODE_GLOBAL, 1);
   for (int i = 0; i < NGR; i++)
     if (p->g[i]) op_graph_destroy(p, i);
   for (int i = 0; i < NU; i++)
@@ -88,7 +95,8 @@ static void random_stream_op(struct prog *p, unsigned k, int th) {
     if (si >= 0 && p->s[si].live && (p->s[si].nonblock || p->s[si].cap >= 0)) op_gate(p, si, th);
     break;
   case 11:
-    if (si >= 0 && p->s[si].live) {
+    if (si >= 0 && p->s[si].live && p->s[si].cap < 0) { /* a capture outlives its
+      destroyed stream, and would leak into later programs */
       CUstream old = p->s[si].h;
       op_stream_destroy(p, si);
       if (p->stale_ok && rnd(p, 3) == 0 && !p->s[si].live) { /* stale, right after */
@@ -143,7 +151,7 @@ static void random_other_op(struct prog *p, unsigned k) {
       op_wait_value(p, si, mi, rnd(p, 2), 0);
     break;
   case 4: if (!p->ctx_live[ci]) op_ctx_create(p, ci, (int)rnd(p, (unsigned)p->ndev), rnd(p, 6) == 0 ? 99 : 0); break;
-  case 5: if (p->ctx_live[ci] && !any_blocked(p)) op_ctx_destroy(p, ci); break;
+  case 5: if (p->ctx_live[ci] && !any_blocked(p) && !any_capturing(p)) op_ctx_destroy(p, ci); break;
   case 6: op_push(p, rnd(p, 8) == 0 ? -1 : (int)rnd(p, (unsigned)p->ndev)); break;
   case 7: if (p->depth > 1) op_pop(p, rnd(p, 8) == 0); break;
   case 8: op_release(p); break;

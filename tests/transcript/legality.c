@@ -37,7 +37,7 @@ static void probe(struct prog *p, int f, int si, int th) {
   case F_StreamWriteValue64: op_write_value(p, si, 0, th); break;
   case F_StreamWaitValue64: op_wait_value(p, si, 0, 0, th); break;
   case F_StreamCreateWithPriority: op_stream_create(p, 4, 1, 0, 0); break;
-  case F_StreamDestroy: op_stream_destroy(p, si == 0 ? 0 : 2); break;
+  case F_StreamDestroy: op_stream_destroy(p, 2); break; /* s0 would leave its capture behind */
   case F_EventCreate: op_event_create(p, 4, 2, 0); break;
   case F_EventDestroy: op_event_destroy(p, 1); break;
   case F_EventQuery: op_event_query(p, 0, th); break;
