@@ -5,6 +5,8 @@
 void prog_setup(struct prog *p);
 void prog_cleanup(struct prog *p);
 void prog_random(struct prog *p, int len);
+/* The probe program (probe.c). */
+void prog_probe(struct prog *p);
 /* The capture-legality programs: entry x mode x place. */
 int legality_count(void);
 void prog_legality(struct prog *p, int k);

@@ -75,7 +75,8 @@ void op_end(struct prog *p, int si, int th) {
       if (!p->g[i]) gi = i;
   if (gi >= 0) p->g[gi] = c.og;
   else if (ok(&c) && c.og && D.GraphDestroy) D.GraphDestroy(c.og); /* no slot: not kept */
-  snprintf(o, sizeof o, gi >= 0 ? "graph gr%d" : "", gi);
+  o[0] = 0;
+  if (gi >= 0) snprintf(o, sizeof o, "graph gr%d", gi);
   tx_line(p, &c, sym_s(p, si, b), ok(&c) ? (c.og ? o : "graph none") : "");
   int origin = si >= 0 && p->s[si].live ? p->s[si].cap : -1;
   if (origin < 0) return;

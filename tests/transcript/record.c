@@ -83,11 +83,12 @@ static void run_one(struct prog *p, const struct opts *o, long k) {
   long nrand = o->programs;
   p->index = k;
   p->rng = o->seed * 0x100000001b3ULL + (unsigned long long)k * 0x9e3779b97f4a7c15ULL;
-  if (k < nrand) fprintf(p->out, "program %ld random\n", k);
-  else fprintf(p->out, "program %ld legality\n", k);
+  const char *kind = k < nrand ? "random" : k == nrand ? "probe" : "legality";
+  fprintf(p->out, "program %ld %s\n", k, kind);
   prog_setup(p);
   if (k < nrand) prog_random(p, 20 + (int)rnd(p, 61));
-  else prog_legality(p, (int)(k - nrand));
+  else if (k == nrand) prog_probe(p);
+  else prog_legality(p, (int)(k - nrand - 1));
   prog_cleanup(p);
   fprintf(p->out, "end %ld\n", k);
 }
@@ -103,7 +104,7 @@ int main(int argc, char **argv) {
   if (!p.out) return perror(o.out), 1;
   setvbuf(p.out, NULL, _IOLBF, 0); /* what ran before a crash is kept */
   p.stale_ok = o.stale;
-  long total = o.programs + (o.legality ? legality_count() : 0);
+  long total = o.programs + 1 + (o.legality ? legality_count() : 0); /* + the probe */
   header(p.out, &o, gpu, total);
   tx_helper_start();
   for (long k = 0; k < total; k++)
