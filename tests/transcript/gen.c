@@ -84,7 +84,7 @@ static void random_stream_op(struct prog *p, unsigned k, int th) {
   case 3: if (p->e[ei].live) op_event_query(p, ei, th); break;
   case 4: if (p->e[ei].live) op_event_sync(p, ei, th); break;
   case 5:
-    if (p->e[ei].live && (p->e[ei].state != EV_BLOCKED || (si >= 0 && p->s[si].nonblock)))
+    if (p->e[ei].live && (ev_state(p, ei) != EV_BLOCKED || (si >= 0 && p->s[si].live && p->s[si].nonblock)))
       op_wait(p, si, ei, rnd(p, 8) == 0 ? 3 : 0, th);
     break;
   case 6: op_stream_query(p, si, th); break;
@@ -132,7 +132,7 @@ static void random_capture_op(struct prog *p, unsigned k, int th) {
     if (p->e[ei].live) {
       int a = live_s(p), b = live_s(p);
       op_record(p, ei, a, 0, 0, 0);
-      if (p->e[ei].state != EV_BLOCKED || (b >= 0 && p->s[b].nonblock)) op_wait(p, b, ei, 0, th);
+      if (ev_state(p, ei) != EV_BLOCKED || (b >= 0 && p->s[b].live && p->s[b].nonblock)) op_wait(p, b, ei, 0, th);
     }
     break;
   case 3: op_exchange(p, modes[rnd(p, 7)], th); break;
@@ -157,7 +157,7 @@ static void random_other_op(struct prog *p, unsigned k) {
   case 8: op_release(p); break;
   case 9: {
     int ei = pick_e(p), into = pick_e(p);
-    if (p->e[ei].live) op_ipc(p, ei, into, 0);
+    if (p->e[ei].live) op_ipc(p, ei, into, rnd(p, 8) == 0);
     break;
   }
   case 10: { int ui = (int)rnd(p, NU); if (!p->u[ui]) op_uobj_create(p, ui, rnd(p, 4) == 0 ? 5 : 1); break; }

@@ -125,7 +125,7 @@ void op_retain_primary(struct prog *p, int di) {
 
 void op_release_primary(struct prog *p, int di) {
   struct call c;
-  char a[16];
+  char a[24];
   call_init(p, &c, F_DevicePrimaryCtxRelease, 0);
   c.d = p->dev[di];
   tx_exec(&c);

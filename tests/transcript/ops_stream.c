@@ -39,7 +39,7 @@ void op_stream_create(struct prog *p, int si, unsigned flags, int prio, int null
 
 void op_stream_destroy(struct prog *p, int si) {
   struct call c;
-  char a[16];
+  char a[24];
   call_init(p, &c, F_StreamDestroy, 0);
   c.s = p->s[si].h;
   tx_exec(&c);
@@ -60,17 +60,21 @@ void op_event_create(struct prog *p, int ei, unsigned flags, int null_out) {
     struct eslot *e = &p->e[ei];
     memset(e, 0, sizeof *e);
     e->h = c.oe, e->live = 1, e->ctx = cur_ctx(p), e->flags = (int)flags, e->state = EV_NONE;
+    e->src = -1;
   }
 }
 
 void op_event_destroy(struct prog *p, int ei) {
   struct call c;
-  char a[16];
+  char a[24];
   call_init(p, &c, F_EventDestroy, 0);
   c.e = p->e[ei].h;
   tx_exec(&c);
   tx_line(p, &c, sym_e(p, ei, a), "");
-  if (!c.missing && c.r == CUDA_SUCCESS) p->e[ei].live = 0, p->e[ei].h = NULL;
+  if (c.missing || c.r != CUDA_SUCCESS) return;
+  p->e[ei].live = 0, p->e[ei].h = NULL;
+  for (int i = 0; i < NE; i++) /* its IPC-opened events keep its last state */
+    if (p->e[i].live && p->e[i].src == ei) p->e[i].src = -1, p->e[i].state = p->e[ei].state;
 }
 
 /* The model's view of a stream operand: slots have state, the special
@@ -101,14 +105,25 @@ void op_record(struct prog *p, int ei, int si, int th, int with_flags, unsigned 
   }
 }
 
+/* The event whose state an operand's answers follow: an IPC-opened event
+ * follows the live event it was opened from. */
+static int ev_model(const struct prog *p, int ei) {
+  int src = p->e[ei].src;
+  return p->e[ei].live && src >= 0 && p->e[src].live ? src : ei;
+}
+
+int ev_state(const struct prog *p, int ei) { return p->e[ev_model(p, ei)].state; }
+
 void op_event_sync(struct prog *p, int ei, int th) {
-  int st = p->e[ei].live ? p->e[ei].state : EV_NONE;
+  int m = ev_model(p, ei);
+  if (m != ei && p->e[m].state == EV_DIRTY) op_event_sync(p, m, th);
+  int st = p->e[m].live ? p->e[m].state : EV_NONE;
   if (st == EV_BLOCKED || st == EV_CAPTURED) { /* would wait for ever */
     op_event_query(p, ei, th);
     return;
   }
   struct call c;
-  char a[16];
+  char a[24];
   call_init(p, &c, F_EventSynchronize, th);
   c.e = p->e[ei].h;
   tx_exec(&c);
@@ -117,9 +132,10 @@ void op_event_sync(struct prog *p, int ei, int th) {
 }
 
 void op_event_query(struct prog *p, int ei, int th) {
-  if (p->e[ei].live && p->e[ei].state == EV_DIRTY) op_event_sync(p, ei, th);
+  int m = ev_model(p, ei);
+  if (p->e[m].live && p->e[m].state == EV_DIRTY) op_event_sync(p, m, th);
   struct call c;
-  char a[16];
+  char a[24];
   call_init(p, &c, F_EventQuery, th);
   c.e = p->e[ei].h;
   tx_exec(&c);
@@ -154,7 +170,7 @@ void op_wait(struct prog *p, int si, int ei, unsigned flags, int th) {
   struct sslot *s = &p->s[si];
   const struct eslot *e = &p->e[ei];
   if (e->state == EV_CAPTURED && s->cap < 0) s->cap = e->cap; /* a fork joins the capture */
-  else if (s->cap < 0 && e->state == EV_BLOCKED) s->blocked = 1;
+  else if (s->cap < 0 && ev_state(p, ei) == EV_BLOCKED) s->blocked = 1;
   if (s->cap < 0) s->dirty = 1;
 }
 

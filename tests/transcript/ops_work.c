@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ipc_child.h"
 #include "ops.h"
 
 static int ok(const struct call *c) { return !c->missing && c->r == CUDA_SUCCESS; }
@@ -93,7 +94,7 @@ void op_end(struct prog *p, int si, int th) {
 
 void op_graph_destroy(struct prog *p, int gi) {
   struct call c;
-  char a[16];
+  char a[24];
   call_init(p, &c, F_GraphDestroy, 0);
   c.g = p->g[gi];
   tx_exec(&c);
@@ -177,16 +178,25 @@ void op_wait_value(struct prog *p, int si, int mi, unsigned long long v, int th)
   }
 }
 
-/* The IPC handle of event ei, opened in this process into slot `into`. */
+/* The IPC handle of event ei, opened in this process into slot `into`,
+ * or (child) by a child process, which queries it: the event is complete
+ * or behind a gate, so the answer is free of timing. */
 void op_ipc(struct prog *p, int ei, int into, int child) {
-  (void)child;
   struct call c;
+  if (child && p->e[ei].live && p->e[ei].state == EV_DIRTY) op_event_sync(p, ei, 0);
   char a[40], b[24], o[16];
   call_init(p, &c, F_IpcGetEventHandle, 0);
   c.e = p->e[ei].h;
   tx_exec(&c);
   snprintf(a, sizeof a, "&h, %s", sym_e(p, ei, b));
   tx_line(p, &c, a, "");
+  if (ok(&c) && child) {
+    char got[160];
+    ipc_child_run(p->driver, &c.ipc, got, sizeof got);
+    fprintf(p->out, "  child(handle of %s) -> %s\n", sym_e(p, ei, b), got);
+    p->calls++;
+    return;
+  }
   if (!ok(&c) || p->e[into].live) return;
   CUipcEventHandle h = c.ipc;
   call_init(p, &c, F_IpcOpenEventHandle, 0);
@@ -197,7 +207,7 @@ void op_ipc(struct prog *p, int ei, int into, int child) {
   tx_line(p, &c, a, ok(&c) ? o : "");
   if (ok(&c)) {
     p->e[into] = p->e[ei];
-    p->e[into].h = c.oe;
+    p->e[into].h = c.oe, p->e[into].src = ei;
   }
 }
 
@@ -216,7 +226,7 @@ void op_uobj_create(struct prog *p, int ui, unsigned flags) {
 
 void op_uobj_release(struct prog *p, int ui, int n) {
   struct call c;
-  char a[16];
+  char a[24];
   call_init(p, &c, F_UserObjectRelease, 0);
   c.u = p->u[ui], c.i = n;
   tx_exec(&c);

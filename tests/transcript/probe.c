@@ -73,8 +73,27 @@ static void probe_events(struct prog *p) {
   op_elapsed(p, 1, 1, 1);
 }
 
+/* IPC: an interprocess event opened in this process and in a child, done
+ * and then behind a gate. */
+static void probe_ipc(struct prog *p) {
+  op_event_create(p, 2, 6, 0);
+  op_record(p, 2, 0, 0, 0, 0);
+  op_event_sync(p, 2, 0);
+  op_ipc(p, 2, 3, 0);
+  op_ipc(p, 2, 3, 1);
+  op_gate(p, 0, 0);
+  op_record(p, 2, 0, 0, 0, 0);
+  op_event_query(p, 2, 0);
+  op_event_query(p, 3, 0);
+  op_ipc(p, 2, 4, 1);
+  op_release(p);
+  op_event_query(p, 3, 0);
+  op_ipc(p, 0, 4, 1); /* a destroyed handle slot: NULL */
+}
+
 void prog_probe(struct prog *p) {
   probe_flags(p);
   probe_events(p);
+  probe_ipc(p);
   probe_contexts(p);
 }

@@ -25,6 +25,7 @@ struct eslot {
   CUevent h;
   int live, ctx, flags, state;
   int cap; /* EV_CAPTURED: the origin slot of its capture */
+  int src; /* opened from the IPC handle of this slot (its state is that one's), or -1 */
 };
 
 struct prog {
@@ -32,6 +33,7 @@ struct prog {
   unsigned long long rng;
   long index, calls;
   int ndev, stale_ok;
+  const char *driver; /* for a child process */
   CUdevice dev[2];
   struct sslot s[NS];
   struct eslot e[NE];

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "gen.h"
+#include "ipc_child.h"
 #include "ops.h"
 
 struct opts {
@@ -97,6 +98,8 @@ int main(int argc, char **argv) {
   struct opts o;
   static struct prog p;
   char gpu[128];
+  if (argc == 5 && !strcmp(argv[1], "--ipc-child") && !strcmp(argv[3], "--driver"))
+    return ipc_child_main(argv[4], argv[2]);
   int rc = parse(argc, argv, &o);
   if (rc) return rc;
   if (tx_load(o.driver) || init_devices(&p, o.devices, gpu, sizeof gpu)) return 1;
@@ -104,6 +107,7 @@ int main(int argc, char **argv) {
   if (!p.out) return perror(o.out), 1;
   setvbuf(p.out, NULL, _IOLBF, 0); /* what ran before a crash is kept */
   p.stale_ok = o.stale;
+  p.driver = o.driver;
   long total = o.programs + 1 + (o.legality ? legality_count() : 0); /* + the probe */
   header(p.out, &o, gpu, total);
   tx_helper_start();
