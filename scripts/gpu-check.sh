@@ -26,6 +26,8 @@
 # on one device and, with two GPUs, on two; writes them to $OUT/transcripts,
 # then replays each against libevx-host.so and prints the difference count
 # (the stage fails on any difference). Commit them under tests/transcript/data/.
+# $EVX_TRANSCRIPT_ARGS: more recorder options (--no-stale if the driver
+# crashes on a destroyed handle).
 #
 # No stage named: all of them but benchab. benchab compares this tree's
 # evx-bench with that of git revision $EVX_BENCH_BASE (or the source tree
@@ -202,6 +204,7 @@ for stage in $stages; do
       t0=$(date +%s)
       env -u EVX_DRIVER "$rec" --seed "${EVX_TRANSCRIPT_SEED:-1}" \
         --programs "${EVX_TRANSCRIPT_PROGRAMS:-2000}" --devices "$d" --driver libcuda.so.1 \
+        ${EVX_TRANSCRIPT_ARGS:-} \
         -o "$tfile" || { echo "the recorder failed (the transcript so far: $tfile)"; status=1; continue; }
       echo "recorded in $(( $(date +%s) - t0 )) s: $tfile"
       echo "=== transcripts: replayed against the host emulation"

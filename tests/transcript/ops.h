@@ -19,7 +19,8 @@ void op_event_sync(struct prog *p, int ei, int th);
 void op_elapsed(struct prog *p, int e1, int e2, int null_out);
 void op_wait(struct prog *p, int si, int ei, unsigned flags, int th);
 void op_stream_query(struct prog *p, int si, int th);
-void op_stream_sync(struct prog *p, int si, int th);
+/* Returns 1 if the stream is known to have nothing queued afterwards. */
+int op_stream_sync(struct prog *p, int si, int th);
 void op_getter(struct prog *p, int f, int si, int th, int null_out);
 void op_ctx_call(struct prog *p, int f, int th, int null_out);
 void op_push(struct prog *p, int ci);

@@ -174,10 +174,10 @@ void op_wait(struct prog *p, int si, int ei, unsigned flags, int th) {
   if (s->cap < 0) s->dirty = 1;
 }
 
-void op_stream_sync(struct prog *p, int si, int th) {
+int op_stream_sync(struct prog *p, int si, int th) {
   if (s_blocked(p, si) && s_cap(p, si) < 0) { /* would wait for ever */
     op_stream_query(p, si, th);
-    return;
+    return 0;
   }
   struct call c;
   char a[40];
@@ -185,8 +185,9 @@ void op_stream_sync(struct prog *p, int si, int th) {
   c.s = stream_h(p, si);
   tx_exec(&c);
   tx_line(p, &c, sym_s(p, si, a), "");
-  if (si >= 0 && p->s[si].live && p->s[si].cap < 0 && !c.missing && c.r == CUDA_SUCCESS)
-    p->s[si].dirty = 0;
+  const int done = !c.missing && c.r == CUDA_SUCCESS;
+  if (si >= 0 && p->s[si].live && p->s[si].cap < 0 && done) p->s[si].dirty = 0;
+  return done;
 }
 
 void op_stream_query(struct prog *p, int si, int th) {
@@ -213,12 +214,12 @@ void note_work(struct prog *p, int si, int th) {
 void sync_default_streams(struct prog *p) {
   for (int th = 0; th < 2; th++)
     for (int ci = 0; ci < NC; ci++) {
-      if (!p->special_dirty[th][ci]) continue;
-      p->special_dirty[th][ci] = 0;
-      if (!p->ctx_live[ci]) continue;
+      if (!p->special_dirty[th][ci] || !p->ctx_live[ci]) continue;
       op_push(p, ci);
-      op_stream_sync(p, S_LEGACY, th);
-      op_stream_sync(p, S_PTDS, th);
+      /* kept dirty if a capture refused the synchronize: the next release,
+       * after the program's captures end, tries again */
+      const int legacy = op_stream_sync(p, S_LEGACY, th);
+      if (op_stream_sync(p, S_PTDS, th) && legacy) p->special_dirty[th][ci] = 0;
       op_pop(p, 0);
     }
 }
