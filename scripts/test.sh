@@ -31,6 +31,9 @@
 #                   the README's Python example, stubtest and mypy --strict
 #   readme_examples the README's C program against a prefix install (pkg-config,
 #                   no LD_LIBRARY_PATH) and its Rust program by cargo
+#   transcripts     the committed GPU driver transcripts replayed against the
+#                   emulation, the comparison's self-test, the legality table
+#                   of docs/host-emulation.md (tests/transcript)
 #   fuzz_c          the C API under libFuzzer with ASan + UBSan, over a copy of
 #                   the seed corpus (EVX_FUZZ_SECONDS, default 60; docs/fuzzing.md)
 #   fuzz_py         the Python layer under atheris (EVX_PY_FUZZ_SECONDS, default 30)
@@ -364,6 +367,31 @@ readme_examples() {
   scripts/readme_examples.sh c build-readme && scripts/readme_examples.sh rust build-readme
 }
 
+# Driver transcripts (docs/host-emulation.md, "Transcripts"): the
+# comparison's self-test, every GPU transcript committed under
+# tests/transcript/data/ replayed against the emulation (any difference
+# fails, the shortest differing program is printed), and the legality
+# table in docs/host-emulation.md checked against the transcript.
+transcripts() {
+  local rec=build/tests/transcript/evx-transcript-record lib=build/src/host/libevx-host.so
+  local tool=tests/transcript/transcript.py f files=() rc=0
+  if [ ! -x "$rec" ] || [ ! -e "$lib" ]; then
+    echo "no $rec or $lib: run the build_and_test step first" >&2
+    return 2
+  fi
+  python3 "$tool" selftest --recorder "$rec" --driver "$lib" || rc=1
+  for f in tests/transcript/data/*.txt tests/transcript/data/*.txt.gz; do
+    [ -e "$f" ] && files+=("$f")
+  done
+  if [ "${#files[@]}" -eq 0 ]; then
+    echo "no GPU transcript committed under tests/transcript/data/: nothing replayed"
+  else
+    python3 "$tool" replay --recorder "$rec" --driver "$lib" "${files[@]}" || rc=1
+  fi
+  python3 "$tool" doc --check docs/host-emulation.md || rc=1
+  return $rc
+}
+
 # The libFuzzer harness over the C API, in a build dir of its own (clang,
 # ASan + UBSan), over a copy of the committed seed corpus; a finding (crash,
 # sanitizer report, broken contract, leak, hang) fails the step and its
@@ -428,6 +456,7 @@ step "instruction budgets per hot call (callgrind)" insn_budget
 step "cargo test (bindings/rust)" rust
 step "the wheel: pip wheel, installed in a fresh venv; python -m evx, Python tests, types" wheel
 step "README examples: C against a prefix install, Rust by cargo (no LD_LIBRARY_PATH)" readme_examples
+step "driver transcripts replayed on the host emulation (tests/transcript)" transcripts
 step "fuzz: the C API under libFuzzer, ASan + UBSan (docs/fuzzing.md)" fuzz_c
 step "fuzz: the Python layer under atheris (docs/fuzzing.md)" fuzz_py
 
