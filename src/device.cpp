@@ -7,8 +7,8 @@
 #include "error.hpp"
 #include "evx/device.h"
 #include "handle.hpp"
-#include "objects.hpp"
 #include "scope.hpp"
+#include "timer.hpp"
 
 using namespace evx;
 

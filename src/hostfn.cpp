@@ -15,6 +15,7 @@
 #include <new>
 #include <vector>
 
+#include "capture.hpp"
 #include "driver.hpp"
 #include "error.hpp"
 #include "evx/status.h"

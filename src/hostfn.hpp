@@ -14,7 +14,7 @@
 
 #include "evx/common.h"
 #include "handle.hpp"
-#include "objects.hpp"
+#include "stream_object.hpp"
 
 namespace evx {
 

@@ -55,7 +55,6 @@
 #include "fence.hpp"
 #include "handle.hpp"
 #include "hostfn.hpp"
-#include "objects.hpp"
 #include "scope.hpp"
 #include "sized.hpp"
 

@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "cache.hpp"
+#include "capture.hpp"
+#include "contexts.hpp"
 #include "driver.hpp"
 #include "error.hpp"
 #include "evx/event.h"
@@ -24,9 +26,10 @@
 #include "handle.hpp"
 #include "hostfn.hpp"
 #include "nvtx.hpp"
-#include "objects.hpp"
 #include "scope.hpp"
 #include "sized.hpp"
+#include "stream_object.hpp"
+#include "timer.hpp"
 
 namespace evx {
 
