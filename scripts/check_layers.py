@@ -47,7 +47,7 @@ LAYERS = [
      "hostfn.hpp", "hostfn.cpp"],                 # host functions that can fail
     ["pool.hpp", "pool.cpp"],                     # event pools
     ["event.hpp", "event.cpp",                    # the modules of the public calls
-     "timer.hpp", "timer.cpp", "timeline.hpp", "timeline.cpp", "mark.hpp", "mark.cpp",
+     "mark.hpp", "mark.cpp", "timer.hpp", "timer.cpp", "timeline.cpp",
      "fence.hpp", "fence.cpp", "fence_ipc.cpp", "notify.cpp", "ipc.cpp"],
     ["stream.hpp", "stream.cpp", "device.cpp", "version.cpp", "trace.cpp"],
     ["lifetime.cpp"],                             # borrows with a release callback
