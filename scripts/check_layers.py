@@ -36,8 +36,9 @@ LAYERS = [
     ["driver.hpp", "driver.cpp",                  # the driver and its entry points
      "sized.hpp", "sized.cpp"],                   # size-tagged structs
     ["event_object.hpp", "stream_object.hpp"],    # the event and stream objects (data)
-    ["handle.hpp", "handle.cpp",                  # the handle table, free hooks
-     "cache.hpp", "cache.cpp"],                   # reuse of driver events
+    ["handle.hpp", "handle.cpp"],                 # the handle table
+    ["reclaim.hpp", "reclaim.cpp"],               # hazards, retire, reclaim, free hooks
+    ["cache.hpp", "cache.cpp"],                   # reuse of driver events
     ["scope.hpp", "scope.cpp"],                   # how a public call starts and ends
     ["event_state.hpp", "event_state.cpp",        # an event's publication and claim
      "lifetime.hpp",                              # the end of a borrow

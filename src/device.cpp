@@ -7,6 +7,7 @@
 #include "error.hpp"
 #include "evx/device.h"
 #include "handle.hpp"
+#include "reclaim.hpp"
 #include "scope.hpp"
 #include "timer.hpp"
 

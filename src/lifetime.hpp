@@ -8,7 +8,7 @@
 #define EVX_SRC_LIFETIME_HPP
 
 #include "evx/common.h"
-#include "handle.hpp"
+#include "reclaim.hpp"
 #include "stream_object.hpp"
 #include "thread.hpp"
 

@@ -17,6 +17,7 @@
 #include "error.hpp"
 #include "evx/common.h"
 #include "handle.hpp"
+#include "reclaim.hpp"
 #include "scope.hpp"
 #include "stream_object.hpp"
 #include "thread.hpp"

@@ -56,6 +56,7 @@
 #include "fence.hpp"
 #include "handle.hpp"
 #include "hostfn.hpp"
+#include "reclaim.hpp"
 #include "scope.hpp"
 #include "sized.hpp"
 

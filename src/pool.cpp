@@ -21,6 +21,7 @@
 #include "evx/pool.h"
 #include "handle.hpp"
 #include "pool.hpp"
+#include "reclaim.hpp"
 #include "scope.hpp"
 #include "sized.hpp"
 

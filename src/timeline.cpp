@@ -21,6 +21,7 @@
 #include "hostfn.hpp"
 #include "mark.hpp"
 #include "nvtx.hpp"
+#include "reclaim.hpp"
 #include "scope.hpp"
 #include "sized.hpp"
 #include "stream_object.hpp"

@@ -21,6 +21,7 @@
 #include "handle.hpp"
 #include "hostfn.hpp"
 #include "mark.hpp"
+#include "reclaim.hpp"
 #include "scope.hpp"
 #include "stream_object.hpp"
 #include "timer.hpp"
