@@ -40,7 +40,7 @@ LAYERS = [
     ["reclaim.hpp", "reclaim.cpp"],               # hazards, retire, reclaim, free hooks
     ["cache.hpp", "cache.cpp"],                   # reuse of driver events
     ["scope.hpp", "scope.cpp"],                   # how a public call starts and ends
-    ["event_state.hpp", "event_state.cpp",        # an event's publication and claim
+    ["event_state.hpp",        # an event's publication and claim
      "lifetime.hpp",                              # the end of a borrow
      "nvtx.hpp", "nvtx.cpp"],                     # NVTX ranges of timing marks
     ["capture.hpp", "capture.cpp"],               # services to the modules: captures,
