@@ -42,8 +42,9 @@
 //    pool's, pool.cpp); one barrier covers every generation flipped before
 //    it, so a scan of kRetireBatch slots (retire_scan()) pays one.
 // 6. A freed slot goes back to its thread's ring and comes out again only
-//    after kQuarantine others (handle.hpp), with a new generation, so a
-//    stale handle fails the check of 1 rather than naming a new object.
+//    after kQuarantine others (thread.hpp, slot_alloc()), with a new
+//    generation, so a stale handle fails the check of 1 rather than naming
+//    a new object.
 //
 // The same store, barrier, load pattern guards the plain claims of a
 // fence's values (fence.cpp, not_the_claimer() and claim_value(); "Fences"

@@ -150,7 +150,7 @@ inline evx_status_t timer_ms(const char *fn, evx_timer_t timer, CUevent start, C
 // thread's exit destroys their events; evx_device_trim() gives a device's
 // back to the cache, which it then empties. A destroyed timer reaches its
 // free with the thread's batch of retired handles (kRetireBatch of them at
-// once, handle.hpp), so the thread keeps a batch's worth and a few more:
+// once, reclaim.hpp), so the thread keeps a batch's worth and a few more:
 // fewer and a loop of evx.timed blocks would allocate most of its timers.
 constexpr uint32_t kKeptTimers = kRetireBatch + 4;
 struct KeptTimers {
