@@ -20,6 +20,9 @@ name that only files of another module define is an arrow to them. The host
 emulation (src/host/) is a driver of its own: it must include nothing of
 the library.
 
+docs/design.md's table of the source layout must give each file the layer
+it has here.
+
 Lengths: no function of src/ or src/host/ is longer than MAX_LINES lines,
 from the line of its name to its closing brace.
 """
@@ -197,6 +200,24 @@ def long_functions(src):
     return problems
 
 
+def documented_layers(design):
+    """The (file, layer) pairs of the table in design.md's "Source layout"."""
+    text = design.read_text()
+    start = text.find("## Source layout")
+    end = text.find("\n## ", start + 1)
+    pairs = set()
+    for row in text[start:end].split("\n"):
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        if len(cells) < 3 or not cells[1].isdigit():
+            continue
+        for name in re.findall(r"`([\w.]+(?:/\.\w+)?)`", cells[0]):
+            stem, _, other = name.partition("/")
+            pairs.add((stem, int(cells[1])))
+            if other:
+                pairs.add((stem.rsplit(".", 1)[0] + other, int(cells[1])))
+    return pairs
+
+
 def main():
     src = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else
                        pathlib.Path(__file__).resolve().parent.parent / "src")
@@ -227,6 +248,17 @@ def main():
                         problems.append("host/%s includes %s: the emulation shares no code "
                                         "with the library" % (p.name, inc))
     problems += long_functions(src)
+    design = src.parent / "docs" / "design.md"
+    if design.is_file():
+        documented = documented_layers(design)
+        actual = {(f, layer[f]) for f in files if f in layer}
+        problems += ["docs/design.md, \"Source layout\", gives %s layer %d; it is in layer %d"
+                     % (f, n, layer[f]) for f, n in sorted(documented - actual) if f in layer]
+        problems += ["docs/design.md, \"Source layout\", does not list %s (layer %d)" % (f, n)
+                     for f, n in sorted(actual - documented)
+                     if f not in {d for d, _ in documented}]
+        problems += ["docs/design.md, \"Source layout\", lists %s, which is not in src/" % f
+                     for f, _ in sorted(documented) if f not in files]
 
     for p in problems:
         print("layers: " + p)
