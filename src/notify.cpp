@@ -534,14 +534,13 @@ EVX_API evx_status_t evx_notifier_create(const evx_notifier_options_t *options,
     const int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (fd < 0)
         return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: eventfd failed: %s", fn, std::strerror(errno));
-    Notifier *n = new (std::nothrow) Notifier;
-    DeviceLanes *devices = new (std::nothrow) DeviceLanes[g_driver.device_count];
+    // The handle's (and the notifier's devices) once published.
+    std::unique_ptr<Notifier> n(new (std::nothrow) Notifier);
+    std::unique_ptr<DeviceLanes[]> devices(new (std::nothrow) DeviceLanes[g_driver.device_count]);
     uint32_t index = 0;
     st = n && devices ? slot_alloc(r, fn, &index)
                       : fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
     if (st) {
-        delete n;
-        delete[] devices;
         close(fd);
         return st;
     }
@@ -550,10 +549,10 @@ EVX_API evx_status_t evx_notifier_create(const evx_notifier_options_t *options,
     n->max_inflight = max_lanes < kInflightMin   ? kInflightMin
                       : max_lanes > kInflightMax ? kInflightMax
                                                  : max_lanes;
-    n->devices = devices;
+    n->devices = devices.release();
     n->ndevices = g_driver.device_count;
     *notifier = reinterpret_cast<evx_notifier_t>(
-        static_cast<uintptr_t>(publish(index, kNotifier, n)));
+        static_cast<uintptr_t>(publish(index, kNotifier, n.release())));
     return EVX_SUCCESS;
 }
 

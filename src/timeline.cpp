@@ -7,6 +7,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -102,24 +103,21 @@ EVX_API evx_status_t evx_device_create_timeline(int device, uint32_t capacity,
     if (capacity < 2)
         return fail(EVX_ERROR_INVALID_VALUE, "%s: capacity %u is less than 2", fn, capacity);
     ThreadRecord *r;
-    Timeline *t;
-    evx_status_t st = enter_device_new(fn, device, &r, &t);
+    Timeline *made;
+    evx_status_t st = enter_device_new(fn, device, &r, &made);
     if (st) return st;
+    std::unique_ptr<Timeline> t(made);  // the handle's once published
     t->capacity = capacity;
     try {
         t->events.reserve(capacity < 64 ? capacity : 64);
         t->info.reserve(capacity < 64 ? capacity : 64);
     } catch (const std::bad_alloc &) {
-        delete t;
         return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
     }
     uint32_t index;
     st = slot_alloc(r, fn, &index);
-    if (st) {
-        delete t;
-        return st;
-    }
-    *timeline = publish_as<evx_timeline_t>(index, kTimeline, t);
+    if (st) return st;
+    *timeline = publish_as<evx_timeline_t>(index, kTimeline, t.release());
     return EVX_SUCCESS;
 }
 
