@@ -43,7 +43,7 @@ LAYERS = [
     ["reclaim.hpp", "reclaim.cpp"],               # hazards, retire, reclaim, free hooks
     ["cache.hpp", "cache.cpp"],                   # reuse of driver events
     ["scope.hpp", "scope.cpp"],                   # how a public call starts and ends
-    ["event_state.hpp",        # an event's publication and claim
+    ["event_state.hpp",                           # an event's publication and claim
      "lifetime.hpp",                              # the end of a borrow
      "nvtx.hpp", "nvtx.cpp"],                     # NVTX ranges of timing marks
     ["capture.hpp", "capture.cpp"],               # services to the modules: captures,
@@ -53,7 +53,8 @@ LAYERS = [
     ["event.hpp", "event.cpp",                    # the modules of the public calls
      "mark.hpp", "mark.cpp", "timer.hpp", "timer.cpp", "timeline.cpp",
      "fence.hpp", "fence.cpp", "fence_ipc.cpp", "notify.cpp", "ipc.cpp"],
-    ["stream.hpp", "stream.cpp", "device.cpp", "version.cpp", "trace.cpp"],
+    ["stream.hpp", "stream.cpp",                  # streams, and the modules that use
+     "device.cpp", "version.cpp", "trace.cpp"],   # the others' public calls
     ["lifetime.cpp"],                             # borrows with a release callback
 ]
 
