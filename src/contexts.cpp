@@ -23,11 +23,13 @@
 #include <cstdio>
 #include <new>
 
+#include "contexts.hpp"
 #include "driver.hpp"
 #include "error.hpp"
+#include "event_state.hpp"
 #include "evx/event.h"
 #include "handle.hpp"
-#include "objects.hpp"
+#include "stream_object.hpp"
 
 namespace evx {
 

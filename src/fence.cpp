@@ -28,12 +28,13 @@
 #include <cstring>
 #include <new>
 
+#include "capture.hpp"
 #include "driver.hpp"
 #include "error.hpp"
 #include "evx/fence.h"
 #include "handle.hpp"
-#include "objects.hpp"
 #include "scope.hpp"
+#include "stream_object.hpp"
 #include "thread.hpp"
 
 static_assert(sizeof(evx_ipc_fence_handle_t) == EVX_IPC_FENCE_HANDLE_SIZE,

@@ -6,15 +6,20 @@
 #include <cinttypes>
 #include <new>
 
+#include "capture.hpp"
+#include "contexts.hpp"
 #include "driver.hpp"
 #include "error.hpp"
+#include "event.hpp"
 #include "evx/device.h"
 #include "evx/event.h"
 #include "evx/stream.h"
 #include "handle.hpp"
 #include "hostfn.hpp"
-#include "objects.hpp"
+#include "lifetime.hpp"
 #include "scope.hpp"
+#include "stream.hpp"
+#include "stream_object.hpp"
 
 namespace evx {
 
