@@ -65,9 +65,7 @@ MODULE_OF = {"fence_ipc.cpp": "fence"}
 # Functions longer than MAX_LINES that are known and being split: (file,
 # function, why). Each must still be too long (so the list cannot go stale).
 MAX_LINES = 80
-LONG = [
-    ("contexts.cpp", "record_other_context", "split after the capture work merges"),
-]
+LONG = []
 
 KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "alignof", "decltype",
             "static_assert", "defined", "catch", "noexcept", "operator", "new", "delete",

@@ -50,9 +50,9 @@ Depot *depot(int device, unsigned flags) {
 
 // Returns the first failure of cuEventDestroy (the event it refused stays
 // the driver's; the others are destroyed all the same), else a failing pop
-// of the guard | kPopFailed.
-evx_status_t destroy_all(int device, const CachedEvent *ev, size_t n) {
-    if (n == 0) return CUDA_SUCCESS;
+// of the guard (pop_failed).
+Freed destroy_all(int device, const CachedEvent *ev, size_t n) {
+    if (n == 0) return {};
     ContextGuard guard;
     guard.enter(nullptr, device);  // on failure destroy all the same
     CUresult first = CUDA_SUCCESS;
@@ -61,8 +61,8 @@ evx_status_t destroy_all(int device, const CachedEvent *ev, size_t n) {
         if (first == CUDA_SUCCESS) first = r;
     }
     const evx_status_t popped = guard.leave(nullptr, nullptr);
-    if (first == CUDA_SUCCESS && popped) return popped | kPopFailed;
-    return first;
+    if (first == CUDA_SUCCESS && popped) return {static_cast<CUresult>(popped), true};
+    return {first, false};
 }
 
 CacheBucket *bucket_slow(ThreadRecord *r, uint32_t key) {
@@ -141,7 +141,7 @@ evx_status_t create_driver_event(const char *fn, int device, unsigned flags, CUe
     return st;
 }
 
-evx_status_t destroy_driver_event(int device, CUevent ev) {
+Freed destroy_driver_event(int device, CUevent ev) {
     const CachedEvent one{ev, false};
     return destroy_all(device, &one, 1);
 }
@@ -219,7 +219,8 @@ evx_status_t trim_stacks(ThreadRecord *r, int device) {
         const uint32_t key = key_of(device, flags);
         if (key < r->nbuckets && r->buckets[key]) {
             CacheBucket *b = r->buckets[key];
-            const evx_status_t st = destroy_all(device, b->ev, b->n);
+            // A failing pop of its own guard is not a refused event.
+            const CUresult st = destroy_all(device, b->ev, b->n).work();
             b->n = 0;
             if (first == CUDA_SUCCESS) first = st;
         }
@@ -265,12 +266,12 @@ evx_status_t cache_trim(ThreadRecord *r, const char *fn, int device, evx_status_
         if (key < r->nbuckets && r->buckets[key]) {
             CachedEvent ev[kBucketSize];
             const uint32_t n = take_all(r, r->buckets[key], ev);
-            r1 = destroy_all(device, ev, n);
+            r1 = destroy_all(device, ev, n).work();
         }
         Depot *d = depot(device, flags);
         if (d) {
             std::lock_guard<std::mutex> lock(d->mu);
-            r2 = destroy_all(device, d->ev.data(), d->ev.size());
+            r2 = destroy_all(device, d->ev.data(), d->ev.size()).work();
             d->ev.clear();
             d->ev.shrink_to_fit();
             d->n.store(0, std::memory_order_relaxed);

@@ -8,6 +8,7 @@
 
 #include <cuda.h>
 
+#include "driver.hpp"
 #include "evx/common.h"
 #include "thread.hpp"
 
@@ -48,9 +49,9 @@ evx_status_t create_driver_event(const char *fn, int device, unsigned flags,
                                  CUevent *out);
 // cuEventDestroy under the device's context guard. The driver accepts an
 // event with pending work (it frees it once the work completes). Returns
-// the driver's status, or the guard's failing pop | kPopFailed (driver.hpp),
+// the driver's status, or the guard's failing pop (Freed, driver.hpp),
 // with no message; callers with no one to tell drop it.
-evx_status_t destroy_driver_event(int device, CUevent ev);
+Freed destroy_driver_event(int device, CUevent ev);
 
 // At thread exit (registered as an exit hook): moves the thread's kept
 // events to the depot.

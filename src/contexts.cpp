@@ -21,6 +21,7 @@
 // as far as records go (cuStreamGetCtx_v2 says so), and take the common path.
 #include <cinttypes>
 #include <cstdio>
+#include <memory>
 #include <new>
 
 #include "contexts.hpp"
@@ -85,99 +86,140 @@ evx_status_t other_context_refused(const char *fn, const char *what, const void 
                 fn, handle_value(stream), sctx, what, handle_value(h), s->device);
 }
 
-evx_status_t record_other_context(const char *fn, Event *e, const Stream *s, const void *event,
-                                  const void *stream, bool with_flags, unsigned flags) {
-    char ectx[128], sctx[128];
-    context_name(sctx, sizeof sctx, s->ctx, s->green, s->device);
-    if (e->flags & EVX_EVENT_INTERPROCESS) {
-        context_name(ectx, sizeof ectx, e->ctx.load(std::memory_order_relaxed), nullptr,
-                     e->device);
-        return fail(EVX_ERROR_INVALID_HANDLE,
-                    "%s: stream 0x%" PRIx64 " belongs to %s, but interprocess event 0x%" PRIx64
-                    " is a driver event of %s; the driver records an event only on streams of "
-                    "its context, and an interprocess event cannot be moved to another one "
-                    "(its IPC handle names this driver event)",
-                    fn, handle_value(stream), sctx, handle_value(event), ectx);
+namespace {
+
+evx_status_t interprocess_refused(const char *fn, const Event *e, const void *event,
+                                  const void *stream, const char *sctx)
+    __attribute__((cold, noinline));
+
+evx_status_t interprocess_refused(const char *fn, const Event *e, const void *event,
+                                  const void *stream, const char *sctx) {
+    char ectx[128];
+    context_name(ectx, sizeof ectx, e->ctx.load(std::memory_order_relaxed), nullptr, e->device);
+    return fail(EVX_ERROR_INVALID_HANDLE,
+                "%s: stream 0x%" PRIx64 " belongs to %s, but interprocess event 0x%" PRIx64
+                " is a driver event of %s; the driver records an event only on streams of "
+                "its context, and an interprocess event cannot be moved to another one "
+                "(its IPC handle names this driver event)",
+                fn, handle_value(stream), sctx, handle_value(event), ectx);
+}
+
+// A record of an event on a stream of another context: the event's driver
+// event (cur, of cur_ctx) and the one recorded (target: cur itself, one of
+// the away list, or one made here), with the context names of the messages.
+struct Move {
+    Move(const char *fn_, Event *e_, const Stream *s_, const void *event_, const void *stream_)
+        : fn(fn_), e(e_), s(s_), event(event_), stream(stream_) {}
+    const char *fn;
+    Event *e;
+    const Stream *s;
+    const void *event;
+    const void *stream;
+    CUevent cur = nullptr;
+    CUcontext cur_ctx = nullptr;
+    CUevent target = nullptr;
+    AwayEvent *node = nullptr;            // target's entry in the away list
+    std::unique_ptr<AwayEvent> new_node;  // or the entry cur gets (not in the list yet)
+    bool fresh = false;                   // target was made here
+    char ectx[128];
+    char sctx[128];
+};
+
+// cuEventCreate of m->target in the stream's context.
+evx_status_t make_target(Move *m) {
+    char what[400];
+    std::snprintf(what, sizeof what,
+                  "making %s current, to make a driver event for event 0x%" PRIx64
+                  " there; the event stays in %s",
+                  m->sctx, handle_value(m->event), m->ectx);
+    ContextGuard guard;
+    evx_status_t st = guard.enter_context(m->fn, m->s->ctx, -1, what);
+    if (st) return st;
+    const CUresult r = cu().cuEventCreate(&m->target, m->e->flags);
+    if (r != CUDA_SUCCESS)
+        return driver_failed(r, m->fn, "cuEventCreate",
+                             "making a driver event for event 0x%" PRIx64
+                             " in %s, the context of stream 0x%" PRIx64 "; the event stays in %s",
+                             handle_value(m->event), m->sctx, handle_value(m->stream), m->ectx);
+    m->fresh = true;
+    // A failing pop: the new driver event is destroyed by the caller, the
+    // event not recorded.
+    return guard.leave(m->fn, "nothing was recorded");
+}
+
+// Finds (or makes) the driver event of the stream's context.
+evx_status_t find_target(Move *m) {
+    m->target = m->cur;
+    if (m->cur_ctx == m->s->ctx) return 0;
+    for (AwayEvent *a = m->e->away.load(std::memory_order_relaxed); a; a = a->next)
+        if (a->ctx == m->s->ctx) m->node = a;
+    if (m->node) {
+        m->target = m->node->ev;
+        return 0;
     }
+    m->new_node.reset(new (std::nothrow) AwayEvent{m->cur_ctx, m->cur, nullptr});
+    if (!m->new_node) return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", m->fn);
+    return make_target(m);
+}
+
+// The event's driver event is target now; cur goes to the away list.
+void commit_move(Move *m) {
+    Event *e = m->e;
+    if (m->target == m->cur) return;
+    if (m->new_node) {
+        AwayEvent *node = m->new_node.release();
+        node->next = e->away.load(std::memory_order_relaxed);
+        e->away.store(node, std::memory_order_release);
+    } else {
+        m->node->ctx = m->cur_ctx;
+        m->node->ev = m->cur;
+    }
+    e->ctx.store(m->s->ctx, std::memory_order_release);
+    e->cu.store(m->target, std::memory_order_release);
+}
+
+}  // namespace
+
+evx_status_t record_other_context(const char *fn, Event *e, const Stream *s, const void *event,
+                                  const void *stream, bool with_flags, unsigned flags,
+                                  bool *pop_failed) {
+    *pop_failed = false;
+    Move m(fn, e, s, event, stream);
+    context_name(m.sctx, sizeof m.sctx, s->ctx, s->green, s->device);
+    if (e->flags & EVX_EVENT_INTERPROCESS) return interprocess_refused(fn, e, event, stream, m.sctx);
     uint8_t prev = kOwn;
     claim_event(e, true, &prev);
-    const CUevent cur = e->cu.load(std::memory_order_relaxed);
-    const CUcontext cur_ctx = e->ctx.load(std::memory_order_relaxed);
-    context_name(ectx, sizeof ectx, cur_ctx, nullptr, e->device);
-    CUevent target = cur;
-    AwayEvent *node = nullptr;
-    bool new_node = false;  // node is ours (not in the list yet)
-    bool fresh = false;     // target was made here
-    evx_status_t st = 0;
-    if (cur_ctx != s->ctx) {
-        for (AwayEvent *a = e->away.load(std::memory_order_relaxed); a; a = a->next)
-            if (a->ctx == s->ctx) node = a;
-        if (node) {
-            target = node->ev;
-        } else if (!(node = new (std::nothrow) AwayEvent{cur_ctx, cur, nullptr})) {
-            st = fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
-        } else {
-            new_node = true;
-            char what[400];
-            std::snprintf(what, sizeof what,
-                          "making %s current, to make a driver event for event 0x%" PRIx64
-                          " there; the event stays in %s",
-                          sctx, handle_value(event), ectx);
-            ContextGuard guard;
-            st = guard.enter_context(fn, s->ctx, -1, what);
-            if (!st) {
-                const CUresult r = cu().cuEventCreate(&target, e->flags);
-                if (r == CUDA_SUCCESS)
-                    fresh = true;
-                else
-                    st = driver_failed(r, fn, "cuEventCreate",
-                                       "making a driver event for event 0x%" PRIx64
-                                       " in %s, the context of stream 0x%" PRIx64
-                                       "; the event stays in %s",
-                                       handle_value(event), sctx, handle_value(stream), ectx);
-                // A failing pop: the new driver event is destroyed below, the
-                // event not recorded.
-                if (!st) st = guard.leave(fn, "nothing was recorded");
-            }
-        }
-    }
+    m.cur = e->cu.load(std::memory_order_relaxed);
+    m.cur_ctx = e->ctx.load(std::memory_order_relaxed);
+    context_name(m.ectx, sizeof m.ectx, m.cur_ctx, nullptr, e->device);
+    evx_status_t st = find_target(&m);
     CUresult res = CUDA_SUCCESS;
     evx_status_t pop_st = 0;
     if (!st) {
         ContextGuard guard;
         st = stream_context(guard, fn, s);
         if (!st)
-            res = with_flags ? cu().cuEventRecordWithFlags(target, s->cu, flags)
-                             : cu().cuEventRecord(target, s->cu);
+            res = with_flags ? cu().cuEventRecordWithFlags(m.target, s->cu, flags)
+                             : cu().cuEventRecord(m.target, s->cu);
         // A failing pop after a failed record: the record's failure is the
         // one reported (the destructor pops). After a successful one the
         // record stands (below) and the pop's failure is returned.
         if (!st && res == CUDA_SUCCESS) pop_st = guard.leave(fn, "the event was recorded");
     }
     if (!st && res == CUDA_SUCCESS) {
-        if (target != cur) {
-            if (new_node) {
-                node->next = e->away.load(std::memory_order_relaxed);
-                e->away.store(node, std::memory_order_release);
-            } else {
-                node->ctx = cur_ctx;
-                node->ev = cur;
-            }
-            e->ctx.store(s->ctx, std::memory_order_release);
-            e->cu.store(target, std::memory_order_release);
-        }
+        commit_move(&m);
         e->former.store(kOwn, std::memory_order_release);
-        return pop_st ? pop_st | kPopFailed : 0;
+        *pop_failed = pop_st != 0;
+        return pop_st;
     }
-    if (fresh) destroy_in_context(s->ctx, target);
-    if (new_node) delete node;
+    if (m.fresh) destroy_in_context(s->ctx, m.target);
     e->former.store(prev, std::memory_order_release);
     if (st) return st;
     return driver_failed(res, fn, with_flags ? "cuEventRecordWithFlags" : "cuEventRecord",
                          "event 0x%" PRIx64 " with its driver event of %s, stream 0x%" PRIx64
                          " of %s, flags 0x%x",
-                         handle_value(event), target == cur ? ectx : sctx,
-                         handle_value(stream), sctx, flags);
+                         handle_value(event), m.target == m.cur ? m.ectx : m.sctx,
+                         handle_value(stream), m.sctx, flags);
 }
 
 void event_come_home(Event *e) {

@@ -26,11 +26,11 @@ evx_status_t native_stream_context(const char *fn, CUstream cs, int device, CUco
 // event's: records a driver event of the stream's context (made on first
 // use, as PyTorch makes its events on first record) and makes it the
 // event's, under a claim. The caller holds both hazards. A failing pop of
-// the guard after the record (its message set) returns its status |
-// kPopFailed: the record stands.
+// the guard after the record (its message set) returns its status with
+// *pop_failed set: the record stands.
 evx_status_t record_other_context(const char *fn, Event *e, const Stream *s, const void *event,
-                                  const void *stream, bool with_flags, unsigned flags)
-    __attribute__((cold, noinline));
+                                  const void *stream, bool with_flags, unsigned flags,
+                                  bool *pop_failed) __attribute__((cold, noinline));
 
 // At free: destroys the driver events an event made in other contexts and
 // leaves its primary context's one in e->cu. Only for e->away != nullptr.

@@ -237,13 +237,16 @@ private:
     bool pushed_ = false;
 };
 
-// A status passed up without a message (from a free hook, or a destroy
-// helper) whose failing driver call was the guard's cuCtxPopCurrent, after
-// the work: the pop's status | kPopFailed. pop_failed() tells; the public
-// call words the message (see docs/robustness.md).
-constexpr evx_status_t kPopFailed = 1 << 24;
-inline bool pop_failed(evx_status_t st) { return (st & kPopFailed) != 0; }
-inline CUresult pop_status(evx_status_t st) { return static_cast<CUresult>(st & ~kPopFailed); }
+// What a destroy helper or a free hook passes up, without a message: the
+// driver's status, and whether the failing call was the guard's
+// cuCtxPopCurrent after the work (which then was done). The public call
+// words the message (see docs/robustness.md).
+struct Freed {
+    CUresult res = CUDA_SUCCESS;
+    bool pop_failed = false;
+    // The work's own status: a failing pop after it does not count.
+    CUresult work() const { return pop_failed ? CUDA_SUCCESS : res; }
+};
 
 // "<fn>: <call> returned <NAME> (<detail>)": a failing driver status, passed
 // through with a message naming the driver call. fn == nullptr: no message.

@@ -128,9 +128,10 @@ evx_status_t record(const char *fn, evx_event_t event, evx_stream_t stream,
     // A stream of another context than the event's driver event (the common
     // case compares two pointers): see contexts.cpp.
     if (__builtin_expect(e->ctx.load(std::memory_order_acquire) != s->ctx, 0)) {
-        st = record_other_context(fn, e, s, event, stream, with_flags, flags);
-        if (!st || pop_failed(st)) mark_recorded(e, s);
-        return pop_status(st);
+        bool pop_failed = false;
+        st = record_other_context(fn, e, s, event, stream, with_flags, flags, &pop_failed);
+        if (!st || pop_failed) mark_recorded(e, s);
+        return st;
     }
     if (__builtin_expect(s->default_stream, 0))
         return record_default_stream(fn, e, s, event, stream, with_flags, flags);
@@ -147,9 +148,11 @@ evx_status_t record_failed(const char *fn, Event *e, const Stream *s, evx_event_
     if (e->ctx.load(std::memory_order_acquire) != s->ctx) {
         // Another thread moved the event to another context between the
         // check above and the record: record it as a move.
-        const evx_status_t st = record_other_context(fn, e, s, event, stream, with_flags, flags);
-        if (!st || pop_failed(st)) mark_recorded(e, s);
-        return pop_status(st);
+        bool pop_failed = false;
+        const evx_status_t st =
+            record_other_context(fn, e, s, event, stream, with_flags, flags, &pop_failed);
+        if (!st || pop_failed) mark_recorded(e, s);
+        return st;
     }
     return driver_failed(res, fn, with_flags ? "cuEventRecordWithFlags" : "cuEventRecord",
                          "event 0x%" PRIx64 ", stream 0x%" PRIx64 ", flags 0x%x",
@@ -170,14 +173,13 @@ evx_status_t event_renew_state(const char *fn, Event *e) {
         // Pending work is allowed. A refused destroy is reported; the event
         // has its new driver event all the same, and the old one stays the
         // driver's.
-        const evx_status_t res = destroy_driver_event(e->device, old);
-        if (res)
-            st = driver_failed(pop_status(res), fn,
-                               pop_failed(res) ? "cuCtxPopCurrent" : "cuEventDestroy",
+        const Freed res = destroy_driver_event(e->device, old);
+        if (res.res)
+            st = driver_failed(res.res, fn, res.pop_failed ? "cuCtxPopCurrent" : "cuEventDestroy",
                                "the former driver event of an event of device %d, replaced by "
                                "a new one%s",
                                e->device,
-                               pop_failed(res) ? ", was destroyed; the device's primary context, "
+                               res.pop_failed ? ", was destroyed; the device's primary context, "
                                                  "which evx made current for it, stays current "
                                                  "on this thread"
                                                : "");

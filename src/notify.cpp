@@ -289,6 +289,27 @@ Lane *pick_lane(Notifier *n, DeviceLanes &d) {
 
 // pick_lane, making a lane (outside the mutex) when pick_lane has none, or
 // waiting for one being made when every lane allowed is.
+// A new lane of the device: its internal stream made.
+evx_status_t make_lane(const char *fn, int device, std::unique_ptr<Lane> *out) {
+    std::unique_ptr<Lane> lane(new (std::nothrow) Lane);
+    if (!lane) return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    lane->device = device;
+    ContextGuard guard;
+    evx_status_t st = guard.enter(fn, device);
+    if (st) return st;
+    const CUresult res = cu().cuStreamCreateWithPriority(&lane->cu, CU_STREAM_NON_BLOCKING, 0);
+    if (res != CUDA_SUCCESS)
+        return driver_failed(res, fn, "cuStreamCreateWithPriority",
+                             "an internal stream of the notifier, device %d", device);
+    st = guard.leave(fn, "the internal stream it made is destroyed again");
+    if (st) {
+        cu().cuStreamDestroy(lane->cu);
+        return st;
+    }
+    *out = std::move(lane);
+    return 0;
+}
+
 evx_status_t take_lane(const char *fn, Notifier *n, int device, Lane **out) {
     DeviceLanes &d = n->devices[device];
     std::unique_lock<std::mutex> lk(n->mu);
@@ -299,31 +320,14 @@ evx_status_t take_lane(const char *fn, Notifier *n, int device, Lane **out) {
     }
     ++d.creating;
     lk.unlock();
-    Lane *lane = new (std::nothrow) Lane;
-    evx_status_t st = lane ? 0 : fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
-    if (!st) {
-        lane->device = device;
-        ContextGuard guard;
-        st = guard.enter(fn, device);
-        if (!st) {
-            const CUresult res =
-                cu().cuStreamCreateWithPriority(&lane->cu, CU_STREAM_NON_BLOCKING, 0);
-            if (res != CUDA_SUCCESS)
-                st = driver_failed(res, fn, "cuStreamCreateWithPriority",
-                                   "an internal stream of the notifier, device %d", device);
-            if (!st) {
-                st = guard.leave(fn, "the internal stream it made is destroyed again");
-                if (st) cu().cuStreamDestroy(lane->cu);
-            }
-        }
-        if (st) delete lane;
-    }
+    std::unique_ptr<Lane> lane;
+    const evx_status_t st = make_lane(fn, device, &lane);
     lk.lock();
     --d.creating;
     if (!st) {
-        d.lane[d.count++] = lane;
         lane->pending = 1;
-        *out = lane;
+        *out = lane.get();
+        d.lane[d.count++] = lane.release();
     }
     n->lane_made.notify_all();
     return st;

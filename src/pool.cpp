@@ -107,13 +107,13 @@ inline CUevent driver_event(CUevent ev) { return ev; }
 inline CUevent driver_event(const CachedEvent &c) { return c.ev; }
 
 // Returns the first refusal of the driver (that event stays the driver's),
-// or a failing pop | kPopFailed (destroy_driver_event()).
+// or a failing pop (destroy_driver_event()).
 template <class Entry>
-evx_status_t destroy_list(Pool *p, std::vector<Entry> &list) {
-    evx_status_t first = CUDA_SUCCESS;
+Freed destroy_list(Pool *p, std::vector<Entry> &list) {
+    Freed first;
     for (const Entry &e : list) {
-        const evx_status_t r = destroy_driver_event(p->device, driver_event(e));
-        if (first == CUDA_SUCCESS) first = r;
+        const Freed r = destroy_driver_event(p->device, driver_event(e));
+        if (first.res == CUDA_SUCCESS) first = r;
     }
     list.clear();
     return first;
@@ -121,15 +121,15 @@ evx_status_t destroy_list(Pool *p, std::vector<Entry> &list) {
 
 // The status: CUDA_SUCCESS, or the first cuEventDestroy the driver refused
 // (evx_event_pool_destroy reports it).
-evx_status_t pool_free(ThreadRecord *, void *obj) {
+Freed pool_free(ThreadRecord *, void *obj) {
     Pool *p = static_cast<Pool *>(obj);
-    evx_status_t first;
+    Freed first;
     {
         std::lock_guard<std::mutex> lock(p->mu);
         p->closed = true;
         first = destroy_list(p, p->idle);
-        const evx_status_t second = destroy_list(p, p->pending);
-        if (first == CUDA_SUCCESS) first = second;
+        const Freed second = destroy_list(p, p->pending);
+        if (first.res == CUDA_SUCCESS) first = second;
     }
     unref(p);
     return first;
@@ -271,16 +271,16 @@ EVX_API evx_status_t evx_event_pool_destroy(evx_event_pool_t pool) {
         p->draining = true;
     }
     pool_scan(r, p);
-    st = retire(r, pool);
-    if (st == EVX_SUCCESS) return st;
-    if (pop_failed(st))
-        return driver_failed(pop_status(st), fn, "cuCtxPopCurrent",
+    const Freed freed = retire_freed(r, pool);
+    if (freed.res == CUDA_SUCCESS) return EVX_SUCCESS;
+    if (freed.pop_failed)
+        return driver_failed(freed.res, fn, "cuCtxPopCurrent",
                              "pool 0x%" PRIx64 " and its events are destroyed; the primary "
                              "context evx made current for a destroy stays current on this "
                              "thread",
                              handle_value(pool));
     // The pool was freed now and the driver refused one of its idle events.
-    return driver_failed(static_cast<CUresult>(st), fn, "cuEventDestroy",
+    return driver_failed(freed.res, fn, "cuEventDestroy",
                          "an idle event of pool 0x%" PRIx64
                          "; the handle is dead all the same, the others are destroyed",
                          handle_value(pool));

@@ -19,6 +19,7 @@ namespace evx {
 
 // Zero before any constructor runs.
 FreeHook g_free_hooks[kKinds];
+PlainFreeHook g_plain_free_hooks[kKinds];
 BatchHook g_batch_hooks[kKinds];
 
 namespace {
@@ -58,9 +59,12 @@ bool held(uint32_t mark) {
     return false;
 }
 
-evx_status_t free_object(ThreadRecord *r, Slot *s) {
-    const FreeHook hook = g_free_hooks[s->kind.load(std::memory_order_relaxed) & kKindMask];
-    return hook ? hook(r, s->obj) : 0;
+Freed free_object(ThreadRecord *r, Slot *s) {
+    const uint32_t kind = s->kind.load(std::memory_order_relaxed) & kKindMask;
+    if (const FreeHook hook = g_free_hooks[kind]) return hook(r, s->obj);
+    if (const PlainFreeHook plain = g_plain_free_hooks[kind])
+        return {static_cast<CUresult>(plain(r, s->obj)), false};
+    return {};
 }
 
 // A snapshot of every thread's hazard slots (seq_cst loads, after a
@@ -174,7 +178,7 @@ bool push_retired(ThreadRecord *r, uint32_t index) {
 
 }  // namespace
 
-evx_status_t retire(ThreadRecord *r, const void *h) {
+Freed retire_freed(ThreadRecord *r, const void *h) {
     const uint32_t index = handle_index(handle_value(h));
     Slot *s = &slot_ref(index);
     const BatchHook batch = g_batch_hooks[s->kind.load(std::memory_order_relaxed) & kKindMask];
@@ -188,15 +192,15 @@ evx_status_t retire(ThreadRecord *r, const void *h) {
     // pool's released events). The kinds whose free must act now (a driver
     // stream, an interprocess event, a fence's memory, a notifier, a pool's
     // idle events, an event of another context) are not batched.
-    if (batch && batch(r, s->obj, index)) return 0;
+    if (batch && batch(r, s->obj, index)) return {};
     scan_barrier();
     if (!held(index + 1)) {
-        const evx_status_t status = free_object(r, s);
+        const Freed status = free_object(r, s);
         slot_free(r, index);
         return status;
     }
     // No memory for the list: wait for the holder to let go.
-    return defer_held(r, &index, 1) ? 0 : retire_waiting(r, h);
+    return defer_held(r, &index, 1) ? Freed{} : retire_waiting(r, h);
 }
 
 bool retire_batched(ThreadRecord *r, uint32_t index) {
@@ -208,7 +212,7 @@ bool retire_batched(ThreadRecord *r, uint32_t index) {
     return pushed;
 }
 
-evx_status_t retire_waiting(ThreadRecord *r, const void *h) {
+Freed retire_waiting(ThreadRecord *r, const void *h) {
     const uint32_t index = handle_index(handle_value(h));
     // One barrier covers every look: a hazard published after it fails its
     // generation check, and only delays this wait.
@@ -223,7 +227,7 @@ evx_status_t retire_waiting(ThreadRecord *r, const void *h) {
             nanosleep(&nap, nullptr);
         }
     }
-    const evx_status_t status = free_object(r, &slot_ref(index));
+    const Freed status = free_object(r, &slot_ref(index));
     slot_free(r, index);
     return status;
 }

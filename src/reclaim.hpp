@@ -59,6 +59,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "driver.hpp"
 #include "evx/common.h"
 #include "handle.hpp"
 #include "thread.hpp"
@@ -174,13 +175,17 @@ inline evx_status_t unpublish(const void *h, uint32_t want, const char *fn,
 // kRetireBatch of them (or when something needs them: a trim on any
 // thread, retire_take_over(); a pool's acquire or stats), and those it
 // finds held are then freed as their last holder ends. Returns the status
-// of freeing it now (a deferred free returns EVX_SUCCESS).
-evx_status_t retire(ThreadRecord *r, const void *h);
+// of freeing it now (a deferred free returns success).
+Freed retire_freed(ThreadRecord *r, const void *h);
+
+// retire_freed()'s status, for the kinds whose free hook is a PlainFreeHook
+// (none reports a failing pop).
+inline evx_status_t retire(ThreadRecord *r, const void *h) { return retire_freed(r, h).res; }
 
 // Frees the object of an unpublished slot now: waits until no thread holds
 // it (their calls have returned), frees it and the slot. For a destroy that
 // must not return before the object is gone. Returns the free's status.
-evx_status_t retire_waiting(ThreadRecord *r, const void *h);
+Freed retire_waiting(ThreadRecord *r, const void *h);
 
 // Frees what this thread collected (retire()) that no thread holds: one
 // heavy_barrier() where light_hazards() and one pass over the hazard slots
@@ -193,8 +198,12 @@ void retire_rescan(ThreadRecord *r);
 void retire_take_over(ThreadRecord *r, ThreadRecord *other);
 
 // Frees the object of a retired slot of one kind (the slot's obj; for
-// events, its Event). Each module registers the hook of its kinds.
-using FreeHook = evx_status_t (*)(ThreadRecord *r, void *obj);
+// events, its Event). Each module registers the hook of its kinds: a
+// FreeHook when its free makes a driver call under a ContextGuard whose pop
+// may fail after the work (Freed tells), else a PlainFreeHook, whose status
+// is the free's driver status alone.
+using FreeHook = Freed (*)(ThreadRecord *r, void *obj);
+using PlainFreeHook = evx_status_t (*)(ThreadRecord *r, void *obj);
 
 // Takes a retired slot into a batch when its object may wait for one (its
 // free makes no driver call that must be prompt, and cannot fail): the
@@ -216,6 +225,7 @@ uint32_t retire_scan(ThreadRecord *r, uint32_t *index, uint32_t n);
 
 // The hooks, indexed by Kind; filled before any call, at library load.
 extern FreeHook g_free_hooks[kKinds];
+extern PlainFreeHook g_plain_free_hooks[kKinds];
 extern BatchHook g_batch_hooks[kKinds];
 
 // Registers a module's hooks at library load: one static object per kind,
@@ -223,6 +233,10 @@ extern BatchHook g_batch_hooks[kKinds];
 struct FreeHookEntry {
     FreeHookEntry(Kind kind, FreeHook hook, BatchHook batch = nullptr) {
         g_free_hooks[kind] = hook;
+        g_batch_hooks[kind] = batch;
+    }
+    FreeHookEntry(Kind kind, PlainFreeHook hook, BatchHook batch = nullptr) {
+        g_plain_free_hooks[kind] = hook;
         g_batch_hooks[kind] = batch;
     }
 };

@@ -25,15 +25,16 @@ namespace evx {
 
 namespace {
 
-evx_status_t stream_free(ThreadRecord *, void *obj) {
+Freed stream_free(ThreadRecord *, void *obj) {
     Stream *s = static_cast<Stream *>(obj);
-    evx_status_t res = CUDA_SUCCESS;
+    Freed res;
     if (s->owned) {
         ContextGuard guard;
         guard.enter(nullptr, s->device);  // destroy all the same on failure
-        res = cu().cuStreamDestroy(s->cu);
+        res.res = cu().cuStreamDestroy(s->cu);
         const evx_status_t popped = guard.leave(nullptr, nullptr);
-        if (!res && popped) res = popped | kPopFailed;  // evx_stream_destroy words it
+        if (!res.res && popped)  // evx_stream_destroy words it
+            res = {static_cast<CUresult>(popped), true};
     }
     delete s;
     return res;
@@ -465,14 +466,14 @@ EVX_API evx_status_t evx_stream_destroy(evx_stream_t stream) {
     const Stream *obj = static_cast<const Stream *>(s->obj);
     if (obj->release) return end_borrow(r, stream, obj);
     const int device = obj->device;
-    st = retire(r, stream);  // stream_free's status
-    if (pop_failed(st))
-        return driver_failed(pop_status(st), fn, "cuCtxPopCurrent",
+    const Freed freed = retire_freed(r, stream);  // stream_free's status
+    if (freed.pop_failed)
+        return driver_failed(freed.res, fn, "cuCtxPopCurrent",
                              "stream 0x%" PRIx64 " is destroyed; device %d's primary context, "
                              "which evx made current for it, stays current on this thread",
                              handle_value(stream), device);
-    if (st)
-        return driver_failed(static_cast<CUresult>(st), fn, "cuStreamDestroy",
+    if (freed.res)
+        return driver_failed(freed.res, fn, "cuStreamDestroy",
                              "stream 0x%" PRIx64 "; the handle is dead all the same",
                              handle_value(stream));
     return EVX_SUCCESS;
