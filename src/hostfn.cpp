@@ -51,6 +51,7 @@ struct HostCall {
     uint64_t stream;   // the handle's value, for the message
     int device;        // the stream's device (failures in a graph)
     std::atomic<bool> queued{false};  // the driver took it: release is called when freed
+    bool named;        // name holds the options' name; else fn's is looked up on failure
     char name[kNameSize];
 };
 
@@ -70,6 +71,21 @@ std::vector<Failure> g_failures;  // in the order they were recorded
 std::atomic<uint64_t> g_next_id{1};
 uint64_t g_dropped = 0;          // failures dropped over kMaxFailures (g_mu)
 
+// The name of a function the options did not name: its symbol, else its
+// address. Looked up only when it failed (the function's library is loaded
+// while it runs), not at every launch: dladdr() and the formatting cost
+// many times the launch itself.
+void symbol_name(evx_host_fn_status_t fn, char *buf, size_t n) {
+    void *addr;
+    static_assert(sizeof addr == sizeof fn, "function pointers are not pointer-sized");
+    std::memcpy(&addr, &fn, sizeof addr);
+    Dl_info info;
+    if (dladdr(addr, &info) != 0 && info.dli_sname && info.dli_saddr == addr)
+        std::snprintf(buf, n, "%s", info.dli_sname);
+    else
+        std::snprintf(buf, n, "at %p", addr);
+}
+
 // Runs the function and records its failure; on the driver's
 // host-function thread: no evx or CUDA call here.
 void run_call(const HostCall *c) {
@@ -82,7 +98,10 @@ void run_call(const HostCall *c) {
     f.device = c->device;
     f.status = st;
     f.user_data = c->user_data;
-    std::memcpy(f.name, c->name, sizeof f.name);
+    if (c->named)
+        std::memcpy(f.name, c->name, sizeof f.name);
+    else
+        symbol_name(c->fn, f.name, sizeof f.name);
     std::lock_guard<std::mutex> lock(g_mu);
     try {
         g_failures.reserve(g_failures.size() + 1);  // may throw: before the counts change
@@ -164,25 +183,17 @@ CUresult launch_captured(const Stream *s, CallPtr c, bool spin, const char **cal
     return res;
 }
 
-// The function's name: the caller's, else its symbol, else its address.
+// The options' name, if any (else the function's symbol names it when it
+// fails: symbol_name()).
 evx_status_t name_call(const char *fn, HostCall *c, const char *name) {
-    if (name) {
-        const size_t n = std::strlen(name);
-        if (n >= kNameSize)
-            return fail(EVX_ERROR_INVALID_VALUE,
-                        "%s: options name is %zu bytes long; at most %zu are kept", fn, n,
-                        kNameSize - 1);
-        std::memcpy(c->name, name, n + 1);
-        return 0;
-    }
-    void *addr;
-    static_assert(sizeof addr == sizeof c->fn, "function pointers are not pointer-sized");
-    std::memcpy(&addr, &c->fn, sizeof addr);
-    Dl_info info;
-    if (dladdr(addr, &info) != 0 && info.dli_sname && info.dli_saddr == addr)
-        std::snprintf(c->name, sizeof c->name, "%s", info.dli_sname);
-    else
-        std::snprintf(c->name, sizeof c->name, "at %p", addr);
+    c->named = name != nullptr;
+    if (!name) return 0;
+    const size_t n = std::strlen(name);
+    if (n >= kNameSize)
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: options name is %zu bytes long; at most %zu are kept", fn, n,
+                    kNameSize - 1);
+    std::memcpy(c->name, name, n + 1);
     return 0;
 }
 

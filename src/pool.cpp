@@ -35,9 +35,11 @@ struct Pool {
     uint32_t capacity = 0;
     bool closed = false;  // the handle was destroyed
     // Released events not yet scanned (pool_batch()): their slots, counted
-    // in use until the scan frees them. `draining`: the handle's destroy
-    // has scanned them last; later releases are freed at once.
-    std::vector<uint32_t> released;
+    // in use until the scan frees them; a fixed batch, so that a release
+    // allocates nothing. `draining`: the handle's destroy has scanned them
+    // last; later releases are freed at once.
+    uint32_t released[kRetireBatch];
+    uint32_t nreleased = 0;
     bool draining = false;
     std::vector<CachedEvent> idle;  // former: recorded in an earlier use
     std::vector<CUevent> pending;   // recorded, maybe not complete
@@ -141,19 +143,22 @@ const FreeHookEntry kPoolFree(kPool, pool_free);
 // barrier, one look for them all); those a call holds go back to the pool
 // as their last holder ends.
 void pool_scan(ThreadRecord *r, Pool *p) {
-    std::vector<uint32_t> index;
+    uint32_t index[kRetireBatch];
+    uint32_t n;
     {
         std::lock_guard<std::mutex> lock(p->mu);
-        if (p->released.empty()) return;
-        index.swap(p->released);
+        n = p->nreleased;
+        if (n == 0) return;
+        std::memcpy(index, p->released, n * sizeof index[0]);
+        p->nreleased = 0;
         // The frees may drop every other reference (a destroyed handle).
         p->refs.fetch_add(1, std::memory_order_relaxed);
     }
-    uint32_t kept = retire_scan(r, index.data(), static_cast<uint32_t>(index.size()));
+    uint32_t kept = retire_scan(r, index, n);
     // Held, and no memory to hand them to their holders: wait for those.
     while (kept > 0) {
         sched_yield();
-        kept = retire_scan(r, index.data(), kept);
+        kept = retire_scan(r, index, kept);
     }
     unref(p);
 }
@@ -164,13 +169,11 @@ bool pool_batch(ThreadRecord *r, Pool *p, uint32_t index) {
     bool due;
     {
         std::lock_guard<std::mutex> lock(p->mu);
-        if (p->draining) return false;
-        try {
-            p->released.push_back(index);
-        } catch (const std::bad_alloc &) {
-            return false;
-        }
-        due = p->released.size() >= kRetireBatch;
+        // Full (another release's scan has not taken them yet): retire()
+        // frees this one now.
+        if (p->draining || p->nreleased == kRetireBatch) return false;
+        p->released[p->nreleased++] = index;
+        due = p->nreleased == kRetireBatch;
     }
     if (due) pool_scan(r, p);
     return true;
@@ -317,7 +320,7 @@ EVX_API evx_status_t evx_event_pool_acquire(evx_event_pool_t pool, evx_event_t *
     {
         std::lock_guard<std::mutex> lock(p->mu);
         if (p->idle.empty() && !p->pending.empty()) reap(p);
-        scan = p->idle.empty() && p->held() >= p->capacity && !p->released.empty();
+        scan = p->idle.empty() && p->held() >= p->capacity && p->nreleased > 0;
     }
     if (scan) pool_scan(r, p);
     uint32_t index;
