@@ -21,6 +21,19 @@
 namespace evx {
 
 std::atomic<Slot *> g_chunks[kMaxChunks];
+// Constant-initialized (zero keys): untouched .bss, never written.
+Slot g_dead_chunk[kChunkSize];
+
+namespace {
+
+// Before any call: every chunk is the dead one until it is allocated.
+struct DeadChunks {
+    DeadChunks() {
+        for (std::atomic<Slot *> &c : g_chunks) c.store(g_dead_chunk, std::memory_order_relaxed);
+    }
+} g_dead_chunks_set;
+
+}  // namespace
 
 namespace {
 
@@ -34,9 +47,9 @@ SharedFree g_free;
 std::atomic<uint32_t> g_free_count{0};
 
 bool ensure_chunk(uint32_t chunk) {
-    if (g_chunks[chunk].load(std::memory_order_acquire)) return true;
+    if (g_chunks[chunk].load(std::memory_order_acquire) != g_dead_chunk) return true;
     std::lock_guard<std::mutex> lock(g_chunk_mu);
-    if (g_chunks[chunk].load(std::memory_order_relaxed)) return true;
+    if (g_chunks[chunk].load(std::memory_order_relaxed) != g_dead_chunk) return true;
     Slot *slots = new (std::nothrow) Slot[kChunkSize];
     if (!slots) return false;
     g_chunks[chunk].store(slots, std::memory_order_release);
@@ -94,12 +107,13 @@ evx_status_t bad_handle(const char *fn, const char *role, uint64_t v,
                     "%s: %s handle 0x%" PRIx64 " is not an evx handle (forged or corrupted)",
                     fn, role, v);
     }
-    Slot *s = slot_at(handle_index(v));
-    if (!s || (handle_gen(v) & 1u) == 0)
+    const uint64_t index = (v >> kKindBits) & kIndexMask;
+    const Slot *s = index < kMaxSlots ? slot_of(v) : nullptr;
+    if (!s || (s - index % kChunkSize) == g_dead_chunk || (handle_gen(v) & 1u) == 0)
         return fail(EVX_ERROR_INVALID_HANDLE,
                     "%s: %s handle 0x%" PRIx64 " was never made by evx (forged or corrupted)",
                     fn, role, v);
-    const uint32_t now = s->gen.load(std::memory_order_relaxed);
+    const uint32_t now = handle_gen(s->key.load(std::memory_order_relaxed));
     if (static_cast<int32_t>(now - handle_gen(v)) > 0)
         return fail(EVX_ERROR_INVALID_HANDLE,
                     "%s: %s handle 0x%" PRIx64 " is stale: it was destroyed",

@@ -7,8 +7,10 @@
 // "Handles".
 //
 // A handle is (generation << 32) | (index << kKindBits) | kind. A slot's
-// generation word is odd while live; destroy makes it even, reuse makes it
-// odd again.
+// key is the live handle itself (odd generation) while live; destroy makes
+// the generation even and the kind bits 0 (no kind), reuse makes it the
+// next live handle. So one compare of the key with a handle of the wanted
+// kind checks its generation, index and kind.
 #ifndef EVX_SRC_HANDLE_HPP
 #define EVX_SRC_HANDLE_HPP
 
@@ -28,7 +30,8 @@ namespace evx {
 constexpr uint32_t kKindBits = 4;
 constexpr uint32_t kKinds = 1u << kKindBits;
 constexpr uint32_t kKindMask = kKinds - 1;
-// The slot index: the bits between the kind and the generation.
+// The slot index: the bits between the kind and the generation (a handle
+// has kMaxSlots of them, the higher ones 0).
 constexpr uint32_t kIndexMask = (1u << (32 - kKindBits)) - 1;
 
 enum Kind : uint32_t {
@@ -44,24 +47,47 @@ enum Kind : uint32_t {
 // "event", "stream", ...; nullptr for a tag that is no kind.
 const char *kind_name(uint32_t kind);
 
-struct Slot {
-    std::atomic<uint32_t> gen{0};   // odd = live
-    std::atomic<uint32_t> kind{0};  // set before the generation goes live
-    void *obj = nullptr;            // the object (&event for events)
+// 128 bytes (the alignment rounds it up): a slot's address is its chunk's
+// plus one shift of its index.
+struct alignas(64) Slot {
+    // The live handle, or (not live) a value no handle of a kind has: kind
+    // bits 0 (even generation after a destroy, 0 before the first
+    // publication).
+    std::atomic<uint64_t> key{0};
+    // The kind of the last publication, set before it: what the free hooks
+    // of a destroyed slot go by.
+    uint32_t kind = 0;
+    void *obj = nullptr;  // the object (&event for events)
     Event event;
 };
+static_assert(sizeof(Slot) == 128, "a slot is one shift of its index away");
 
 constexpr uint32_t kChunkBits = 10;
 constexpr uint32_t kChunkSize = 1u << kChunkBits;
 constexpr uint32_t kMaxChunks = 1u << 14;
 constexpr uint32_t kMaxSlots = kChunkSize * kMaxChunks;  // 16 M live handles
 
+// Every chunk not allocated yet is g_dead_chunk, whose keys stay 0: a
+// lookup of any index reads a slot, and a forged one fails the key compare
+// (no null or bound check on the hot path). Set before any call, at load.
 extern std::atomic<Slot *> g_chunks[kMaxChunks];
+extern Slot g_dead_chunk[kChunkSize];
 
-inline Slot *slot_at(uint32_t index) {
-    if (index >= kMaxSlots) return nullptr;
-    Slot *chunk = g_chunks[index >> kChunkBits].load(std::memory_order_acquire);
-    return chunk ? chunk + (index & (kChunkSize - 1)) : nullptr;
+inline uint64_t handle_value(const void *h) {
+    return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(h));
+}
+// The slot index of a handle, of kMaxSlots: a handle with index bits above
+// them is no slot's key.
+inline uint32_t handle_index(uint64_t v) {
+    return static_cast<uint32_t>(v >> kKindBits) & (kMaxSlots - 1);
+}
+inline uint32_t handle_gen(uint64_t v) { return static_cast<uint32_t>(v >> 32); }
+
+// The slot of a handle: a real one, or one of g_dead_chunk.
+inline Slot *slot_of(uint64_t v) {
+    const uint32_t index = handle_index(v);
+    return g_chunks[index >> kChunkBits].load(std::memory_order_acquire) +
+           (index & (kChunkSize - 1));
 }
 
 // The slot of an index known to be in the table (allocated by slot_alloc).
@@ -69,28 +95,21 @@ inline Slot &slot_ref(uint32_t index) {
     return g_chunks[index >> kChunkBits].load(std::memory_order_acquire)[index & (kChunkSize - 1)];
 }
 
-inline uint64_t handle_value(const void *h) {
-    return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(h));
-}
-inline uint32_t handle_index(uint64_t v) {
-    return static_cast<uint32_t>(v >> kKindBits) & kIndexMask;
-}
-inline uint32_t handle_gen(uint64_t v) { return static_cast<uint32_t>(v >> 32); }
-
 // The message and status for a handle that is not a live `want`: null,
 // another kind, forged, stale or destroyed. `role` names the argument
 // ("event", "start event", "stream").
 evx_status_t bad_handle(const char *fn, const char *role, uint64_t v,
                         uint32_t want) __attribute__((cold, noinline));
 
-inline bool slot_is(const Slot *s, uint32_t gen, uint32_t want) {
-    return s->gen.load(std::memory_order_acquire) == gen && (gen & 1u) &&
-           s->kind.load(std::memory_order_relaxed) == want;
+// Whether v is the live handle of its slot s, of kind `want` (never 0, so
+// no dead key matches). The acquire load orders the use of the object
+// after its publication.
+inline bool slot_is(const Slot *s, uint64_t v, uint32_t want) {
+    return s->key.load(std::memory_order_acquire) == v && (v & kKindMask) == want;
 }
 
-inline Slot *decode(uint64_t v, uint32_t want) {
-    return (v & kKindMask) == want ? slot_at(handle_index(v)) : nullptr;
-}
+// The key a destroy leaves: the generation made even, the kind bits 0.
+inline uint64_t dead_key(uint64_t v) { return (v + (uint64_t{1} << 32)) & ~uint64_t{kKindMask}; }
 
 // --- making handles ------------------------------------------------------
 
@@ -124,12 +143,13 @@ inline void slot_free(ThreadRecord *r, uint32_t index) {
 // Makes the slot live with a new generation and returns the handle value.
 inline uint64_t publish(uint32_t index, uint32_t kind, void *obj) {
     Slot &s = slot_ref(index);
-    const uint32_t gen = s.gen.load(std::memory_order_relaxed) + 1u;
-    s.kind.store(kind, std::memory_order_relaxed);
+    const uint32_t gen = handle_gen(s.key.load(std::memory_order_relaxed)) + 1u;
+    const uint64_t v = (static_cast<uint64_t>(gen) << 32) |
+                       (static_cast<uint64_t>(index) << kKindBits) | kind;
+    s.kind = kind;
     s.obj = obj;
-    s.gen.store(gen, std::memory_order_release);
-    return (static_cast<uint64_t>(gen) << 32) |
-           (static_cast<uint64_t>(index) << kKindBits) | kind;
+    s.key.store(v, std::memory_order_release);
+    return v;
 }
 
 // publish(), as the public handle type H (evx_event_t, ...).

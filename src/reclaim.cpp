@@ -60,7 +60,7 @@ bool held(uint32_t mark) {
 }
 
 Freed free_object(ThreadRecord *r, Slot *s) {
-    const uint32_t kind = s->kind.load(std::memory_order_relaxed) & kKindMask;
+    const uint32_t kind = s->kind & kKindMask;
     if (const FreeHook hook = g_free_hooks[kind]) return hook(r, s->obj);
     if (const PlainFreeHook plain = g_plain_free_hooks[kind])
         return {static_cast<CUresult>(plain(r, s->obj)), false};
@@ -181,7 +181,7 @@ bool push_retired(ThreadRecord *r, uint32_t index) {
 Freed retire_freed(ThreadRecord *r, const void *h) {
     const uint32_t index = handle_index(handle_value(h));
     Slot *s = &slot_ref(index);
-    const BatchHook batch = g_batch_hooks[s->kind.load(std::memory_order_relaxed) & kKindMask];
+    const BatchHook batch = g_batch_hooks[s->kind & kKindMask];
     // Freed in batches: one scan of every thread's hazard slots (and, with
     // light hazards, one heavy_barrier()) per kRetireBatch destroys,
     // instead of one per destroy, keeps destroy cheap and leaves the other

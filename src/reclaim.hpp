@@ -119,11 +119,9 @@ evx_status_t bad_handle_held(ThreadRecord *r, const char *fn, const char *role, 
 inline evx_status_t lookup(ThreadRecord *r, const void *h, uint32_t want,
                            const char *fn, const char *role, Slot **out) {
     const uint64_t v = handle_value(h);
-    Slot *s = decode(v, want);
-    if (__builtin_expect(s == nullptr, 0)) return bad_handle(fn, role, v, want);
+    Slot *s = slot_of(v);
     set_hazards(r, handle_index(v), 0);
-    if (__builtin_expect(!slot_is(s, handle_gen(v), want), 0))
-        return bad_handle_held(r, fn, role, v, want);
+    if (__builtin_expect(!slot_is(s, v, want), 0)) return bad_handle_held(r, fn, role, v, want);
     *out = s;
     return 0;
 }
@@ -134,14 +132,12 @@ inline evx_status_t lookup2(ThreadRecord *r, const char *fn, const void *h0,
                             const void *h1, uint32_t want1, const char *role1,
                             Slot **out1) {
     const uint64_t v0 = handle_value(h0), v1 = handle_value(h1);
-    Slot *s0 = decode(v0, want0);
-    if (__builtin_expect(s0 == nullptr, 0)) return bad_handle(fn, role0, v0, want0);
-    Slot *s1 = decode(v1, want1);
-    if (__builtin_expect(s1 == nullptr, 0)) return bad_handle(fn, role1, v1, want1);
+    Slot *s0 = slot_of(v0);
+    Slot *s1 = slot_of(v1);
     set_hazards(r, handle_index(v0), handle_index(v1) + 1);
-    if (__builtin_expect(!slot_is(s0, handle_gen(v0), want0), 0))
+    if (__builtin_expect(!slot_is(s0, v0, want0), 0))
         return bad_handle_held(r, fn, role0, v0, want0);
-    if (__builtin_expect(!slot_is(s1, handle_gen(v1), want1), 0))
+    if (__builtin_expect(!slot_is(s1, v1, want1), 0))
         return bad_handle_held(r, fn, role1, v1, want1);
     *out0 = s0;
     *out1 = s1;
@@ -152,16 +148,14 @@ inline evx_status_t lookup2(ThreadRecord *r, const char *fn, const void *h0,
 // slot's object until it calls retire(); the others get INVALID_HANDLE.
 inline evx_status_t unpublish(const void *h, uint32_t want, const char *fn,
                               const char *role, Slot **out) {
-    const uint64_t v = handle_value(h);
-    Slot *s = decode(v, want);
-    if (__builtin_expect(s == nullptr, 0)) return bad_handle(fn, role, v, want);
-    uint32_t gen = handle_gen(v);
-    // The acquire load orders the kind read after this generation's
-    // publication; a later generation makes the exchange fail.
-    if (__builtin_expect(!slot_is(s, gen, want), 0) ||
-        !s->gen.compare_exchange_strong(gen, gen + 1u,
-                                        std::memory_order_seq_cst))
-        return bad_handle(fn, role, v, want);
+    uint64_t v = handle_value(h);
+    Slot *s = slot_of(v);
+    // The acquire load orders the object's use after this generation's
+    // publication; the exchange leaves the dead key (a later generation
+    // makes it fail).
+    if (__builtin_expect(!slot_is(s, v, want), 0) ||
+        !s->key.compare_exchange_strong(v, dead_key(v), std::memory_order_seq_cst))
+        return bad_handle(fn, role, handle_value(h), want);
     *out = s;
     return 0;
 }
