@@ -85,9 +85,13 @@ inline uint32_t handle_gen(uint64_t v) { return static_cast<uint32_t>(v >> 32); 
 
 // The slot of a handle: a real one, or one of g_dead_chunk.
 inline Slot *slot_of(uint64_t v) {
-    const uint32_t index = handle_index(v);
-    return g_chunks[index >> kChunkBits].load(std::memory_order_acquire) +
-           (index & (kChunkSize - 1));
+    // The chunk's number and the slot's byte offset in it, each straight
+    // from the handle's bits (sizeof(Slot) is 1 << (kKindBits + 3)).
+    constexpr uint32_t kShift = kKindBits + kChunkBits;
+    constexpr uint64_t kOffsetMask = uint64_t{kChunkSize - 1} << (kKindBits + 3);
+    static_assert(sizeof(Slot) == uint64_t{1} << (kKindBits + 3), "the offset is v << 3");
+    Slot *chunk = g_chunks[(v >> kShift) & (kMaxChunks - 1)].load(std::memory_order_acquire);
+    return reinterpret_cast<Slot *>(reinterpret_cast<char *>(chunk) + ((v << 3) & kOffsetMask));
 }
 
 // The slot of an index known to be in the table (allocated by slot_alloc).

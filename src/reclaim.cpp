@@ -45,7 +45,7 @@ inline void scan_barrier() {
     if (light_hazards()) (void)heavy_barrier();
 }
 
-// Whether any thread's hazard slot holds `mark` (slot index + 1). After
+// Whether any thread's hazard slot holds `mark` (mark_of() a slot). After
 // scan_barrier() (the seq_cst loads pair with the seq_cst exchanges of
 // bad_handle_held() and of set_hazards() without light hazards): a user
 // either sees the generation flipped by the destroyer, or the destroyer
@@ -114,7 +114,7 @@ void reclaim_pass(ThreadRecord *r) {
             uint32_t kept = 0;
             for (uint32_t i = 0; i < g_held.n; ++i) {
                 const uint32_t index = g_held.v[i];
-                if (n < 64 && !marks.has(index + 1)) {
+                if (n < 64 && !marks.has(mark_of(index))) {
                     take[n++] = index;
                 } else {
                     more = more || n == 64;
@@ -149,8 +149,8 @@ bool defer_held(ThreadRecord *r, const uint32_t *index, uint32_t n) {
         const uint64_t h = t->hazards.load(std::memory_order_seq_cst);
         if (h == 0) continue;
         for (uint32_t i = 0; i < n; ++i) {
-            if (static_cast<uint32_t>(h) == index[i] + 1 ||
-                static_cast<uint32_t>(h >> 32) == index[i] + 1) {
+            const uint32_t mark = mark_of(index[i]);
+            if (static_cast<uint32_t>(h) == mark || static_cast<uint32_t>(h >> 32) == mark) {
                 t->reclaim.store(1, std::memory_order_release);
                 break;
             }
@@ -194,7 +194,7 @@ Freed retire_freed(ThreadRecord *r, const void *h) {
     // idle events, an event of another context) are not batched.
     if (batch && batch(r, s->obj, index)) return {};
     scan_barrier();
-    if (!held(index + 1)) {
+    if (!held(mark_of(index))) {
         const Freed status = free_object(r, s);
         slot_free(r, index);
         return status;
@@ -219,7 +219,7 @@ Freed retire_waiting(ThreadRecord *r, const void *h) {
     scan_barrier();
     // Holders leave when their call returns, which may be a long wait (a
     // synchronize): yield first, then sleep a little between looks.
-    for (unsigned spins = 0; held(index + 1); ++spins) {
+    for (unsigned spins = 0; held(mark_of(index)); ++spins) {
         if (spins < 64) {
             sched_yield();
         } else {
@@ -246,7 +246,7 @@ uint32_t rescan(ThreadRecord *r, uint32_t *index, uint32_t n) {
     const Marks marks;
     uint32_t kept = 0;
     for (uint32_t i = 0; i < n; ++i) {
-        if (marks.has(index[i] + 1)) {
+        if (marks.has(mark_of(index[i]))) {
             index[kept++] = index[i];
         } else {
             free_object(r, &slot_ref(index[i]));

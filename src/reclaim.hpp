@@ -10,13 +10,13 @@
 //
 // Who stores and loads what, in what order:
 //
-// 1. A user (a public call; lookup(), lookup2()) stores the slot index + 1
-//    in its thread's hazard word (ThreadRecord::hazards, set_hazards()),
-//    then loads the slot's generation (acquire, slot_is()) and uses the
-//    object only if that is the handle's live generation. When the call
+// 1. A user (a public call; lookup(), lookup2()) stores the handle's low
+//    half (index and kind, mark_of()) in its thread's hazard word
+//    (ThreadRecord::hazards, set_hazards()), then loads the slot's key
+//    (acquire, slot_is()) and uses the object only if that is the handle. When the call
 //    ends it clears the word (a release store, release_hazards()), then
 //    loads its own reclaim flag (ThreadRecord::reclaim).
-// 2. A destroyer flips the generation (unpublish(): a seq_cst
+// 2. A destroyer flips the key to its dead value (unpublish(): a seq_cst
 //    compare-exchange, so of racing destroys exactly one wins and owns the
 //    object), then, before it decides a free, runs scan_barrier() and loads
 //    every thread's hazard word (seq_cst, held()).
@@ -83,7 +83,14 @@ inline void release_hazards(ThreadRecord *r) {
     if (__builtin_expect(r->reclaim.load(std::memory_order_relaxed) != 0, 0)) reclaim_held(r);
 }
 
-// Publishes the hazard slots. Where light_hazards(): a release store and a
+// A hazard slot holds the low half of the handle its call looks up: its
+// index and kind bits (nonzero: a kind is), 0 = none. A destroyer looks
+// for those of the slot it retired.
+inline uint32_t mark_of(uint32_t index) {
+    return (index << kKindBits) | slot_ref(index).kind;
+}
+
+// Publishes the hazard slots (h0, h1: the handles, 0 for none). Where light_hazards(): a release store and a
 // compiler barrier, no fence. The hardware may move the generation load
 // that follows before the store; every reader of hazards that decides a
 // free runs heavy_barrier() after the generation flipped (unpublish()) and
@@ -93,8 +100,8 @@ inline void release_hazards(ThreadRecord *r) {
 // under ThreadSanitizer, which does not model membarrier(2), a seq_cst
 // exchange, paired with unpublish()'s seq_cst exchange and the seq_cst
 // hazard loads. See docs/design.md, "Safe use against a racing destroy".
-inline void set_hazards(ThreadRecord *r, uint32_t index0, uint32_t index1_plus_1) {
-    const uint64_t h = (static_cast<uint64_t>(index1_plus_1) << 32) | (index0 + 1u);
+inline void set_hazards(ThreadRecord *r, uint64_t h0, uint64_t h1) {
+    const uint64_t h = (h1 << 32) | static_cast<uint32_t>(h0);
 #if !EVX_TSAN
     if (__builtin_expect(r->light, 1)) {
         r->hazards.store(h, std::memory_order_release);
@@ -120,7 +127,7 @@ inline evx_status_t lookup(ThreadRecord *r, const void *h, uint32_t want,
                            const char *fn, const char *role, Slot **out) {
     const uint64_t v = handle_value(h);
     Slot *s = slot_of(v);
-    set_hazards(r, handle_index(v), 0);
+    set_hazards(r, v, 0);
     if (__builtin_expect(!slot_is(s, v, want), 0)) return bad_handle_held(r, fn, role, v, want);
     *out = s;
     return 0;
@@ -134,7 +141,7 @@ inline evx_status_t lookup2(ThreadRecord *r, const char *fn, const void *h0,
     const uint64_t v0 = handle_value(h0), v1 = handle_value(h1);
     Slot *s0 = slot_of(v0);
     Slot *s1 = slot_of(v1);
-    set_hazards(r, handle_index(v0), handle_index(v1) + 1);
+    set_hazards(r, v0, v1);
     if (__builtin_expect(!slot_is(s0, v0, want0), 0))
         return bad_handle_held(r, fn, role0, v0, want0);
     if (__builtin_expect(!slot_is(s1, v1, want1), 0))
