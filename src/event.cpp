@@ -65,12 +65,18 @@ bool claim_former(Event *e) {
 
 // Counts a successful record on s, and notes the failures of host
 // functions launched there that the event's synchronize covers (hostfn.hpp).
-inline void mark_recorded(Event *e, const Stream *s) {
+// A pooled event's record, or the first of a plain one.
+void mark_recorded_rare(Event *e) {
     // Counted for pooled events only (their release reads it): a locked
     // add that a plain event's record does not need.
-    if (__builtin_expect(e->pool != nullptr, 0)) e->records.fetch_add(1, std::memory_order_relaxed);
+    if (e->pool != nullptr) e->records.fetch_add(1, std::memory_order_relaxed);
     if (!e->recorded.load(std::memory_order_relaxed))
-        e->recorded.store(true, std::memory_order_release);
+        e->recorded.store(e->pool ? kRecordedPooled : kRecorded, std::memory_order_release);
+}
+
+inline void mark_recorded(Event *e, const Stream *s) {
+    if (__builtin_expect(e->recorded.load(std::memory_order_relaxed) != kRecorded, 0))
+        mark_recorded_rare(e);
     host_note_record(e, s);
 }
 
@@ -237,6 +243,23 @@ namespace {
 // driver event did in a former life; otherwise `call` asks the driver, and a
 // completion it reports is remembered (a pool reuses an event seen complete
 // without asking the driver). NOT_READY passes through silently.
+inline evx_status_t observed(const char *fn, const char *call_name, evx_event_t event, Event *e,
+                             CUresult res) {
+    if (res == CUDA_SUCCESS) return host_failure_of_event(fn, e);
+    if (__builtin_expect(res == CUDA_ERROR_NOT_READY, 1)) return res;
+    return driver_failed(res, fn, call_name, "event 0x%" PRIx64, handle_value(event));
+}
+
+// observe() of a recorded pooled event: a completion it sees is counted.
+template <class Call>
+__attribute__((noinline)) evx_status_t observe_pooled(const char *fn, const char *call_name,
+                                                      evx_event_t event, Event *e, Call call) {
+    const uint32_t seen = e->records.load(std::memory_order_relaxed);
+    const CUresult res = call(e->cu.load(std::memory_order_acquire));
+    if (res == CUDA_SUCCESS) e->done.store(seen, std::memory_order_relaxed);  // under the hazard
+    return observed(fn, call_name, event, e, res);
+}
+
 template <class Call>
 inline evx_status_t observe(const char *fn, const char *call_name, evx_event_t event,
                             Call call) noexcept {
@@ -245,15 +268,12 @@ inline evx_status_t observe(const char *fn, const char *call_name, evx_event_t e
     const evx_status_t st = scope.lookup(fn, event, kEvent, "event", &s);
     if (st) return st;
     Event *e = &s->event;
-    if (!e->recorded.load(std::memory_order_acquire)) return EVX_SUCCESS;
-    const uint32_t seen = e->records.load(std::memory_order_relaxed);
-    const CUresult res = call(e->cu.load(std::memory_order_acquire));
-    if (res == CUDA_SUCCESS) {
-        if (e->pool) e->done.store(seen, std::memory_order_relaxed);  // under the hazard
-        return host_failure_of_event(fn, e);
+    const uint8_t recorded = e->recorded.load(std::memory_order_acquire);
+    if (__builtin_expect(recorded != kRecorded, 0)) {
+        if (!recorded) return EVX_SUCCESS;
+        return observe_pooled(fn, call_name, event, e, call);
     }
-    if (__builtin_expect(res == CUDA_ERROR_NOT_READY, 1)) return res;
-    return driver_failed(res, fn, call_name, "event 0x%" PRIx64, handle_value(event));
+    return observed(fn, call_name, event, e, call(e->cu.load(std::memory_order_acquire)));
 }
 
 // The body of evx_event_elapsed_time(); noexcept: nothing in it throws, and

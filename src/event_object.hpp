@@ -40,7 +40,9 @@ struct Event {
     std::atomic<AwayEvent *> away{nullptr};
     int device = 0;
     unsigned flags = 0;
-    std::atomic<bool> recorded{false};  // recorded in this evx life
+    // Recorded in this evx life: kRecorded, or kRecordedPooled for a pooled
+    // event (so that one test tells the common case); 0: not yet.
+    std::atomic<uint8_t> recorded{0};
     // Pooled events only (pool != nullptr): successful records in this
     // life, and the count as it was before the last query, synchronize or
     // elapsed time that saw the event complete. done == records at release:
@@ -64,6 +66,7 @@ struct Event {
 };
 
 enum : uint8_t { kOwn = 0, kFormer = 1, kClaimed = 2 };
+enum : uint8_t { kRecorded = 1, kRecordedPooled = 2 };
 
 }  // namespace evx
 

@@ -52,7 +52,7 @@ inline evx_event_t publish_event(uint32_t index, int device, unsigned flags, CUe
     e.away.store(nullptr, std::memory_order_relaxed);
     e.device = device;
     e.flags = flags;
-    e.recorded.store(false, std::memory_order_relaxed);
+    e.recorded.store(0, std::memory_order_relaxed);
     e.records.store(0, std::memory_order_relaxed);
     e.done.store(0, std::memory_order_relaxed);
     e.former.store(former ? kFormer : kOwn, std::memory_order_relaxed);

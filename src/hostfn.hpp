@@ -33,11 +33,19 @@ extern std::atomic<uint32_t> g_graph_failures;
 evx_status_t host_failure_take(const char *fn, uint64_t id, uint64_t upto, int device)
     __attribute__((cold, noinline));
 
+// Whether any failure is recorded and not yet reported, in graph launches
+// or not (g_host_failures counts both): the first look of every waiting
+// call, before it reads what it could report.
+inline bool host_failures_unreported() {
+    return __builtin_expect(g_host_failures.load(std::memory_order_acquire) != 0, 0);
+}
+
 // After the wait of a waiting call on `device`: one load and a branch
-// while no failure it could report is unreported.
+// while no failure is unreported.
 inline evx_status_t host_failure_check(const char *fn, uint64_t id, uint64_t upto, int device) {
+    if (!host_failures_unreported()) return 0;
     const std::atomic<uint32_t> &count = id == 0 ? g_graph_failures : g_host_failures;
-    if (__builtin_expect(count.load(std::memory_order_acquire) == 0, 1)) return 0;
+    if (count.load(std::memory_order_acquire) == 0) return 0;
     return host_failure_take(fn, id, upto, device);
 }
 
@@ -77,6 +85,7 @@ inline void host_note_mark(HostMark *m, const Stream *s) {
 }
 
 inline evx_status_t host_failure_of_mark(const char *fn, const HostMark &m, int device) {
+    if (!host_failures_unreported()) return 0;
     return host_failure_check(fn, m.id.load(std::memory_order_relaxed),
                               m.ticket.load(std::memory_order_relaxed), device);
 }
@@ -84,6 +93,7 @@ inline evx_status_t host_failure_of_mark(const char *fn, const HostMark &m, int 
 // The waiting calls on events: the failures an event's last record covers,
 // and those in graph launches on its device.
 inline evx_status_t host_failure_of_event(const char *fn, Event *e) {
+    if (!host_failures_unreported()) return 0;
     const uint64_t id = e->hf_id.load(std::memory_order_acquire);
     return host_failure_check(fn, id, id ? e->hf_ticket.load(std::memory_order_relaxed) : 0,
                               e->device);

@@ -69,7 +69,7 @@ EVX_API evx_status_t evx_event_get_ipc_handle(evx_event_t event, evx_ipc_event_h
                                  handle_value(event), e.device);
         // Peers may record it from now on: never answer for it without
         // the driver.
-        e.recorded.store(true, std::memory_order_release);
+        e.recorded.store(kRecorded, std::memory_order_release);
         std::memcpy(out->reserved, h.reserved, sizeof out->reserved);
         return EVX_SUCCESS;
     });
@@ -116,7 +116,7 @@ EVX_API evx_status_t evx_device_open_ipc_event(int device, const evx_ipc_event_h
     evx_event_t e = publish_event(index, device, EVX_EVENT_DISABLE_TIMING | EVX_EVENT_INTERPROCESS,
                                   ev, nullptr, false);
     // The exporting process may have recorded it: always ask the driver.
-    slot_ref(index).event.recorded.store(true, std::memory_order_release);
+    slot_ref(index).event.recorded.store(kRecorded, std::memory_order_release);
     *out = e;
     return EVX_SUCCESS;
 }
