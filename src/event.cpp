@@ -252,8 +252,8 @@ inline evx_status_t observed(const char *fn, const char *call_name, evx_event_t 
 
 // observe() of a recorded pooled event: a completion it sees is counted.
 template <class Call>
-__attribute__((noinline)) evx_status_t observe_pooled(const char *fn, const char *call_name,
-                                                      evx_event_t event, Event *e, Call call) {
+[[gnu::noinline]] evx_status_t observe_pooled(const char *fn, const char *call_name,
+                                              evx_event_t event, Event *e, Call call) {
     const uint32_t seen = e->records.load(std::memory_order_relaxed);
     const CUresult res = call(e->cu.load(std::memory_order_acquire));
     if (res == CUDA_SUCCESS) e->done.store(seen, std::memory_order_relaxed);  // under the hazard
