@@ -117,36 +117,59 @@ evx_status_t record_default_stream(const char *fn, Event *e, const Stream *s,
     return st;
 }
 
-// noexcept: nothing in a hot call throws, and so the compiler needs no
-// unwinding path for its HandleScope, which keeps the code what the
-// hand-written bracket was (see scope.hpp).
-evx_status_t record(const char *fn, evx_event_t event, evx_stream_t stream,
-                    bool with_flags, unsigned flags) noexcept {
-    HandleScope scope;
-    Slot *se = nullptr, *ss = nullptr;
-    evx_status_t st = scope.lookup2(fn, event, kEvent, "event", &se, stream, kStream,
-                                    "stream", &ss);
-    if (st) return st;
-    Event *e = &se->event;
-    const Stream *s = static_cast<const Stream *>(ss->obj);
-    if (__builtin_expect(e->device != s->device, 0))
-        return other_device(fn, event, e->device, stream, s->device);
-    // A stream of another context than the event's driver event (the common
-    // case compares two pointers): see contexts.cpp.
-    if (__builtin_expect(e->ctx.load(std::memory_order_acquire) != s->ctx, 0)) {
-        bool pop_failed = false;
-        st = record_other_context(fn, e, s, event, stream, with_flags, flags, &pop_failed);
-        if (!st || pop_failed) mark_recorded(e, s);
-        return st;
-    }
-    if (__builtin_expect(s->default_stream, 0))
-        return record_default_stream(fn, e, s, event, stream, with_flags, flags);
+// A record on a stream of the event's context, not a default stream.
+inline evx_status_t record_plain(const char *fn, Event *e, const Stream *s, evx_event_t event,
+                                 evx_stream_t stream, bool with_flags, unsigned flags) {
     const CUresult res = record_here(e, s, with_flags, flags);
     if (__builtin_expect(res == CUDA_SUCCESS, 1)) {
         mark_recorded(e, s);
         return EVX_SUCCESS;
     }
     return record_failed(fn, e, s, event, stream, with_flags, flags, res);
+}
+
+// The rare records: on a stream of another device, of another context than
+// the event's driver event, or a default stream.
+evx_status_t record_rare(const char *fn, Event *e, const Stream *s, evx_event_t event,
+                         evx_stream_t stream, bool with_flags, unsigned flags)
+    __attribute__((noinline));
+evx_status_t record_rare(const char *fn, Event *e, const Stream *s, evx_event_t event,
+                         evx_stream_t stream, bool with_flags, unsigned flags) {
+    if (e->device != s->device) return other_device(fn, event, e->device, stream, s->device);
+    // See contexts.cpp.
+    if (e->ctx.load(std::memory_order_acquire) != s->ctx) {
+        bool pop_failed = false;
+        const evx_status_t st =
+            record_other_context(fn, e, s, event, stream, with_flags, flags, &pop_failed);
+        if (!st || pop_failed) mark_recorded(e, s);
+        return st;
+    }
+    if (s->default_stream)
+        return record_default_stream(fn, e, s, event, stream, with_flags, flags);
+    // Another thread moved the event back meanwhile.
+    return record_plain(fn, e, s, event, stream, with_flags, flags);
+}
+
+// noexcept: nothing in a hot call throws, and so the compiler needs no
+// unwinding path for its HandleScope, which keeps the code what the
+// hand-written bracket was (see scope.hpp). One body per kWithFlags: the
+// plain record carries no flags.
+template <bool kWithFlags>
+evx_status_t record(const char *fn, evx_event_t event, evx_stream_t stream,
+                    unsigned flags) noexcept {
+    HandleScope scope;
+    Slot *se = nullptr, *ss = nullptr;
+    const evx_status_t st = scope.lookup2(fn, event, kEvent, "event", &se, stream, kStream,
+                                          "stream", &ss);
+    if (st) return st;
+    Event *e = &se->event;
+    const Stream *s = static_cast<const Stream *>(ss->obj);
+    // One test for the common case: a context belongs to one device, so the
+    // same context means the same device.
+    if (__builtin_expect((e->ctx.load(std::memory_order_acquire) != s->ctx) |
+                             s->default_stream, 0))
+        return record_rare(fn, e, s, event, stream, kWithFlags, flags);
+    return record_plain(fn, e, s, event, stream, kWithFlags, flags);
 }
 
 evx_status_t record_failed(const char *fn, Event *e, const Stream *s, evx_event_t event,
@@ -378,7 +401,7 @@ EVX_API evx_status_t evx_event_destroy(evx_event_t event) {
 }
 
 EVX_API evx_status_t evx_event_record(evx_event_t event, evx_stream_t stream) {
-    return record("evx_event_record", event, stream, false, 0);
+    return record<false>("evx_event_record", event, stream, 0);
 }
 
 EVX_API evx_status_t evx_event_record_with_flags(evx_event_t event, evx_stream_t stream,
@@ -386,7 +409,7 @@ EVX_API evx_status_t evx_event_record_with_flags(evx_event_t event, evx_stream_t
     static const char fn[] = "evx_event_record_with_flags";
     const evx_status_t st = check_known_flags(fn, "record", flags, EVX_EVENT_RECORD_EXTERNAL,
                                               "EVX_EVENT_RECORD_EXTERNAL 0x1");
-    return st ? st : record(fn, event, stream, true, flags);
+    return st ? st : record<true>(fn, event, stream, flags);
 }
 
 EVX_API evx_status_t evx_event_query(evx_event_t event) {
