@@ -106,10 +106,12 @@ evx_status_t bad_handle(const char *fn, const char *role, uint64_t v,
                         uint32_t want) __attribute__((cold, noinline));
 
 // Whether v is the live handle of its slot s, of kind `want` (never 0, so
-// no dead key matches). The acquire load orders the use of the object
-// after its publication.
+// no dead key matches). The acquire load orders the use of the object, and
+// the read of s->kind, after its publication; once the key is v, s->kind
+// is v's kind bits (publish()), and stays so while the caller's hazard
+// keeps the slot from being freed and published again.
 inline bool slot_is(const Slot *s, uint64_t v, uint32_t want) {
-    return s->key.load(std::memory_order_acquire) == v && (v & kKindMask) == want;
+    return s->key.load(std::memory_order_acquire) == v && s->kind == want;
 }
 
 // The key a destroy leaves: the generation made even, the kind bits 0.

@@ -13,9 +13,10 @@
 // 1. A user (a public call; lookup(), lookup2()) stores the handle's low
 //    half (index and kind, mark_of()) in its thread's hazard word
 //    (ThreadRecord::hazards, set_hazards()), then loads the slot's key
-//    (acquire, slot_is()) and uses the object only if that is the handle. When the call
-//    ends it clears the word (a release store, release_hazards()), then
-//    loads its own reclaim flag (ThreadRecord::reclaim).
+//    (acquire, slot_is()) and uses the object only if that is the handle.
+//    When the call ends it clears the word (a release store,
+//    release_hazards()), then loads its own reclaim flag
+//    (ThreadRecord::reclaim).
 // 2. A destroyer flips the key to its dead value (unpublish(): a seq_cst
 //    compare-exchange, so of racing destroys exactly one wins and owns the
 //    object), then, before it decides a free, runs scan_barrier() and loads
@@ -157,10 +158,11 @@ inline evx_status_t unpublish(const void *h, uint32_t want, const char *fn,
                               const char *role, Slot **out) {
     uint64_t v = handle_value(h);
     Slot *s = slot_of(v);
-    // The acquire load orders the object's use after this generation's
-    // publication; the exchange leaves the dead key (a later generation
-    // makes it fail).
-    if (__builtin_expect(!slot_is(s, v, want), 0) ||
+    // The exchange (seq_cst: it acquires the publication of the object)
+    // leaves the dead key; any other key (a later generation) makes it fail.
+    // No hazard: the kind comes from the handle, not the slot (which a
+    // racing destroy and reuse may write), and the exchange checks the key.
+    if (__builtin_expect((v & kKindMask) != want, 0) ||
         !s->key.compare_exchange_strong(v, dead_key(v), std::memory_order_seq_cst))
         return bad_handle(fn, role, handle_value(h), want);
     *out = s;
