@@ -282,6 +282,49 @@ evx_status_t read_stream(const char *fn, evx_stream_t stream, Read read) {
     });
 }
 
+// A wait's failures, apart: their messages need a large frame that the
+// hot path does without.
+evx_status_t wait_other_device(const char *fn, evx_stream_t stream, const Stream *s,
+                               evx_event_t event, const Event *e)
+    __attribute__((cold, noinline));
+evx_status_t wait_other_device(const char *fn, evx_stream_t stream, const Stream *s,
+                               evx_event_t event, const Event *e) {
+    return fail(EVX_ERROR_INVALID_HANDLE,
+                "%s: stream 0x%" PRIx64 " belongs to device %d but event 0x%" PRIx64
+                " to device %d",
+                fn, handle_value(stream), s->device, handle_value(event), e->device);
+}
+
+evx_status_t wait_failed(const char *fn, evx_stream_t stream, const Stream *s,
+                         evx_event_t event, const Event *e, unsigned flags, CUresult res)
+    __attribute__((cold, noinline));
+evx_status_t wait_failed(const char *fn, evx_stream_t stream, const Stream *s,
+                         evx_event_t event, const Event *e, unsigned flags, CUresult res) {
+    char sctx[128], ectx[128];
+    context_name(sctx, sizeof sctx, s->ctx, s->green, s->device);
+    context_name(ectx, sizeof ectx, e->ctx.load(std::memory_order_acquire), nullptr, e->device);
+    return driver_failed(res, fn, "cuStreamWaitEvent",
+                         "stream 0x%" PRIx64 " of %s, event 0x%" PRIx64
+                         " with its driver event of %s, flags 0x%x",
+                         handle_value(stream), sctx, handle_value(event), ectx, flags);
+}
+
+// A wait on a borrowed default stream: under the guard that makes its
+// device's primary context current.
+evx_status_t wait_default_stream(const char *fn, evx_stream_t stream, const Stream *s,
+                                 evx_event_t event, const Event *e, unsigned flags)
+    __attribute__((noinline));
+evx_status_t wait_default_stream(const char *fn, evx_stream_t stream, const Stream *s,
+                                 evx_event_t event, const Event *e, unsigned flags) {
+    ContextGuard guard;
+    const evx_status_t st = guard.enter(fn, s->device);
+    if (st) return st;
+    const CUresult res =
+        cu().cuStreamWaitEvent(s->cu, e->cu.load(std::memory_order_acquire), flags);
+    if (res == CUDA_SUCCESS) return guard.leave(fn, "the wait was queued");
+    return wait_failed(fn, stream, s, event, e, flags, res);
+}
+
 // The body of evx_stream_wait_event(); noexcept as record() in event.cpp.
 evx_status_t wait_event(evx_stream_t stream, evx_event_t event, unsigned flags) noexcept {
     static const char fn[] = "evx_stream_wait_event";
@@ -295,33 +338,18 @@ evx_status_t wait_event(evx_stream_t stream, evx_event_t event, unsigned flags) 
     const Stream *s = static_cast<const Stream *>(ss->obj);
     Event *e = &se->event;
     if (__builtin_expect(e->device != s->device, 0))
-        return fail(EVX_ERROR_INVALID_HANDLE,
-                    "%s: stream 0x%" PRIx64 " belongs to device %d but event 0x%" PRIx64
-                    " to device %d",
-                    fn, handle_value(stream), s->device, handle_value(event), e->device);
+        return wait_other_device(fn, stream, s, event, e);
     // A never-recorded event whose driver event still holds a former life's
     // record gets a new one first, so the driver waits for nothing, as it
     // does for a new event (and treats it as new under stream capture too).
     st = event_own_state(fn, e);
     if (st) return st;
-    CUresult res;
-    if (__builtin_expect(!s->default_stream, 1)) {
-        res = cu().cuStreamWaitEvent(s->cu, e->cu.load(std::memory_order_acquire), flags);
-    } else {
-        ContextGuard guard;
-        st = guard.enter(fn, s->device);
-        if (st) return st;
-        res = cu().cuStreamWaitEvent(s->cu, e->cu.load(std::memory_order_acquire), flags);
-        if (res == CUDA_SUCCESS) return guard.leave(fn, "the wait was queued");
-    }
+    if (__builtin_expect(s->default_stream, 0))
+        return wait_default_stream(fn, stream, s, event, e, flags);
+    const CUresult res =
+        cu().cuStreamWaitEvent(s->cu, e->cu.load(std::memory_order_acquire), flags);
     if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
-    char sctx[128], ectx[128];
-    context_name(sctx, sizeof sctx, s->ctx, s->green, s->device);
-    context_name(ectx, sizeof ectx, e->ctx.load(std::memory_order_acquire), nullptr, e->device);
-    return driver_failed(res, fn, "cuStreamWaitEvent",
-                         "stream 0x%" PRIx64 " of %s, event 0x%" PRIx64
-                         " with its driver event of %s, flags 0x%x",
-                         handle_value(stream), sctx, handle_value(event), ectx, flags);
+    return wait_failed(fn, stream, s, event, e, flags, res);
 }
 
 }  // namespace
