@@ -299,59 +299,42 @@ inline evx_status_t observe(const char *fn, const char *call_name, evx_event_t e
     return observed(fn, call_name, event, e, call(e->cu.load(std::memory_order_acquire)));
 }
 
-// The body of evx_event_elapsed_time(); noexcept: nothing in it throws, and
-// so the compiler needs no unwinding path for the scope (see scope.hpp).
-evx_status_t elapsed_time(float *ms, evx_event_t start, evx_event_t end) noexcept {
-    static const char fn[] = "evx_event_elapsed_time";
-    if (!ms) return fail(EVX_ERROR_INVALID_VALUE, "%s: ms (the out-pointer) is NULL", fn);
-    HandleScope scope;
-    Slot *s0 = nullptr, *s1 = nullptr;
-    const evx_status_t st = scope.lookup2(fn, start, kEvent, "start event", &s0, end, kEvent,
-                                          "end event", &s1);
-    if (st) return st;
-    if (!s0 || !s1) __builtin_unreachable(); // lookup2 sets both on success
-    Event *a = &s0->event, *b = &s1->event;
-    const bool ar = a->recorded.load(std::memory_order_acquire);
-    const bool br = b->recorded.load(std::memory_order_acquire);
-    if (__builtin_expect(a->device != b->device || !ar || !br ||
-                             ((a->flags | b->flags) & EVX_EVENT_DISABLE_TIMING),
-                         0)) {
-        const int ad = a->device, bd = b->device;
-        const unsigned af = a->flags, bf = b->flags;
-        const uint64_t av = handle_value(start), bv = handle_value(end);
-        if (ad != bd)
-            return fail(EVX_ERROR_INVALID_HANDLE,
-                        "%s: start event 0x%" PRIx64 " belongs to device %d but end event 0x%" PRIx64
-                        " to device %d",
-                        fn, av, ad, bv, bd);
-        if (af & EVX_EVENT_DISABLE_TIMING)
-            return fail(EVX_ERROR_INVALID_HANDLE,
-                        "%s: start event 0x%" PRIx64 " was created with EVX_EVENT_DISABLE_TIMING",
-                        fn, av);
-        if (bf & EVX_EVENT_DISABLE_TIMING)
-            return fail(EVX_ERROR_INVALID_HANDLE,
-                        "%s: end event 0x%" PRIx64 " was created with EVX_EVENT_DISABLE_TIMING",
-                        fn, bv);
-        if (!ar)
-            return fail(EVX_ERROR_INVALID_HANDLE,
-                        "%s: start event 0x%" PRIx64 " was never recorded", fn, av);
-        return fail(EVX_ERROR_INVALID_HANDLE, "%s: end event 0x%" PRIx64 " was never recorded",
-                    fn, bv);
-    }
-    float out = 0.0f;
-    const uint32_t seen_a = a->records.load(std::memory_order_relaxed);
-    const uint32_t seen_b = b->records.load(std::memory_order_relaxed);
-    const CUresult res = cu().cuEventElapsedTime(&out, a->cu.load(std::memory_order_acquire),
-                                                 b->cu.load(std::memory_order_acquire));
-    if (res == CUDA_SUCCESS) {  // both complete; marked under the hazards
-        if (a->pool) a->done.store(seen_a, std::memory_order_relaxed);
-        if (b->pool) b->done.store(seen_b, std::memory_order_relaxed);
-    }
-    if (__builtin_expect(res == CUDA_SUCCESS, 1)) {
-        *ms = out;
-        return EVX_SUCCESS;
-    }
-    if (res == CUDA_ERROR_NOT_READY) return res;
+constexpr char kElapsedFn[] = "evx_event_elapsed_time";
+
+// Why two events cannot be timed: another device, no timing, never recorded.
+// start_recorded: the state the call saw.
+evx_status_t elapsed_refused(evx_event_t start, evx_event_t end, const Event *a, const Event *b,
+                             bool start_recorded) __attribute__((cold, noinline));
+evx_status_t elapsed_refused(evx_event_t start, evx_event_t end, const Event *a, const Event *b,
+                             bool start_recorded) {
+    const char *fn = kElapsedFn;
+    const uint64_t av = handle_value(start), bv = handle_value(end);
+    if (a->device != b->device)
+        return fail(EVX_ERROR_INVALID_HANDLE,
+                    "%s: start event 0x%" PRIx64 " belongs to device %d but end event 0x%" PRIx64
+                    " to device %d",
+                    fn, av, a->device, bv, b->device);
+    if (a->flags & EVX_EVENT_DISABLE_TIMING)
+        return fail(EVX_ERROR_INVALID_HANDLE,
+                    "%s: start event 0x%" PRIx64 " was created with EVX_EVENT_DISABLE_TIMING",
+                    fn, av);
+    if (b->flags & EVX_EVENT_DISABLE_TIMING)
+        return fail(EVX_ERROR_INVALID_HANDLE,
+                    "%s: end event 0x%" PRIx64 " was created with EVX_EVENT_DISABLE_TIMING", fn,
+                    bv);
+    if (!start_recorded)
+        return fail(EVX_ERROR_INVALID_HANDLE,
+                    "%s: start event 0x%" PRIx64 " was never recorded", fn, av);
+    return fail(EVX_ERROR_INVALID_HANDLE, "%s: end event 0x%" PRIx64 " was never recorded", fn,
+                bv);
+}
+
+// A failing cuEventElapsedTime (not NOT_READY).
+evx_status_t elapsed_failed(evx_event_t start, evx_event_t end, const Event *a, const Event *b,
+                            CUresult res) __attribute__((cold, noinline));
+evx_status_t elapsed_failed(evx_event_t start, evx_event_t end, const Event *a, const Event *b,
+                            CUresult res) {
+    const char *fn = kElapsedFn;
     const CUcontext ac = a->ctx.load(std::memory_order_acquire);
     const CUcontext bc = b->ctx.load(std::memory_order_acquire);
     if (ac != bc) {
@@ -366,6 +349,58 @@ evx_status_t elapsed_time(float *ms, evx_event_t start, evx_event_t end) noexcep
     return driver_failed(res, fn, "cuEventElapsedTime",
                          "start event 0x%" PRIx64 ", end event 0x%" PRIx64,
                          handle_value(start), handle_value(end));
+}
+
+inline evx_status_t elapsed_result(float *ms, float out, evx_event_t start, evx_event_t end,
+                                   const Event *a, const Event *b, CUresult res) {
+    if (__builtin_expect(res == CUDA_SUCCESS, 1)) {
+        *ms = out;
+        return EVX_SUCCESS;
+    }
+    if (res == CUDA_ERROR_NOT_READY) return res;
+    return elapsed_failed(start, end, a, b, res);
+}
+
+// elapsed_time() with a pooled event: a completion it sees is counted.
+evx_status_t elapsed_pooled(float *ms, evx_event_t start, evx_event_t end, Event *a, Event *b)
+    __attribute__((noinline));
+evx_status_t elapsed_pooled(float *ms, evx_event_t start, evx_event_t end, Event *a, Event *b) {
+    float out = 0.0f;
+    const uint32_t seen_a = a->records.load(std::memory_order_relaxed);
+    const uint32_t seen_b = b->records.load(std::memory_order_relaxed);
+    const CUresult res = cu().cuEventElapsedTime(&out, a->cu.load(std::memory_order_acquire),
+                                                 b->cu.load(std::memory_order_acquire));
+    if (res == CUDA_SUCCESS) {  // both complete; marked under the hazards
+        if (a->pool) a->done.store(seen_a, std::memory_order_relaxed);
+        if (b->pool) b->done.store(seen_b, std::memory_order_relaxed);
+    }
+    return elapsed_result(ms, out, start, end, a, b, res);
+}
+
+// The body of evx_event_elapsed_time(); noexcept: nothing in it throws, and
+// so the compiler needs no unwinding path for the scope (see scope.hpp).
+evx_status_t elapsed_time(float *ms, evx_event_t start, evx_event_t end) noexcept {
+    const char *fn = kElapsedFn;
+    if (!ms) return fail(EVX_ERROR_INVALID_VALUE, "%s: ms (the out-pointer) is NULL", fn);
+    HandleScope scope;
+    Slot *s0 = nullptr, *s1 = nullptr;
+    const evx_status_t st = scope.lookup2(fn, start, kEvent, "start event", &s0, end, kEvent,
+                                          "end event", &s1);
+    if (st) return st;
+    if (!s0 || !s1) __builtin_unreachable(); // lookup2 sets both on success
+    Event *a = &s0->event, *b = &s1->event;
+    const uint8_t ar = a->recorded.load(std::memory_order_acquire);
+    const uint8_t br = b->recorded.load(std::memory_order_acquire);
+    if (__builtin_expect(a->device != b->device || !ar || !br ||
+                             ((a->flags | b->flags) & EVX_EVENT_DISABLE_TIMING),
+                         0))
+        return elapsed_refused(start, end, a, b, ar != 0);
+    // Both recorded: kRecorded | kRecordedPooled is not kRecorded.
+    if (__builtin_expect((ar | br) != kRecorded, 0)) return elapsed_pooled(ms, start, end, a, b);
+    float out = 0.0f;
+    const CUresult res = cu().cuEventElapsedTime(&out, a->cu.load(std::memory_order_acquire),
+                                                 b->cu.load(std::memory_order_acquire));
+    return elapsed_result(ms, out, start, end, a, b, res);
 }
 
 }  // namespace
