@@ -44,7 +44,15 @@ evx_status_t capture_failed(const char *fn, const char *call, CUresult res, cons
                          handle_value(h), state);
 }
 
-evx_status_t mark_capturing(const char *fn, const Stream *s, const void *h, bool *capturing) {
+evx_status_t mark_capture_failed(const char *fn, CUresult res, const void *h) {
+    // IMPLICIT (the legacy stream while a blocking stream captures): the
+    // record that follows fails with it, saying why.
+    if (res == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) return 0;
+    return driver_failed(res, fn, "cuStreamIsCapturing", "stream 0x%" PRIx64, handle_value(h));
+}
+
+evx_status_t mark_capturing_guarded(const char *fn, const Stream *s, const void *h,
+                                    bool *capturing) {
     *capturing = false;
     if (!cu().cuStreamIsCapturing) return 0;
     CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -54,12 +62,8 @@ evx_status_t mark_capturing(const char *fn, const Stream *s, const void *h, bool
     const CUresult res = cu().cuStreamIsCapturing(s->cu, &cs);
     st = guard.leave(fn, "the stream's capture status was read, nothing was recorded");
     if (st) return st;
-    // IMPLICIT (the legacy stream while a blocking stream captures): the
-    // record that follows fails with it, saying why.
-    if (res != CUDA_SUCCESS && res != CUDA_ERROR_STREAM_CAPTURE_IMPLICIT)
-        return driver_failed(res, fn, "cuStreamIsCapturing", "stream 0x%" PRIx64, handle_value(h));
     *capturing = res == CUDA_SUCCESS && cs != CU_STREAM_CAPTURE_STATUS_NONE;
-    return 0;
+    return res == CUDA_SUCCESS ? 0 : mark_capture_failed(fn, res, h);
 }
 
 evx_status_t record_graph_mark(const char *fn, CUevent ev, const Stream *s, const void *h,

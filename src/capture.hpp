@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "driver.hpp"
 #include "evx/common.h"
 #include "stream_object.hpp"
 
@@ -23,9 +24,26 @@ evx_status_t capture_failed(const char *fn, const char *call, CUresult res, cons
                             const Stream *s) __attribute__((cold, noinline));
 
 // Timer and timeline marks on captured streams (timer.cpp, timeline.cpp).
-// Whether the stream is being captured (an invalidated capture counts: the
-// mark then fails as the driver says). False when the driver cannot tell.
-evx_status_t mark_capturing(const char *fn, const Stream *s, const void *h, bool *capturing);
+// mark_capturing(): whether the stream is being captured (an invalidated
+// capture counts: the mark then fails as the driver says). False when the
+// driver cannot tell. mark_capturing_guarded(): the same for a default
+// stream (under the guard of its device's primary context) or a driver
+// without cuStreamIsCapturing; mark_capture_failed(): a failing answer.
+evx_status_t mark_capturing_guarded(const char *fn, const Stream *s, const void *h,
+                                    bool *capturing) __attribute__((noinline));
+evx_status_t mark_capture_failed(const char *fn, CUresult res, const void *h)
+    __attribute__((cold, noinline));
+
+inline evx_status_t mark_capturing(const char *fn, const Stream *s, const void *h,
+                                   bool *capturing) {
+    // A stream that is not a default stream needs no context made current.
+    if (__builtin_expect(s->default_stream || !cu().cuStreamIsCapturing, 0))
+        return mark_capturing_guarded(fn, s, h, capturing);
+    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    const CUresult res = cu().cuStreamIsCapturing(s->cu, &cs);
+    *capturing = res == CUDA_SUCCESS && cs != CU_STREAM_CAPTURE_STATUS_NONE;
+    return __builtin_expect(res == CUDA_SUCCESS, 1) ? 0 : mark_capture_failed(fn, res, h);
+}
 // Records a mark as an external event record node of the stream's capture:
 // each launch of the graph records the event.
 evx_status_t record_graph_mark(const char *fn, CUevent ev, const Stream *s, const void *h,
