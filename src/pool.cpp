@@ -314,22 +314,22 @@ EVX_API evx_status_t evx_event_pool_acquire(evx_event_pool_t pool, evx_event_t *
     if (st) return st;
     Pool *p = static_cast<Pool *>(s->obj);
     ThreadRecord *r = scope.record();
-    // Released events are scanned (one barrier) only when the pool could
-    // not hand out one otherwise: no idle event, and no room for a new one.
-    bool scan;
-    {
-        std::lock_guard<std::mutex> lock(p->mu);
-        if (p->idle.empty() && !p->pending.empty()) reap(p);
-        scan = p->idle.empty() && p->held() >= p->capacity && p->nreleased > 0;
-    }
-    if (scan) pool_scan(r, p);
     uint32_t index;
     st = slot_alloc(r, fn, &index);
     if (st) return st;
     CachedEvent ev{nullptr, false};
     {
-        std::lock_guard<std::mutex> lock(p->mu);
+        std::unique_lock<std::mutex> lock(p->mu);
         if (p->idle.empty() && !p->pending.empty()) reap(p);
+        // Released events are scanned (one barrier, without the lock) only
+        // when the pool could not hand out one otherwise: no idle event, and
+        // no room for a new one.
+        if (p->idle.empty() && p->held() >= p->capacity && p->nreleased > 0) {
+            lock.unlock();
+            pool_scan(r, p);
+            lock.lock();
+            if (p->idle.empty() && !p->pending.empty()) reap(p);
+        }
         if (p->idle.empty() && p->held() < p->capacity) st = fill(p, fn, 1);
         if (!st && p->idle.empty()) {
             ++p->exhausted_total;
