@@ -45,17 +45,14 @@ inline void scan_barrier() {
     if (light_hazards()) (void)heavy_barrier();
 }
 
-// Whether any thread's hazard slot holds `mark` (mark_of() a slot). After
+// Whether any thread's hazard slot holds slot `index` (holds()). After
 // scan_barrier() (the seq_cst loads pair with the seq_cst exchanges of
 // bad_handle_held() and of set_hazards() without light hazards): a user
 // either sees the generation flipped by the destroyer, or the destroyer
 // sees its hazard.
-bool held(uint32_t mark) {
-    for (ThreadRecord *t = thread_list(); t; t = t->next) {
-        const uint64_t h = t->hazards.load(std::memory_order_seq_cst);
-        if (static_cast<uint32_t>(h) == mark || static_cast<uint32_t>(h >> 32) == mark)
-            return true;
-    }
+bool held(uint32_t index) {
+    for (ThreadRecord *t = thread_list(); t; t = t->next)
+        if (holds(t->hazards.load(std::memory_order_seq_cst), index)) return true;
     return false;
 }
 
@@ -84,14 +81,15 @@ struct Marks {
                 overflow = true;
                 return;
             }
-            if (static_cast<uint32_t>(h)) v[n++] = static_cast<uint32_t>(h);
-            if (h >> 32) v[n++] = static_cast<uint32_t>(h >> 32);
+            const uint32_t lo = static_cast<uint32_t>(h), hi = static_cast<uint32_t>(h >> 32);
+            if (lo) v[n++] = lo >> kKindBits;
+            if (hi) v[n++] = hi >> kKindBits;
         }
     }
-    bool has(uint32_t mark) const {
-        if (overflow) return held(mark);
+    bool has(uint32_t index) const {
+        if (overflow) return held(index);
         for (uint32_t i = 0; i < n; ++i)
-            if (v[i] == mark) return true;
+            if (v[i] == index) return true;
         return false;
     }
 };
@@ -114,7 +112,7 @@ void reclaim_pass(ThreadRecord *r) {
             uint32_t kept = 0;
             for (uint32_t i = 0; i < g_held.n; ++i) {
                 const uint32_t index = g_held.v[i];
-                if (n < 64 && !marks.has(mark_of(index))) {
+                if (n < 64 && !marks.has(index)) {
                     take[n++] = index;
                 } else {
                     more = more || n == 64;
@@ -149,8 +147,7 @@ bool defer_held(ThreadRecord *r, const uint32_t *index, uint32_t n) {
         const uint64_t h = t->hazards.load(std::memory_order_seq_cst);
         if (h == 0) continue;
         for (uint32_t i = 0; i < n; ++i) {
-            const uint32_t mark = mark_of(index[i]);
-            if (static_cast<uint32_t>(h) == mark || static_cast<uint32_t>(h >> 32) == mark) {
+            if (holds(h, index[i])) {
                 t->reclaim.store(1, std::memory_order_release);
                 break;
             }
@@ -194,7 +191,7 @@ Freed retire_freed(ThreadRecord *r, const void *h) {
     // idle events, an event of another context) are not batched.
     if (batch && batch(r, s->obj, index)) return {};
     scan_barrier();
-    if (!held(mark_of(index))) {
+    if (!held(index)) {
         const Freed status = free_object(r, s);
         slot_free(r, index);
         return status;
@@ -219,7 +216,7 @@ Freed retire_waiting(ThreadRecord *r, const void *h) {
     scan_barrier();
     // Holders leave when their call returns, which may be a long wait (a
     // synchronize): yield first, then sleep a little between looks.
-    for (unsigned spins = 0; held(mark_of(index)); ++spins) {
+    for (unsigned spins = 0; held(index); ++spins) {
         if (spins < 64) {
             sched_yield();
         } else {
@@ -246,7 +243,7 @@ uint32_t rescan(ThreadRecord *r, uint32_t *index, uint32_t n) {
     const Marks marks;
     uint32_t kept = 0;
     for (uint32_t i = 0; i < n; ++i) {
-        if (marks.has(mark_of(index[i]))) {
+        if (marks.has(index[i])) {
             index[kept++] = index[i];
         } else {
             free_object(r, &slot_ref(index[i]));

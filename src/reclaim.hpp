@@ -11,7 +11,7 @@
 // Who stores and loads what, in what order:
 //
 // 1. A user (a public call; lookup(), lookup2()) stores the handle's low
-//    half (index and kind, mark_of()) in its thread's hazard word
+//    half (index and kind bits, holds()) in its thread's hazard word
 //    (ThreadRecord::hazards, set_hazards()), then loads the slot's key
 //    (acquire, slot_is()) and uses the object only if that is the handle.
 //    When the call ends it clears the word (a release store,
@@ -85,10 +85,12 @@ inline void release_hazards(ThreadRecord *r) {
 }
 
 // A hazard slot holds the low half of the handle its call looks up: its
-// index and kind bits (nonzero: a kind is), 0 = none. A destroyer looks
-// for those of the slot it retired.
-inline uint32_t mark_of(uint32_t index) {
-    return (index << kKindBits) | slot_ref(index).kind;
+// index and kind bits (nonzero: a kind is), 0 = none. A destroyer takes any
+// hazard with a slot's index bits as holding that slot, whatever its kind
+// bits (a lookup with other kind bits fails, and only delays the free).
+inline bool holds(uint64_t hazards, uint32_t index) {
+    const uint32_t lo = static_cast<uint32_t>(hazards), hi = static_cast<uint32_t>(hazards >> 32);
+    return (lo != 0 && (lo >> kKindBits) == index) || (hi != 0 && (hi >> kKindBits) == index);
 }
 
 // Publishes the hazard slots (h0, h1: the handles, 0 for none). Where light_hazards(): a release store and a

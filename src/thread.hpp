@@ -42,7 +42,7 @@ struct CacheBucket;  // cache.hpp
 struct ThreadRecord {
     // The two hazard slots, one word: low half for the first handle of a
     // call, high half for the second; each holds the low half of a handle
-    // (index and kind: mark_of() in reclaim.hpp), 0 = none.
+    // (index and kind: holds() in reclaim.hpp), 0 = none.
     // Published with a plain store per call where light_hazards(), else
     // with a seq_cst exchange (set_hazards() in reclaim.hpp). Read by every
     // destroying thread, so kept on a cache line of its own.
