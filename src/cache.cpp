@@ -37,15 +37,12 @@ struct Depot {
 std::once_flag g_depot_once;
 Depot *g_depots = nullptr;  // device_count * 4, never freed
 
-inline uint32_t key_of(int device, unsigned flags) {
-    return static_cast<uint32_t>(device) * 4u + (flags & 3u);
-}
 
 Depot *depot(int device, unsigned flags) {
     std::call_once(g_depot_once, [] {
         g_depots = new (std::nothrow) Depot[static_cast<size_t>(g_driver.device_count) * 4];
     });
-    return g_depots ? &g_depots[key_of(device, flags)] : nullptr;
+    return g_depots ? &g_depots[bucket_key(device, flags)] : nullptr;
 }
 
 // Returns the first failure of cuEventDestroy (the event it refused stays
@@ -79,7 +76,7 @@ CacheBucket *bucket_slow(ThreadRecord *r, uint32_t key) {
 }
 
 inline CacheBucket *bucket(ThreadRecord *r, int device, unsigned flags) {
-    const uint32_t key = key_of(device, flags);
+    const uint32_t key = bucket_key(device, flags);
     if (__builtin_expect(key < r->nbuckets, 1)) {
         CacheBucket *b = r->buckets[key];
         if (__builtin_expect(b != nullptr, 1)) return b;
@@ -150,8 +147,8 @@ Freed destroy_driver_event(int device, CUevent ev) {
 // a trim on another thread destroys what they keep (cache_trim()). Driver
 // calls are made outside the hold.
 
-evx_status_t cache_take(ThreadRecord *r, const char *fn, int device, unsigned flags,
-                        CUevent *out, bool *former) {
+evx_status_t cache_take_slow(ThreadRecord *r, const char *fn, int device, unsigned flags,
+                             CUevent *out, bool *former) {
     *former = false;
     if (flags & EVX_EVENT_INTERPROCESS) return create_driver_event(fn, device, flags, out);
     own_enter(r);
@@ -168,7 +165,7 @@ evx_status_t cache_take(ThreadRecord *r, const char *fn, int device, unsigned fl
     return create_driver_event(fn, device, flags, out);
 }
 
-void cache_give(ThreadRecord *r, int device, unsigned flags, CUevent ev, bool former) {
+void cache_give_slow(ThreadRecord *r, int device, unsigned flags, CUevent ev, bool former) {
     const CachedEvent c{ev, former};
     if (flags & EVX_EVENT_INTERPROCESS) {
         destroy_all(device, &c, 1);  // its IPC handle may have left the process
@@ -216,7 +213,7 @@ namespace {
 evx_status_t trim_stacks(ThreadRecord *r, int device) {
     evx_status_t first = CUDA_SUCCESS;
     for (unsigned flags = 0; flags < 4; ++flags) {
-        const uint32_t key = key_of(device, flags);
+        const uint32_t key = bucket_key(device, flags);
         if (key < r->nbuckets && r->buckets[key]) {
             CacheBucket *b = r->buckets[key];
             // A failing pop of its own guard is not a refused event.
@@ -261,7 +258,7 @@ evx_status_t cache_trim(ThreadRecord *r, const char *fn, int device, evx_status_
     for (unsigned flags = 0; flags < 4; ++flags) {
         // Pending work is allowed: the driver frees such an event once the
         // work completes.
-        const uint32_t key = key_of(device, flags);
+        const uint32_t key = bucket_key(device, flags);
         evx_status_t r1 = CUDA_SUCCESS, r2 = CUDA_SUCCESS;
         if (key < r->nbuckets && r->buckets[key]) {
             CachedEvent ev[kBucketSize];

@@ -10,6 +10,7 @@
 
 #include "driver.hpp"
 #include "evx/common.h"
+#include "evx/event.h"
 #include "thread.hpp"
 
 namespace evx {
@@ -36,13 +37,53 @@ struct CacheBucket {
 // and its work may still be pending, until it is recorded again. Its user
 // must record it before the driver reads its state, or renew it (see
 // event.cpp). EVX_EVENT_INTERPROCESS events are always new.
-evx_status_t cache_take(ThreadRecord *r, const char *fn, int device,
-                        unsigned flags, CUevent *out, bool *former);
+evx_status_t cache_take_slow(ThreadRecord *r, const char *fn, int device, unsigned flags,
+                             CUevent *out, bool *former) __attribute__((noinline));
+
+// The stack of (device, flags) in a thread's record: key of ThreadRecord::buckets.
+inline uint32_t bucket_key(int device, unsigned flags) {
+    return static_cast<uint32_t>(device) * 4u + (flags & 3u);
+}
+
+// The common case inline: the thread's stack has one (a stack is used under
+// the owner's hold, thread.hpp); the rest is cache_take_slow().
+inline evx_status_t cache_take(ThreadRecord *r, const char *fn, int device, unsigned flags,
+                               CUevent *out, bool *former) {
+    if (__builtin_expect(!(flags & EVX_EVENT_INTERPROCESS), 1)) {
+        const uint32_t key = bucket_key(device, flags);
+        own_enter(r);
+        CacheBucket *b = __builtin_expect(key < r->nbuckets, 1) ? r->buckets[key] : nullptr;
+        if (__builtin_expect(b != nullptr && b->n > 0, 1)) {
+            const CachedEvent c = b->ev[--b->n];
+            own_leave(r);
+            *out = c.ev;
+            *former = c.former;
+            return 0;
+        }
+        own_leave(r);
+    }
+    return cache_take_slow(r, fn, device, flags, out, former);
+}
 
 // Keeps a driver event for reuse, or destroys it (interprocess events, a
 // full depot). former: it was ever recorded.
-void cache_give(ThreadRecord *r, int device, unsigned flags, CUevent ev,
-                bool former);
+void cache_give_slow(ThreadRecord *r, int device, unsigned flags, CUevent ev, bool former)
+    __attribute__((noinline));
+
+inline void cache_give(ThreadRecord *r, int device, unsigned flags, CUevent ev, bool former) {
+    if (__builtin_expect(!(flags & EVX_EVENT_INTERPROCESS), 1)) {
+        const uint32_t key = bucket_key(device, flags);
+        own_enter(r);
+        CacheBucket *b = __builtin_expect(key < r->nbuckets, 1) ? r->buckets[key] : nullptr;
+        if (__builtin_expect(b != nullptr && b->n < kBucketSize, 1)) {
+            b->ev[b->n++] = CachedEvent{ev, former};
+            own_leave(r);
+            return;
+        }
+        own_leave(r);
+    }
+    cache_give_slow(r, device, flags, ev, former);
+}
 
 // cuEventCreate under the device's context guard.
 evx_status_t create_driver_event(const char *fn, int device, unsigned flags,
