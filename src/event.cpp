@@ -239,6 +239,11 @@ evx_status_t event_free(ThreadRecord *r, void *obj) {
     return 0;
 }
 
+inline bool batchable(const Event *e) {
+    return !(e->flags & EVX_EVENT_INTERPROCESS) &&
+           e->away.load(std::memory_order_acquire) == nullptr;
+}
+
 // Plain events go to the thread's batch (retire()), pooled ones to their
 // pool's (pool_batch(): it scans them when an acquire or the stats need
 // them). Not interprocess events: their destroy closes the driver event
@@ -247,8 +252,7 @@ evx_status_t event_free(ThreadRecord *r, void *obj) {
 // caller may destroy those contexts next (contexts.cpp).
 bool event_batch(ThreadRecord *r, void *obj, uint32_t index) {
     const Event *e = static_cast<const Event *>(obj);
-    if ((e->flags & EVX_EVENT_INTERPROCESS) || e->away.load(std::memory_order_acquire) != nullptr)
-        return false;
+    if (!batchable(e)) return false;
     return e->pool ? pool_batch(r, e->pool, index) : retire_batched(r, index);
 }
 
@@ -432,7 +436,20 @@ EVX_API evx_status_t evx_device_create_event(int device, unsigned flags,
 }
 
 EVX_API evx_status_t evx_event_destroy(evx_event_t event) {
-    return destroy_handle(event, kEvent, "evx_event_destroy", "event");
+    static const char fn[] = "evx_event_destroy";
+    ThreadRecord *r;
+    evx_status_t st = enter_thread(&r);
+    if (st) return st;
+    Slot *s = nullptr;
+    st = unpublish(event, kEvent, fn, "event", &s);
+    if (st) return st;
+    // The common case without retire()'s hooks: a plain event to the
+    // thread's batch (event_batch()).
+    const Event *e = &s->event;
+    if (__builtin_expect(!e->pool && batchable(e), 1) &&
+        retire_batched(r, handle_index(handle_value(event))))
+        return EVX_SUCCESS;
+    return retire(r, event);
 }
 
 EVX_API evx_status_t evx_event_record(evx_event_t event, evx_stream_t stream) {

@@ -200,7 +200,7 @@ Freed retire_freed(ThreadRecord *r, const void *h) {
     return defer_held(r, &index, 1) ? Freed{} : retire_waiting(r, h);
 }
 
-bool retire_batched(ThreadRecord *r, uint32_t index) {
+bool retire_batched_slow(ThreadRecord *r, uint32_t index) {
     own_enter(r);
     const bool pushed = push_retired(r, index);
     const bool due = r->retired_n >= r->retire_limit;

@@ -219,8 +219,21 @@ using BatchHook = bool (*)(ThreadRecord *r, void *obj, uint32_t index);
 
 // The thread's batch: the slot is freed by the thread's next scan, once per
 // kRetireBatch retired slots (or by a trim on any thread). False when out
-// of memory (nothing taken).
-bool retire_batched(ThreadRecord *r, uint32_t index);
+// of memory (nothing taken). retire_batched_slow(): the push that grows the
+// list or fills the batch.
+bool retire_batched_slow(ThreadRecord *r, uint32_t index) __attribute__((noinline));
+inline bool retire_batched(ThreadRecord *r, uint32_t index) {
+    own_enter(r);
+    const uint32_t n = r->retired_n;
+    if (__builtin_expect(n < r->retired_cap && n + 1 < r->retire_limit, 1)) {
+        r->retired[n] = index;
+        r->retired_n = n + 1;
+        own_leave(r);
+        return true;
+    }
+    own_leave(r);
+    return retire_batched_slow(r, index);
+}
 
 // Frees the retired slots index[0..n) that no thread holds, after one
 // heavy_barrier() (where light_hazards()) run after their generations
