@@ -25,6 +25,7 @@
 
 #include "driver.hpp"
 #include "error.hpp"
+#include "event_wrap.hpp"
 #include "evx/event.h"
 #include "handle.hpp"
 #include "objects.hpp"
@@ -85,6 +86,7 @@ evx_status_t other_context_refused(const char *fn, const char *what, const void 
 
 evx_status_t record_other_context(const char *fn, Event *e, const Stream *s, const void *event,
                                   const void *stream, bool with_flags, unsigned flags) {
+    if (e->borrowed) return borrowed_other_context(fn, e, s, event, stream);
     char ectx[128], sctx[128];
     context_name(sctx, sizeof sctx, s->ctx, s->green, s->device);
     if (e->flags & EVX_EVENT_INTERPROCESS) {

@@ -14,6 +14,7 @@
 #include "evx/event.h"
 #include "evx/status.h"
 #include "evx/stream.h"
+#include "event_wrap.hpp"
 #include "handle.hpp"
 #include "hostfn.hpp"
 #include "objects.hpp"
@@ -188,6 +189,11 @@ evx_status_t check_event_flags(const char *fn, unsigned flags) {
 evx_event_t publish_event(uint32_t index, int device, unsigned flags, CUevent cu,
                           Pool *pool, bool former) {
     Event &e = slot_ref(index).event;
+    fill_event(e, device, flags, cu, pool, former);
+    return publish_as<evx_event_t>(index, kEvent, &e);
+}
+
+void fill_event(Event &e, int device, unsigned flags, CUevent cu, Pool *pool, bool former) {
     e.cu.store(cu, std::memory_order_relaxed);
     e.ctx.store(known_primary(device), std::memory_order_relaxed);
     e.away.store(nullptr, std::memory_order_relaxed);
@@ -200,7 +206,9 @@ evx_event_t publish_event(uint32_t index, int device, unsigned flags, CUevent cu
     e.pool = pool;
     e.hf_id.store(0, std::memory_order_relaxed);
     e.hf_ticket.store(0, std::memory_order_relaxed);
-    return publish_as<evx_event_t>(index, kEvent, &e);
+    e.borrowed = false;
+    e.release = nullptr;
+    e.release_user = nullptr;
 }
 
 evx_status_t event_renew_state(const char *fn, Event *e) {
@@ -235,6 +243,7 @@ namespace {
 
 evx_status_t event_free(ThreadRecord *r, void *obj) {
     Event *e = static_cast<Event *>(obj);
+    if (e->borrowed) return 0;  // its maker's driver event: nothing to give back
     const bool recorded = e->recorded.load(std::memory_order_acquire);
     const bool former = recorded || e->former.load(std::memory_order_relaxed) != kOwn;
     // An event that was recorded in other contexts: their driver events are
@@ -354,6 +363,8 @@ evx_status_t elapsed_time(float *ms, evx_event_t start, evx_event_t end) noexcep
     if (res == CUDA_ERROR_NOT_READY) return res;
     const CUcontext ac = a->ctx.load(std::memory_order_acquire);
     const CUcontext bc = b->ctx.load(std::memory_order_acquire);
+    if (__builtin_expect(a->borrowed || b->borrowed, 0) && ac == bc)
+        return borrowed_elapsed_failed(fn, res, start, a, end, b);
     if (ac != bc) {
         char actx[128], bctx[128];
         context_name(actx, sizeof actx, ac, nullptr, a->device);
@@ -397,7 +408,7 @@ EVX_API evx_status_t evx_device_create_event(int device, unsigned flags,
 }
 
 EVX_API evx_status_t evx_event_destroy(evx_event_t event) {
-    return destroy_handle(event, kEvent, "evx_event_destroy", "event");
+    return destroy_event("evx_event_destroy", event);  // event_wrap.cpp
 }
 
 EVX_API evx_status_t evx_event_record(evx_event_t event, evx_stream_t stream) {
@@ -430,7 +441,10 @@ EVX_API evx_status_t evx_event_elapsed_time(float *ms, evx_event_t start, evx_ev
 EVX_API evx_status_t evx_event_get_flags(evx_event_t event, unsigned *flags) {
     static const char fn[] = "evx_event_get_flags";
     if (!flags) return fail(EVX_ERROR_INVALID_VALUE, "%s: flags (the out-pointer) is NULL", fn);
-    return with_live(fn, event, kEvent, "event", [flags](Slot &s) {
+    return with_live(fn, event, kEvent, "event", [event, flags](Slot &s) -> evx_status_t {
+        if (s.event.borrowed)
+            return borrowed_refused(fn, event,
+                                    "the driver has no call that tells a CUevent's flags");
         *flags = s.event.flags;
         return EVX_SUCCESS;
     });

@@ -57,6 +57,7 @@ extern const conf_case conf_reclaim_cases[];
 extern const conf_case conf_fence_cases[];
 extern const conf_case conf_hostfn_cases[];
 extern const conf_case conf_trace_cases[];
+extern const conf_case conf_borrowed_event_cases[];
 
 /* Child modes run by some cases in a fresh process (argv[1] == "--child"). */
 int conf_child_main(const char *mode);
