@@ -34,10 +34,12 @@ EVX_LAYOUT_SAME_TYPE(evx_event_elapsed_time, evx_status_t (*)(float *, evx_event
 EVX_LAYOUT_SAME_TYPE(evx_event_get_device, evx_status_t (*)(evx_event_t, int *));
 EVX_LAYOUT_SAME_TYPE(evx_event_get_flags, evx_status_t (*)(evx_event_t, unsigned int *));
 EVX_LAYOUT_SAME_TYPE(evx_event_get_native, evx_status_t (*)(evx_event_t, void **));
+EVX_LAYOUT_SAME_TYPE(evx_event_is_owned, evx_status_t (*)(evx_event_t, int *));
 EVX_LAYOUT_SAME_TYPE(evx_event_query, evx_status_t (*)(evx_event_t));
 EVX_LAYOUT_SAME_TYPE(evx_event_record, evx_status_t (*)(evx_event_t, evx_stream_t));
 EVX_LAYOUT_SAME_TYPE(evx_event_record_with_flags, evx_status_t (*)(evx_event_t, evx_stream_t, unsigned int));
 EVX_LAYOUT_SAME_TYPE(evx_event_synchronize, evx_status_t (*)(evx_event_t));
+EVX_LAYOUT_SAME_TYPE(evx_event_wrap_external, evx_status_t (*)(int, void *, evx_event_t *));
 EVX_LAYOUT_SAME_TYPE(evx_device_create_fence, evx_status_t (*)(int, uint64_t, unsigned int, evx_fence_t *));
 EVX_LAYOUT_SAME_TYPE(evx_device_open_ipc_fence, evx_status_t (*)(int, const evx_ipc_fence_handle_t *, evx_fence_t *));
 EVX_LAYOUT_SAME_TYPE(evx_fence_destroy, evx_status_t (*)(evx_fence_t));
@@ -51,6 +53,7 @@ EVX_LAYOUT_SAME_TYPE(evx_notifier_watch_fence_callback, evx_status_t (*)(evx_not
 EVX_LAYOUT_SAME_TYPE(evx_stream_wait_fence, evx_status_t (*)(evx_stream_t, evx_fence_t, uint64_t));
 EVX_LAYOUT_SAME_TYPE(evx_device_open_ipc_event, evx_status_t (*)(int, const evx_ipc_event_handle_t *, evx_event_t *));
 EVX_LAYOUT_SAME_TYPE(evx_event_get_ipc_handle, evx_status_t (*)(evx_event_t, evx_ipc_event_handle_t *));
+EVX_LAYOUT_SAME_TYPE(evx_event_wrap_external_with_release, evx_status_t (*)(int, void *, evx_release_fn_t, void *, evx_event_t *));
 EVX_LAYOUT_SAME_TYPE(evx_stream_wrap_external_with_release, evx_status_t (*)(int, void *, evx_release_fn_t, void *, evx_stream_t *));
 EVX_LAYOUT_SAME_TYPE(evx_notifier_create, evx_status_t (*)(const evx_notifier_options_t *, evx_notifier_t *));
 EVX_LAYOUT_SAME_TYPE(evx_notifier_destroy, evx_status_t (*)(evx_notifier_t));
@@ -335,10 +338,12 @@ int main(void)
     printf("func evx_event_get_device 2\n");
     printf("func evx_event_get_flags 2\n");
     printf("func evx_event_get_native 2\n");
+    printf("func evx_event_is_owned 2\n");
     printf("func evx_event_query 1\n");
     printf("func evx_event_record 2\n");
     printf("func evx_event_record_with_flags 3\n");
     printf("func evx_event_synchronize 1\n");
+    printf("func evx_event_wrap_external 3\n");
     printf("func evx_device_create_fence 4\n");
     printf("func evx_device_open_ipc_fence 3\n");
     printf("func evx_fence_destroy 1\n");
@@ -352,6 +357,7 @@ int main(void)
     printf("func evx_stream_wait_fence 3\n");
     printf("func evx_device_open_ipc_event 3\n");
     printf("func evx_event_get_ipc_handle 2\n");
+    printf("func evx_event_wrap_external_with_release 5\n");
     printf("func evx_stream_wrap_external_with_release 5\n");
     printf("func evx_notifier_create 2\n");
     printf("func evx_notifier_destroy 1\n");

@@ -613,7 +613,8 @@ evx_timer_t = _ct.c_void_p  # opaque handle: struct evx_timer_ *
 #: EVX_ERROR_INVALID_HANDLE, never a crash).
 evx_fence_t = _ct.c_void_p  # opaque handle: struct evx_fence_s *
 
-#: The release callback of evx_stream_wrap_external_with_release().
+#: The release callback of evx_stream_wrap_external_with_release() and
+#: evx_event_wrap_external_with_release().
 evx_release_fn_t = _ct.CFUNCTYPE(None, _ct.c_void_p)
 
 #: A completion notifier: made by evx_notifier_create(), ended by
@@ -1105,6 +1106,11 @@ evx_event_destroy = Prototype(
     thread: such destroys are collected, to look at other threads' calls once
     per 32.)
 
+    A borrowed event's driver event (evx_event_wrap_external()) is never
+    destroyed, kept or pooled: the destroy only ends evx's borrow (and, for
+    evx_event_wrap_external_with_release(), waits for racing calls, then calls
+    the release callback).
+
     event: the event.
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE if event is not a live
@@ -1143,7 +1149,10 @@ evx_event_elapsed_time = Prototype(
     EVX_ERROR_INVALID_HANDLE if either handle is not live, either event was
     never recorded, either was created with EVX_EVENT_DISABLE_TIMING, or the
     two belong to different devices (the message says which);
-    EVX_ERROR_NOT_READY if either event's work is pending.
+    EVX_ERROR_NOT_READY if either event's work is pending; for a borrowed
+    event (evx_event_wrap_external()), which evx cannot know to be recorded or
+    timed, the driver's status (such as EVX_ERROR_INVALID_HANDLE), the message
+    saying so.
 
     Thread-safe; takes no global lock.
     """)
@@ -1179,7 +1188,9 @@ evx_event_get_flags = Prototype(
     flags [out]: receives the flags.
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if flags is NULL;
-    EVX_ERROR_INVALID_HANDLE. Thread-safe.
+    EVX_ERROR_INVALID_HANDLE; EVX_ERROR_NOT_SUPPORTED for a borrowed event
+    (evx_event_wrap_external()): the driver has no call that tells a
+    `CUevent`'s flags. Thread-safe.
     """)
 
 # evx_status_t evx_event_get_native(evx_event_t event, void **cu_event)
@@ -1208,6 +1219,25 @@ evx_event_get_native = Prototype(
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if cu_event is NULL;
     EVX_ERROR_INVALID_HANDLE; a status from `cuEventCreate` or
     `cuEventDestroy` when the driver event is replaced. Thread-safe.
+    """)
+
+# evx_status_t evx_event_is_owned(evx_event_t event, int *owned)
+#   Whether evx owns the event's driver event (evx_device_create_event(), a
+#   pool, evx_device_open_ipc_event()) or borrows it
+#   (evx_event_wrap_external(), evx_event_wrap_external_with_release()).
+evx_event_is_owned = Prototype(
+    "evx_event_is_owned", evx_status_t,
+    (("event", evx_event_t), ("owned", _ct.POINTER(_ct.c_int)),),
+    """evx_status_t evx_event_is_owned(evx_event_t event, int *owned)
+
+    Whether evx owns the event's driver event (evx_device_create_event(), a pool, evx_device_open_ipc_event()) or borrows it (evx_event_wrap_external(), evx_event_wrap_external_with_release()).
+
+    event: the event.
+
+    owned [out]: receives 1 when evx owns it, 0 when borrowed.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if owned is NULL;
+    EVX_ERROR_INVALID_HANDLE. Thread-safe.
     """)
 
 # evx_status_t evx_event_query(evx_event_t event)
@@ -1294,6 +1324,56 @@ evx_event_synchronize = Prototype(
     EVX_ERROR_INVALID_HANDLE; a status from the driver.
 
     Thread-safe; takes no global lock.
+    """)
+
+# evx_status_t evx_event_wrap_external(int device, void *native_event, evx_event_t *event)
+#   Borrows an event made elsewhere: PyTorch, CuPy, cuda.core,
+#   `cudaEventCreateWithFlags`, `cuEventCreate`.
+evx_event_wrap_external = Prototype(
+    "evx_event_wrap_external", evx_status_t,
+    (("device", _ct.c_int), ("native_event", _ct.c_void_p), ("event", _ct.POINTER(evx_event_t)),),
+    """evx_status_t evx_event_wrap_external(int device, void *native_event, evx_event_t *event)
+
+    Borrows an event made elsewhere: PyTorch, CuPy, cuda.core, `cudaEventCreateWithFlags`, `cuEventCreate`.
+
+    evx never destroys a borrowed event, never keeps its driver event for
+    reuse and never puts it in a pool. The caller keeps it alive for as long
+    as the evx handle is used (or see evx_event_wrap_external_with_release()).
+    evx cannot check a foreign pointer: a native_event that is not a live
+    `CUevent` (or `cudaEvent_t`) is undefined behaviour, as in CUDA.
+
+    The driver has no call that tells the context or the flags of a `CUevent`,
+    so the borrow carries its context, and evx learns the flags from the
+    driver's answers. A borrowed event is recorded on streams of its context
+    only: another context's stream is refused before the driver (evx moves its
+    own events between contexts, docs/engines.md, but never a borrowed one).
+    Its query, synchronize and elapsed time always ask the driver (evx cannot
+    know whether its maker recorded it); when the driver refuses an elapsed
+    time, the message says that a borrowed event may have been made with
+    `CU_EVENT_DISABLE_TIMING` or not recorded. Everything else works as with
+    an event of evx's own: records with flags and under stream capture, stream
+    waits, elapsed time against events of the same context, notifier watches
+    (evx/notify.h). evx_event_get_flags() refuses a borrowed event (evx cannot
+    know them), evx_event_get_ipc_handle() too (export it where it was made),
+    and an event pool never takes one.
+
+    device: the event's device: a device ordinal, whose primary context is
+    then the event's context, or EVX_DEVICE_CURRENT: the context current on
+    the calling thread is the event's context, a primary one or not
+    (cuCtxCreate's).
+
+    native_event: the `CUevent`; not NULL.
+
+    event [out]: receives the borrowed event.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if event or native_event is
+    NULL, or if EVX_DEVICE_CURRENT is given and no context is current;
+    EVX_ERROR_INVALID_DEVICE if device is out of range (or is
+    EVX_DEVICE_FROM_STREAM: the driver cannot read an event's device);
+    EVX_ERROR_OUT_OF_MEMORY; a driver-loading status; a status from the
+    driver. On failure `*event` is set to NULL when event is not NULL.
+
+    Thread-safe.
     """)
 
 # evx_status_t evx_device_create_fence(int device, uint64_t initial_value, unsigned int flags, evx_fence_t *out)
@@ -1655,6 +1735,60 @@ evx_event_get_ipc_handle = Prototype(
     EVX_EVENT_INTERPROCESS (refused before the driver, with a message that
     says so); EVX_ERROR_NOT_SUPPORTED if the driver lacks
     `cuIpcGetEventHandle`; a status from the driver.
+
+    Thread-safe.
+    """)
+
+# evx_status_t evx_event_wrap_external_with_release(int device, void *native_event, evx_release_fn_t release, void *user_data, evx_event_t *out)
+#   Borrows an event made elsewhere, as evx_event_wrap_external(), and calls
+#   release once the borrow has ended.
+evx_event_wrap_external_with_release = Prototype(
+    "evx_event_wrap_external_with_release", evx_status_t,
+    (("device", _ct.c_int), ("native_event", _ct.c_void_p), ("release", evx_release_fn_t), ("user_data", _ct.c_void_p), ("out", _ct.POINTER(evx_event_t)),),
+    """evx_status_t evx_event_wrap_external_with_release(int device, void *native_event, evx_release_fn_t release, void *user_data, evx_event_t *out)
+
+    Borrows an event made elsewhere, as evx_event_wrap_external(), and calls release once the borrow has ended.
+
+    The borrow ends at evx_event_destroy() of the returned handle. A call that
+    other threads are making on the handle at that moment (a record, a wait, a
+    query, a synchronize, an elapsed time, a notifier watch) either completes
+    on the event or fails with EVX_ERROR_INVALID_HANDLE; evx_event_destroy()
+    waits until every call that got the event has returned, then calls
+    release(user_data) on the destroying thread, then returns. So when
+    evx_event_destroy() returns, the callback has run, exactly once, and no
+    evx call uses the event any more. Work that records it may still be
+    pending on the device, and a notifier watch made before waits for it on
+    the driver's side: the callback owns the event from then on, as its maker
+    did before the wrap (the driver allows destroying an event with pending
+    work).
+
+    The callback may call evx (it runs outside evx's locks), but not
+    evx_event_destroy() of the handle it is releasing, which is already dead.
+    It is never called if this call fails, and never called for a handle that
+    is not destroyed (at process exit, for instance). An event pool never
+    takes a borrowed event, so evx_event_pool_release() does not end the
+    borrow.
+
+    Because evx_event_destroy() waits for racing calls, a destroy that races
+    with an evx_event_synchronize() of the same handle returns once that
+    synchronize has returned.
+
+    device: the event's device: a device ordinal or EVX_DEVICE_CURRENT (as for
+    evx_event_wrap_external()).
+
+    native_event: the `CUevent`; not NULL.
+
+    release: the callback; not NULL (use evx_event_wrap_external() for a
+    borrow without one).
+
+    user_data: passed to release.
+
+    out [out]: receives the borrowed event.
+
+    Returns: as evx_event_wrap_external(), and EVX_ERROR_INVALID_VALUE if
+
+    release is NULL. On failure `*out` is set to NULL when out is not NULL,
+    and release is not called.
 
     Thread-safe.
     """)
@@ -2969,10 +3103,12 @@ FUNCTIONS = (
     evx_event_get_device,
     evx_event_get_flags,
     evx_event_get_native,
+    evx_event_is_owned,
     evx_event_query,
     evx_event_record,
     evx_event_record_with_flags,
     evx_event_synchronize,
+    evx_event_wrap_external,
     evx_device_create_fence,
     evx_device_open_ipc_fence,
     evx_fence_destroy,
@@ -2986,6 +3122,7 @@ FUNCTIONS = (
     evx_stream_wait_fence,
     evx_device_open_ipc_event,
     evx_event_get_ipc_handle,
+    evx_event_wrap_external_with_release,
     evx_stream_wrap_external_with_release,
     evx_notifier_create,
     evx_notifier_destroy,

@@ -513,6 +513,68 @@ extern "C" {
     ) -> evx_status_t;
 }
 extern "C" {
+    #[doc = " @brief Borrows an event made elsewhere: PyTorch, CuPy, cuda.core,"]
+    #[doc = " `cudaEventCreateWithFlags`, `cuEventCreate`."]
+    #[doc = ""]
+    #[doc = " evx never destroys a borrowed event, never keeps its driver event for"]
+    #[doc = " reuse and never puts it in a pool. The caller keeps it alive for as long"]
+    #[doc = " as the evx handle is used (or see evx_event_wrap_external_with_release())."]
+    #[doc = " evx cannot check a foreign pointer: a @p native_event that is not a live"]
+    #[doc = " `CUevent` (or `cudaEvent_t`) is undefined behaviour, as in CUDA."]
+    #[doc = ""]
+    #[doc = " The driver has no call that tells the context or the flags of a"]
+    #[doc = " `CUevent`, so the borrow carries its context, and evx learns the flags"]
+    #[doc = " from the driver's answers. A borrowed event is recorded on streams of"]
+    #[doc = " its context only: another context's stream is refused before the driver"]
+    #[doc = " (evx moves its own events between contexts, docs/engines.md, but never a"]
+    #[doc = " borrowed one). Its query, synchronize and elapsed time always ask the"]
+    #[doc = " driver (evx cannot know whether its maker recorded it); when the driver"]
+    #[doc = " refuses an elapsed time, the message says that a borrowed event may have"]
+    #[doc = " been made with `CU_EVENT_DISABLE_TIMING` or not recorded. Everything else"]
+    #[doc = " works as with an event of evx's own: records with flags and under stream"]
+    #[doc = " capture, stream waits, elapsed time against events of the same context,"]
+    #[doc = " notifier watches (evx/notify.h). evx_event_get_flags() refuses a borrowed"]
+    #[doc = " event (evx cannot know them), evx_event_get_ipc_handle() too (export it"]
+    #[doc = " where it was made), and an event pool never takes one."]
+    #[doc = ""]
+    #[doc = " @param device the event's device: a device ordinal, whose primary"]
+    #[doc = "        context is then the event's context, or ::EVX_DEVICE_CURRENT: the"]
+    #[doc = "        context current on the calling thread is the event's context,"]
+    #[doc = "        a primary one or not (cuCtxCreate's)."]
+    #[doc = " @param native_event the `CUevent`; not NULL."]
+    #[doc = " @param[out] event receives the borrowed event."]
+    #[doc = " @return ::EVX_SUCCESS;"]
+    #[doc = "         ::EVX_ERROR_INVALID_VALUE if @p event or @p native_event is NULL,"]
+    #[doc = "         or if ::EVX_DEVICE_CURRENT is given and no context is current;"]
+    #[doc = "         ::EVX_ERROR_INVALID_DEVICE if @p device is out of range (or is"]
+    #[doc = "         ::EVX_DEVICE_FROM_STREAM: the driver cannot read an event's"]
+    #[doc = "         device);"]
+    #[doc = "         ::EVX_ERROR_OUT_OF_MEMORY; a driver-loading status; a status"]
+    #[doc = "         from the driver."]
+    #[doc = "         On failure `*event` is set to NULL when @p event is not NULL."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_event_wrap_external(
+        device: ::std::os::raw::c_int,
+        native_event: *mut ::std::os::raw::c_void,
+        event: *mut evx_event_t,
+    ) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Whether evx owns the event's driver event (evx_device_create_event(),"]
+    #[doc = " a pool, evx_device_open_ipc_event()) or borrows it"]
+    #[doc = " (evx_event_wrap_external(), evx_event_wrap_external_with_release())."]
+    #[doc = " @param event the event."]
+    #[doc = " @param[out] owned receives 1 when evx owns it, 0 when borrowed."]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p owned is NULL;"]
+    #[doc = "         ::EVX_ERROR_INVALID_HANDLE."]
+    #[doc = " Thread-safe."]
+    pub fn evx_event_is_owned(
+        event: evx_event_t,
+        owned: *mut ::std::os::raw::c_int,
+    ) -> evx_status_t;
+}
+extern "C" {
     #[doc = " @brief Destroys an event. Its handle is dead from now on."]
     #[doc = ""]
     #[doc = " Work it was recorded on may still be pending: the call does not wait, and"]
@@ -528,6 +590,11 @@ extern "C" {
     #[doc = " destroys it. (Its reuse by this thread's creates may wait for up to 31"]
     #[doc = " more destroys on this thread: such destroys are collected, to look at"]
     #[doc = " other threads' calls once per 32.)"]
+    #[doc = ""]
+    #[doc = " A borrowed event's driver event (evx_event_wrap_external()) is never"]
+    #[doc = " destroyed, kept or pooled: the destroy only ends evx's borrow (and, for"]
+    #[doc = " evx_event_wrap_external_with_release(), waits for racing calls, then"]
+    #[doc = " calls the release callback)."]
     #[doc = ""]
     #[doc = " @param event the event."]
     #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE if @p event is not a"]
@@ -619,7 +686,10 @@ extern "C" {
     #[doc = "         event was never recorded, either was created with"]
     #[doc = "         ::EVX_EVENT_DISABLE_TIMING, or the two belong to different"]
     #[doc = "         devices (the message says which);"]
-    #[doc = "         ::EVX_ERROR_NOT_READY if either event's work is pending."]
+    #[doc = "         ::EVX_ERROR_NOT_READY if either event's work is pending;"]
+    #[doc = "         for a borrowed event (evx_event_wrap_external()), which evx"]
+    #[doc = "         cannot know to be recorded or timed, the driver's status (such"]
+    #[doc = "         as ::EVX_ERROR_INVALID_HANDLE), the message saying so."]
     #[doc = ""]
     #[doc = " Thread-safe; takes no global lock."]
     pub fn evx_event_elapsed_time(
@@ -633,7 +703,9 @@ extern "C" {
     #[doc = " @param event the event."]
     #[doc = " @param[out] flags receives the flags."]
     #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p flags is NULL;"]
-    #[doc = "         ::EVX_ERROR_INVALID_HANDLE."]
+    #[doc = "         ::EVX_ERROR_INVALID_HANDLE; ::EVX_ERROR_NOT_SUPPORTED for a"]
+    #[doc = "         borrowed event (evx_event_wrap_external()): the driver has no"]
+    #[doc = "         call that tells a `CUevent`'s flags."]
     #[doc = " Thread-safe."]
     pub fn evx_event_get_flags(
         event: evx_event_t,
@@ -2476,7 +2548,8 @@ extern "C" {
     ) -> evx_status_t;
 }
 #[doc = " @brief The release callback of"]
-#[doc = "  evx_stream_wrap_external_with_release()."]
+#[doc = "  evx_stream_wrap_external_with_release() and"]
+#[doc = "  evx_event_wrap_external_with_release()."]
 pub type evx_release_fn_t =
     ::std::option::Option<unsafe extern "C" fn(user_data: *mut ::std::os::raw::c_void)>;
 extern "C" {
@@ -2521,6 +2594,54 @@ extern "C" {
         release: evx_release_fn_t,
         user_data: *mut ::std::os::raw::c_void,
         out: *mut evx_stream_t,
+    ) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Borrows an event made elsewhere, as evx_event_wrap_external(),"]
+    #[doc = " and calls @p release once the borrow has ended."]
+    #[doc = ""]
+    #[doc = " The borrow ends at evx_event_destroy() of the returned handle. A call"]
+    #[doc = " that other threads are making on the handle at that moment (a record, a"]
+    #[doc = " wait, a query, a synchronize, an elapsed time, a notifier watch) either"]
+    #[doc = " completes on the event or fails with ::EVX_ERROR_INVALID_HANDLE;"]
+    #[doc = " evx_event_destroy() waits until every call that got the event has"]
+    #[doc = " returned, then calls @p release(@p user_data) on the destroying thread,"]
+    #[doc = " then returns. So when evx_event_destroy() returns, the callback has run,"]
+    #[doc = " exactly once, and no evx call uses the event any more. Work that records"]
+    #[doc = " it may still be pending on the device, and a notifier watch made before"]
+    #[doc = " waits for it on the driver's side: the callback owns the event from then"]
+    #[doc = " on, as its maker did before the wrap (the driver allows destroying an"]
+    #[doc = " event with pending work)."]
+    #[doc = ""]
+    #[doc = " The callback may call evx (it runs outside evx's locks), but not"]
+    #[doc = " evx_event_destroy() of the handle it is releasing, which is already"]
+    #[doc = " dead. It is never called if this call fails, and never called for a"]
+    #[doc = " handle that is not destroyed (at process exit, for instance). An event"]
+    #[doc = " pool never takes a borrowed event, so evx_event_pool_release() does not"]
+    #[doc = " end the borrow."]
+    #[doc = ""]
+    #[doc = " Because evx_event_destroy() waits for racing calls, a destroy that"]
+    #[doc = " races with an evx_event_synchronize() of the same handle returns once"]
+    #[doc = " that synchronize has returned."]
+    #[doc = ""]
+    #[doc = " @param device the event's device: a device ordinal or"]
+    #[doc = "        ::EVX_DEVICE_CURRENT (as for evx_event_wrap_external())."]
+    #[doc = " @param native_event the `CUevent`; not NULL."]
+    #[doc = " @param release the callback; not NULL (use evx_event_wrap_external()"]
+    #[doc = "        for a borrow without one)."]
+    #[doc = " @param user_data passed to @p release."]
+    #[doc = " @param[out] out receives the borrowed event."]
+    #[doc = " @return as evx_event_wrap_external(), and ::EVX_ERROR_INVALID_VALUE if"]
+    #[doc = "         @p release is NULL. On failure `*out` is set to NULL when @p out"]
+    #[doc = "         is not NULL, and @p release is not called."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_event_wrap_external_with_release(
+        device: ::std::os::raw::c_int,
+        native_event: *mut ::std::os::raw::c_void,
+        release: evx_release_fn_t,
+        user_data: *mut ::std::os::raw::c_void,
+        out: *mut evx_event_t,
     ) -> evx_status_t;
 }
 #[repr(C)]
