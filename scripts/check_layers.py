@@ -33,6 +33,7 @@ LAYERS = [
      "version.cpp", "notify.cpp", "ipc.cpp", "capture.cpp", "lifetime.cpp", "contexts.cpp",
      "fence.hpp", "fence.cpp", "fence_ipc.cpp",
      "hostfn.cpp", "hostfn.hpp", "trace.cpp", "nvtx.cpp", "nvtx.hpp",
+     "event_wrap.cpp", "event_wrap.hpp",
      "objects.hpp"],                              # and what they share of each other
 ]
 
