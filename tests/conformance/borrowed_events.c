@@ -331,6 +331,90 @@ out:
     raw_drop(&raw);
 }
 
+enum { kUsers = 3, kRounds = 20 };
+
+/* A user thread of t_racing_use: its own stream, the shared borrowed event. */
+typedef struct user_arg {
+    evx_event_t e;
+    evx_stream_t s;
+    int driver_errors; /* a failure the driver reported: use after release */
+    char first_bad[256];
+} user_arg;
+
+/* 1 to go on; 0 to stop: the handle is dead (evx's refusal), or a call
+ * reached the driver with the released event (counted). */
+static int go_on(evx_status_t st, user_arg *a)
+{
+    const char *m = evx_last_error_message();
+    if (st == EVX_SUCCESS || st == EVX_ERROR_NOT_READY)
+        return 1;
+    if (st != EVX_ERROR_INVALID_HANDLE || str_has(m, "returned"))
+        if (a->driver_errors++ == 0)
+            strncpy(a->first_bad, m, sizeof a->first_bad - 1);
+    return 0;
+}
+
+static void *user_thread(void *p)
+{
+    user_arg *a = (user_arg *)p;
+    while (go_on(evx_event_record(a->e, a->s), a) && go_on(evx_event_query(a->e), a) &&
+           go_on(evx_stream_wait_event(a->s, a->e, 0), a) &&
+           go_on(evx_event_synchronize(a->e), a))
+        ;
+    return NULL;
+}
+
+/* Threads use the borrowed event in a loop while it is destroyed; the
+ * release callback destroys the CUevent. No call may reach the driver with
+ * it after that: each works or gets evx's INVALID_HANDLE. */
+static void t_racing_use(void)
+{
+    int round, i;
+    for (round = 0; round < kRounds; round++) {
+        conf_release rs;
+        user_arg ua[kUsers];
+        pthread_t th[kUsers];
+        CUevent raw = NULL;
+        evx_event_t e = NULL;
+        int n = 0;
+
+        memset(&rs, 0, sizeof rs);
+        memset(ua, 0, sizeof ua);
+        if (!raw_event_create(0, CU_EVENT_DISABLE_TIMING, &raw))
+            return;
+        if (!EXPECT_OK(evx_event_wrap_external_with_release(0, raw, conf_on_release, &rs, &e))) {
+            raw_drop(&raw);
+            return;
+        }
+        rs.event = raw;
+        for (i = 0; i < kUsers; i++) {
+            ua[i].e = e;
+            ua[i].s = make_stream(0);
+            if (ua[i].s == NULL || pthread_create(&th[i], NULL, user_thread, &ua[i]) != 0)
+                break;
+            n++;
+        }
+        sleep_ms(round % 4 == 0 ? 0 : 5);
+        EXPECT_OK(evx_event_destroy(e));
+        EXPECTF(conf_release_calls(&rs) == 1, "round %d: released %d times", round,
+                conf_release_calls(&rs));
+        EXPECT(rs.destroy_result == CUDA_SUCCESS);
+        for (i = 0; i < n; i++) {
+            pthread_join(th[i], NULL);
+            EXPECTF(ua[i].driver_errors == 0,
+                    "round %d, thread %d: a call reached the released event (%s)", round, i,
+                    ua[i].first_bad);
+        }
+        for (i = 0; i < kUsers; i++)
+            if (ua[i].s != NULL) {
+                EXPECT_OK(evx_stream_synchronize(ua[i].s));
+                drop_stream(&ua[i].s);
+            }
+        if (!EXPECTF(n == kUsers, "could not start the user threads"))
+            return;
+    }
+}
+
 /* ---- contexts ---------------------------------------------------------- */
 
 /* EVX_DEVICE_CURRENT in a context made with cuCtxCreate: the borrow is of
@@ -603,6 +687,7 @@ const conf_case conf_borrowed_event_cases[] = {
     {"borrowed_events.destroy_keeps_cuevent", t_destroy_keeps_cuevent},
     {"borrowed_events.release_once", t_release_once},
     {"borrowed_events.waits_for_racing_call", t_waits_for_racing_call},
+    {"borrowed_events.racing_use", t_racing_use},
     {"borrowed_events.current_created_context", t_current_created_context},
     {"borrowed_events.bad_input", t_bad_input},
     {"borrowed_events.after_destroy", t_after_destroy},

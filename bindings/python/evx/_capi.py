@@ -1204,7 +1204,8 @@ evx_event_get_native = Prototype(
 
     The `CUevent` stays owned by evx: it is valid while the evx event is live,
     must not be destroyed by the caller, and after evx_event_destroy() may be
-    reused for another evx event.
+    reused for another evx event. For a borrowed event
+    (evx_event_wrap_external()) it is the `CUevent` borrowed, its maker's.
 
     Other code sees the event's own state: if evx reused the driver event (see
     evx_device_create_event()) and the event has not been recorded since, a
