@@ -15,7 +15,9 @@
 #   install_test    meson install into a temporary folder, a client built
 #                   with pkg-config alone, the installed Python package
 #   docs            the Doxygen reference (zero warnings)
-#   links           README.md and docs/*.md cite only files in the repository
+#   links           README.md and docs/*.md cite only files in the repository,
+#                   source comments cite only scripts that exist, and the
+#                   case counts in docs/conformance.md are the suite's
 #   asan            the conformance suite and the threads stress under AddressSanitizer + UBSan
 #   asan_python     the Python tests on the compiled core built with them
 #   tsan            the conformance suite and the threads stress under ThreadSanitizer
@@ -200,7 +202,10 @@ docs() {
 }
 
 links() {
-  python3 scripts/check_links.py
+  local rc=0
+  python3 scripts/check_links.py || rc=1
+  python3 scripts/conformance_cases.py docs --check || rc=1
+  return $rc
 }
 
 asan() {
