@@ -110,11 +110,12 @@ class Stream(_core.StreamCore):
             label = name if name is not None else getattr(
                 fn, "__qualname__", None) or type(fn).__qualname__
             raw = label.encode("utf-8", "replace")
-            if len(raw) > 127:
+            longest = _capi.EVX_HOST_FUNC_NAME_SIZE - 1
+            if len(raw) > longest:
                 if name is not None:
                     raise ValueError("Stream.launch_host_func(): name is %d bytes in UTF-8; "
-                                     "at most 127" % len(raw))
-                raw = raw[:124].decode("utf-8", "ignore").encode("utf-8") + b"..."
+                                     "at most %d" % (len(raw), longest))
+                raw = raw[:longest - 3].decode("utf-8", "ignore").encode("utf-8") + b"..."
             opts = _capi.evx_host_func_options_t()
             opts.struct_size = ctypes.sizeof(opts)
             opts.flags = _capi.EVX_HOST_FUNC_SPINWAIT if spin else 0
