@@ -17,7 +17,9 @@ the docs is typed by hand:
         docs/conformance.md between `<!-- cases: begin -->` and
         `<!-- cases: end -->`; with --check, changes nothing and fails
         (naming each stale row) when a count differs from the sources, or
-        when a group has no row or a row no group (the `links` step)
+        when a group has no row or a row no group (the `links` step);
+        also the handle kinds in docs/design.md, between `<!-- kinds: begin -->`
+        and `<!-- kinds: end -->`: the names of `kind_name` in src/*.cpp
 """
 
 import collections
@@ -31,6 +33,9 @@ DOC = os.path.join(ROOT, "docs", "conformance.md")
 TABLE_RE = re.compile(r"^const conf_case (conf_\w+_cases)\[\]\s*=\s*\{(.*?)^\};", re.S | re.M)
 SINGLE_RE = re.compile(r"\bconf_case \w+\s*=\s*\{\s*\"([^\"]+)\"")
 NAME_RE = re.compile(r"\{\s*\"([^\"]+)\"")
+DESIGN = os.path.join(ROOT, "docs", "design.md")
+KINDS_RE = re.compile(r"<!-- kinds: begin -->(.*?)<!-- kinds: end -->", re.S)
+KIND_FN_RE = re.compile(r"const char \*kind_name\(uint32_t kind\) \{(.*?)\n\}", re.S)
 ROW_RE = re.compile(r"^\| ([a-z_]+) \| (\d+) \|")
 
 
@@ -64,6 +69,35 @@ def group_counts():
     return counts
 
 
+def handle_kinds():
+    """The names kind_name() gives, in the order of its cases."""
+    for path in sorted(glob.glob(os.path.join(ROOT, "src", "*.cpp"))):
+        with open(path, encoding="utf-8") as f:
+            m = KIND_FN_RE.search(f.read())
+        if m:
+            return re.findall(r'case k\w+: return "([^"]+)";', m.group(1))
+    return []
+
+
+def design_kinds(check):
+    """Writes (or with check, compares) the handle kinds of docs/design.md;
+    returns the number of problems."""
+    kinds = ", ".join(handle_kinds())
+    with open(DESIGN, encoding="utf-8") as f:
+        text = f.read()
+    m = KINDS_RE.search(text)
+    if not m or not kinds:
+        print("docs/design.md: no kinds: begin/end markers, or no kind_name in src/")
+        return 1
+    if m.group(1) == kinds:
+        return 0
+    print("docs/design.md: handle kinds written '%s', src/ has '%s'" % (m.group(1), kinds))
+    if not check:
+        with open(DESIGN, "w", encoding="utf-8") as f:
+            f.write(text[:m.start(1)] + kinds + text[m.end(1):])
+    return 1
+
+
 def docs(check):
     counts = group_counts()
     with open(DOC, encoding="utf-8") as f:
@@ -74,7 +108,7 @@ def docs(check):
     except ValueError:
         print("conformance_cases: %s has no cases: begin/end markers" % DOC)
         return 1
-    problems, seen = [], set()
+    problems, seen = ["handle kinds"] * design_kinds(check), set()
     for i in range(begin + 1, end):
         m = ROW_RE.match(lines[i])
         if not m:
@@ -89,7 +123,7 @@ def docs(check):
             lines[i] = lines[i].replace("| %d |" % written, "| %d |" % counts[group], 1)
     for group in sorted(set(counts) - seen):
         problems.append("group '%s' (%d cases) has no row" % (group, counts[group]))
-    for p in problems:
+    for p in problems[1 if problems[:1] == ["handle kinds"] else 0:]:
         print("docs/conformance.md: %s" % p)
     if check:
         print("conformance_cases: %d groups, %d problems%s" % (
