@@ -193,23 +193,6 @@ def create_fence(ordinal, initial=0, interprocess=False):
     return Fence._adopt(out.value, ordinal, ipc)
 
 
-def _handle_bytes(handle, op):
-    if isinstance(handle, str):
-        raise TypeError("%s: handle must be the %d bytes of Fence.ipc_handle, not a "
-                        "str (%r)" % (op, HANDLE_SIZE, handle[:80]))
-    try:
-        data = bytes(memoryview(handle))
-    except TypeError:
-        raise TypeError("%s: handle must be the %d bytes of Fence.ipc_handle, not %s"
-                        % (op, HANDLE_SIZE, type(handle).__name__)) from None
-    if len(data) != HANDLE_SIZE:
-        shown = repr(handle)
-        raise ValueError("%s: handle has %d bytes (%s); a fence's IPC handle has %d "
-                         "(Fence.ipc_handle)" % (op, len(data), shown if len(shown) <= 80
-                                                 else shown[:77] + "...", HANDLE_SIZE))
-    return data
-
-
 def open_ipc_fence(ordinal, handle):
     """A new :class:`evx.Fence` of this device for ``handle``, the
     :attr:`Fence.ipc_handle` of a fence of another process. Raises
@@ -217,7 +200,8 @@ def open_ipc_fence(ordinal, handle):
     :class:`evx.CudaError` when evx refuses it (``EVX_ERROR_INVALID_CONTEXT``
     in the process that exported it)."""
     op = "Device.open_ipc_fence"
-    data = _handle_bytes(handle, op)
+    data = _args.handle_bytes(handle, op, HANDLE_SIZE, "Fence.ipc_handle",
+                              "a fence's IPC handle")
     h = _capi.evx_ipc_fence_handle_t.from_buffer_copy(data)
     out = _ct.c_void_p()
     check(capi.evx_device_open_ipc_fence(ordinal, _ct.byref(h), _ct.byref(out)), op)

@@ -80,20 +80,25 @@ def _new_notifier():
     return h
 
 
+def _notifier_with_fd():
+    """A new C notifier and its descriptor; nothing is left on failure."""
+    h = _new_notifier()
+    fd = _ct.c_int()
+    st = _get_fd(h, _byref(fd))
+    if st:
+        err = _error(st)
+        _destroy(h)
+        raise err
+    return h, fd.value
+
+
 class _LoopNotifier:
     """One C notifier serving one event loop."""
 
     __slots__ = ("h", "fd", "futures", "tokens", "loop_ref", "fence_h", "__weakref__")
 
     def __init__(self, loop):
-        self.h = _new_notifier()
-        fd = _ct.c_int()
-        st = _get_fd(self.h, _byref(fd))
-        if st:
-            err = _error(st)
-            _destroy(self.h)
-            raise err
-        self.fd = fd.value
+        self.h, self.fd = _notifier_with_fd()
         self.futures = {}
         self.tokens = _itertools.count(1)
         self.loop_ref = _weakref.ref(loop)
@@ -118,15 +123,9 @@ class _LoopNotifier:
         # watches, so this one is destroyed only if none is pending when
         # the loop goes (else it is left to the process).
         if self.fence_h is None:
-            h = _new_notifier()
-            fd = _ct.c_int()
-            st = _get_fd(h, _byref(fd))
-            if st:
-                err = _error(st)
-                _destroy(h)
-                raise err
+            h, fd = _notifier_with_fd()
             self.fence_h = h
-            loop.add_reader(fd.value, self._on_readable_fence)
+            loop.add_reader(fd, self._on_readable_fence)
             _weakref.finalize(loop, _finish_if_idle, h).atexit = False
         token = next(self.tokens)
         st = _watch_fence(self.fence_h, handle, value, token)

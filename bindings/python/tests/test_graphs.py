@@ -9,8 +9,10 @@ import ctypes
 
 import pytest
 
-RELAXED = 2
-HOSTFN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+import rawdriver
+
+RELAXED = rawdriver.CAPTURE_RELAXED
+HOSTFN = rawdriver.HOSTFN
 
 
 class Graphs:
@@ -18,21 +20,7 @@ class Graphs:
     (made current on entry: cuGraphInstantiate needs one)."""
 
     def __init__(self, evx):
-        cu = self.cu = ctypes.CDLL(evx.driver_path())
-        for name in ("cuCtxGetCurrent", "cuCtxSetCurrent", "cuDevicePrimaryCtxRetain",
-                     "cuDevicePrimaryCtxRelease_v2", "cuStreamBeginCapture_v2",
-                     "cuStreamEndCapture", "cuGraphInstantiateWithFlags", "cuGraphLaunch",
-                     "cuGraphExecDestroy", "cuGraphDestroy", "cuLaunchHostFunc"):
-            getattr(cu, name).restype = ctypes.c_int
-        cu.cuCtxSetCurrent.argtypes = [ctypes.c_void_p]
-        cu.cuStreamBeginCapture_v2.argtypes = [ctypes.c_void_p, ctypes.c_int]
-        cu.cuStreamEndCapture.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-        cu.cuGraphInstantiateWithFlags.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
-                                                   ctypes.c_ulonglong]
-        cu.cuGraphLaunch.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-        cu.cuGraphExecDestroy.argtypes = [ctypes.c_void_p]
-        cu.cuGraphDestroy.argtypes = [ctypes.c_void_p]
-        cu.cuLaunchHostFunc.argtypes = [ctypes.c_void_p, HOSTFN, ctypes.c_void_p]
+        self.cu = rawdriver.open_driver(evx)
 
     def __enter__(self):
         self.prev = ctypes.c_void_p()
