@@ -29,7 +29,8 @@ raises :class:`evx.CudaError` (``EVX_ERROR_INVALID_CONTEXT``).
 import ctypes as _ct
 import math as _math
 
-from . import _args, _capi, _core
+from . import _args, _capi, _core, _notify
+from ._device import device
 from ._errors import Owned, check, live
 from ._loader import capi
 
@@ -80,7 +81,6 @@ class Fence(Owned):
     @property
     def device(self):
         """The :class:`evx.Device` the fence belongs to."""
-        from ._device import device
         return device(self._dev)
 
     @property
@@ -149,8 +149,8 @@ class Fence(Owned):
         """``await fence.wait_async(v)``: an asyncio Future that completes
         once the counter is at least ``value`` (see
         :func:`evx.aio.wait_fence`). Needs a running loop."""
-        from . import aio
-        return aio.wait_fence(self, value)
+        op = "evx.aio.wait_fence"
+        return _notify.wait_fence_handle(self._live(op), _value(value, op))
 
     @property
     def ipc_handle(self):
@@ -171,7 +171,7 @@ class Fence(Owned):
                 "Device.create_fence(interprocess=True)) can be pickled; its "
                 "pickle is its IPC handle, which the unpickling process opens"
                 % (self,))
-        return (_open_pickled, (self._dev, self.ipc_handle))
+        return (device(self._dev).open_ipc_fence, (self.ipc_handle,))
 
     def __repr__(self):
         if self._h is None:
@@ -219,11 +219,3 @@ def _stream_wait(stream, fence, value):
     h = fence._live(op)
     check(capi.evx_stream_wait_fence(stream.handle, h, v), op)
 
-
-def _open_pickled(device_id, handle):
-    """Unpickles an interprocess fence: opens its handle in this process."""
-    import evx
-    return evx.Device(device_id).open_ipc_fence(handle)
-
-
-_core.set_fence_wait(_stream_wait)

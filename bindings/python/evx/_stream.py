@@ -4,7 +4,7 @@
 
 import ctypes
 
-from . import _capi, _core, _hostfn, _native
+from . import _capi, _core, _hostfn, _native, _notify
 from ._capi import StreamFlags
 from ._device import device
 from ._errors import check, error, live
@@ -186,8 +186,7 @@ class Stream(_core.StreamCore):
     def synchronize_async(self):
         """``await stream.synchronize_async()``: an asyncio Future for all
         work queued on the stream so far (see :func:`evx.aio.synchronize`)."""
-        from . import aio
-        return aio.synchronize(self)
+        return _notify.synchronize(self)
 
     @property
     def wrapped(self):

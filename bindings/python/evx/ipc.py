@@ -26,7 +26,7 @@ import ctypes as _ct
 
 from . import _args, _capi, _core
 from ._errors import error as _error
-from ._loader import capi as _capi_fns
+from ._loader import capi
 
 __all__ = ["HANDLE_SIZE", "ipc_handle", "open_event", "reduce_event"]
 
@@ -41,7 +41,7 @@ def ipc_handle(event):
     Raises :class:`evx.CudaError` (``EVX_ERROR_INVALID_HANDLE``) for an event
     made without ``ipc=True`` or already closed."""
     h = _capi.evx_ipc_event_handle_t()
-    st = _capi_fns.evx_event_get_ipc_handle(event._h, _ct.byref(h))
+    st = capi.evx_event_get_ipc_handle(event._h, _ct.byref(h))
     if st:
         raise _error(st)
     return bytes(h.reserved)
@@ -55,7 +55,7 @@ def open_event(ordinal, handle, event_type):
                               "Event.ipc_handle", "an IPC event handle")
     h = _capi.evx_ipc_event_handle_t.from_buffer_copy(data)
     out = _ct.c_void_p()
-    st = _capi_fns.evx_device_open_ipc_event(ordinal, _ct.byref(h), _ct.byref(out))
+    st = capi.evx_device_open_ipc_event(ordinal, _ct.byref(h), _ct.byref(out))
     if st:
         raise _error(st)
     return _core.new_event(event_type, out, ordinal)
@@ -72,10 +72,4 @@ def reduce_event(event):
             "Device.create_event(timing=False, ipc=True)) can be pickled; "
             "its pickle is its IPC handle, which the unpickling process "
             "opens" % (event,))
-    return (_open_pickled, (event.device.device_id, event.ipc_handle))
-
-
-def _open_pickled(device_id, handle):
-    """Unpickles an interprocess event: opens its handle in this process."""
-    from ._device import Device
-    return Device(device_id).open_ipc_event(handle)
+    return (event.device.open_ipc_event, (event.ipc_handle,))
