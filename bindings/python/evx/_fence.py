@@ -150,7 +150,8 @@ class Fence(Owned):
         once the counter is at least ``value`` (see
         :func:`evx.aio.wait_fence`). Needs a running loop."""
         op = "evx.aio.wait_fence"
-        return _notify.wait_fence_handle(self._live(op), _value(value, op))
+        v = _value(value, op)
+        return _notify.wait_fence_handle(self._live(op), v)
 
     @property
     def ipc_handle(self):
