@@ -3,7 +3,7 @@
 # the conformance suite against the real driver and against the host
 # emulation with the same number of devices, then the stages asked for.
 #
-#   scripts/gpu-check.sh [conformance] [sanitizer] [stress] [interop] [bench] [floorparts] [fencebench] [pybench] [rustbench] [asyncbench] [graphbench] [transcripts] [benchab]
+#   scripts/gpu-check.sh [conformance] [sanitizer] [stress] [interop] [docs_examples] [bench] [floorparts] [fencebench] [pybench] [rustbench] [asyncbench] [graphbench] [transcripts] [benchab]
 #
 # sanitizer: the conformance suite under compute-sanitizer (memcheck with
 # leak checking, then synccheck); the stage fails unless each run exits 0
@@ -18,7 +18,11 @@
 # torch.cuda.graph, evx marks in and out of the graph against torch's
 # external events, and what the marks add to a replay (needs torch, else it
 # says so and that half is skipped); then the same without PyTorch (raw
-# driver capture, host functions as the step).
+# driver capture, host functions as the step). docs_examples: the examples of
+# README.md and docs/*.md that need PyTorch, CuPy or cuda.core
+# (`<!-- example-gpu: NAME.py -->`, scripts/doc_examples.py run-gpu), each
+# run as written on the real driver; one whose framework does not import
+# fails.
 #
 # transcripts: records driver transcripts (tests/transcript; docs/host-emulation.md,
 # "Transcripts") on the real driver, $EVX_TRANSCRIPT_PROGRAMS random programs
@@ -38,7 +42,7 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/evx-out}
 mkdir -p "$out"
 build=${EVX_GPU_BUILD:-/tmp/evx-gpu-build}
-stages=${*:-conformance sanitizer stress interop bench floorparts fencebench pybench rustbench asyncbench graphbench transcripts}
+stages=${*:-conformance sanitizer stress interop docs_examples bench floorparts fencebench pybench rustbench asyncbench graphbench transcripts}
 status=0
 
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader || true
@@ -112,6 +116,12 @@ for stage in $stages; do
       python3 -m pytest -q -rs -p no:cacheprovider "$OLDPWD/bindings/python/tests/gpu" \
         "$OLDPWD/bindings/python/tests") >"$out/interop.txt" 2>&1 || status=1
     tail -12 "$out/interop.txt"
+    ;;
+  docs_examples)
+    echo "=== documentation examples that need PyTorch, CuPy or cuda.core (real driver)"
+    (PYTHONPATH="$build/bindings/python" env -u EVX_DRIVER \
+      python3 scripts/doc_examples.py run-gpu) >"$out/docs-examples.txt" 2>&1 || status=1
+    tail -20 "$out/docs-examples.txt"
     ;;
   bench)
     echo "=== C benchmarks, real driver"

@@ -16,12 +16,16 @@
 
 namespace evx {
 
+constexpr unsigned kFlagsUnknown = ~0u;  // Stream::flags not read yet
+
 struct Stream {
     CUstream cu = nullptr;
     int device = 0;
     bool owned = false;           // evx_device_create_stream()
     bool default_stream = false;  // borrowed NULL, legacy or per-thread
-    unsigned flags = 0;           // cached at creation or wrap time
+    // Cached at creation or wrap time; kFlagsUnknown for a stream wrapped
+    // while it was captured, read on first ask (evx_stream_get_flags()).
+    mutable std::atomic<unsigned> flags{0};
     int priority = 0;
     // The stream's context, read at creation or wrap time: the device's
     // primary context for owned and default streams, cuStreamGetCtx's answer

@@ -101,9 +101,9 @@ EVX_API evx_status_t evx_device_create_event(int device, unsigned flags,
  * use), the driver event of an interprocess event or of one recorded in
  * another context is destroyed, and that of any other event is among
  * those evx keeps for reuse, where evx_device_trim() on any thread
- * destroys it. (Its reuse by this thread's creates may wait for up to 31
- * more destroys on this thread: such destroys are collected, to look at
- * other threads' calls once per 32.)
+ * destroys it. (Its reuse by this thread's creates may wait for more
+ * destroys on this thread: such destroys are collected in batches, to look
+ * at other threads' calls once per batch.)
  *
  * @param event the event.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE if @p event is not a
