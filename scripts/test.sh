@@ -16,6 +16,10 @@
 #                   with pkg-config alone, the installed Python package
 #   docs            the Doxygen reference (zero warnings)
 #   links           README.md and docs/*.md cite only files in the repository
+#   spin            the Promela models of models/ (fence signals, hazards and
+#                   reclaim) checked exhaustively by SPIN: each verifies, and
+#                   each broken variant (the fence protocol before issue 30, a
+#                   barrier left out) yields a counterexample
 #   asan            the conformance suite and the threads stress under AddressSanitizer + UBSan
 #   asan_python     the Python tests on the compiled core built with them
 #   tsan            the conformance suite and the threads stress under ThreadSanitizer
@@ -201,6 +205,10 @@ docs() {
 
 links() {
   python3 scripts/check_links.py
+}
+
+spin() {
+  models/check.sh
 }
 
 asan() {
@@ -402,6 +410,7 @@ step "clang build (warnings are errors) + conformance, header and ABI tests" cla
 step "install test (meson install, pkg-config client, installed Python package)" install_test
 step "docs (Doxygen, zero warnings)" docs
 step "README.md and docs/*.md cite only files in the repository" links
+step "SPIN: the fence and hazard models verify, their broken variants fail (models/)" spin
 step "conformance and stress under ASan + UBSan" asan
 step "the compiled Python core's tests under ASan + UBSan" asan_python
 step "conformance and stress under TSan" tsan

@@ -135,7 +135,9 @@ class Fence(Owned):
             if _math.isnan(timeout) or timeout < 0:
                 raise ValueError("%s: timeout %r is not a number of seconds >= 0"
                                  % (op, timeout))
-            if timeout * 1e9 >= _UINT64_MAX:
+            # An int too large for a float (10**400) is compared as an
+            # int: timeout * 1e9 would raise a bare OverflowError.
+            if timeout >= _UINT64_MAX // 10**9 + 1 or timeout * 1e9 >= _UINT64_MAX:
                 raise ValueError("%s: timeout %r s is longer than the C call can wait "
                                  "(give None to wait without limit)" % (op, timeout))
             ns = int(timeout * 1e9)
