@@ -39,7 +39,7 @@ static const conf_case *const tables[] = {
     conf_leak_cases,    conf_fault_cases,
     conf_sized_cases,
     conf_ipc_cases,     conf_lifetime_cases, conf_capture_cases,
-    conf_contexts_cases, conf_reclaim_cases, conf_fence_cases, conf_hostfn_cases, conf_trace_cases,
+    conf_contexts_cases, conf_reclaim_cases, conf_fence_cases, conf_fence_window_cases, conf_hostfn_cases, conf_trace_cases,
     conf_barrier_cases,
     NULL,
 };
