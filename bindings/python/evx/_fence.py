@@ -132,7 +132,7 @@ class Fence(Owned):
             if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
                 raise TypeError("%s: timeout must be a number of seconds or None, not %s"
                                 % (op, type(timeout).__name__))
-            if _math.isnan(timeout) or timeout < 0:
+            if (isinstance(timeout, float) and _math.isnan(timeout)) or timeout < 0:
                 raise ValueError("%s: timeout %r is not a number of seconds >= 0"
                                  % (op, timeout))
             # An int too large for a float (10**400) is compared as an
