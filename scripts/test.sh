@@ -21,6 +21,10 @@
 #                   (scripts/conformance_cases.py), and every code block of
 #                   the docs is an example or marked a fragment
 #                   (scripts/doc_examples.py)
+#   spin            the Promela models of models/ (fence signals, hazards and
+#                   reclaim) checked exhaustively by SPIN: each verifies, and
+#                   each broken variant (the fence protocol before issue 30, a
+#                   barrier left out) yields a counterexample
 #   asan            the conformance suite and the threads stress under AddressSanitizer + UBSan
 #   asan_python     the Python tests on the compiled core built with them
 #   tsan            the conformance suite and the threads stress under ThreadSanitizer
@@ -217,6 +221,10 @@ links() {
   python3 scripts/conformance_cases.py docs --check || rc=1
   python3 scripts/doc_examples.py check || rc=1
   return $rc
+}
+
+spin() {
+  models/check.sh
 }
 
 asan() {
@@ -458,6 +466,7 @@ step "clang build (warnings are errors) + conformance, header and ABI tests" cla
 step "install test (meson install, pkg-config client, installed Python package)" install_test
 step "docs (Doxygen, zero warnings)" docs
 step "README.md and docs/*.md cite only files in the repository" links
+step "SPIN: the fence and hazard models verify, their broken variants fail (models/)" spin
 step "conformance and stress under ASan + UBSan" asan
 step "the compiled Python core's tests under ASan + UBSan" asan_python
 step "conformance and stress under TSan" tsan

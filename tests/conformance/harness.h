@@ -44,6 +44,8 @@ int conf_fault_child(const char *mode);
 int conf_ipc_child(void);
 /* The second process of fence.ipc_two_processes (mode "fence-peer", fences.c). */
 int conf_fence_child(void);
+/* The re-exporter of fence.ipc_reexport (mode "fence-reexport", fence_window.c). */
+int conf_fence_reexport_child(void);
 /* The importer of fence.ipc_private_dev_shm and fence.ipc_no_dev_shm (mode
  * "fence-importer", fences.c). */
 int conf_fence_importer_child(void);

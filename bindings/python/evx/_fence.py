@@ -132,10 +132,12 @@ class Fence(Owned):
             if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
                 raise TypeError("%s: timeout must be a number of seconds or None, not %s"
                                 % (op, type(timeout).__name__))
-            if _math.isnan(timeout) or timeout < 0:
+            if (isinstance(timeout, float) and _math.isnan(timeout)) or timeout < 0:
                 raise ValueError("%s: timeout %r is not a number of seconds >= 0"
                                  % (op, timeout))
-            if timeout * 1e9 >= _UINT64_MAX:
+            # An int too large for a float (10**400) is compared as an
+            # int: timeout * 1e9 would raise a bare OverflowError.
+            if timeout >= _UINT64_MAX // 10**9 + 1 or timeout * 1e9 >= _UINT64_MAX:
                 raise ValueError("%s: timeout %r s is longer than the C call can wait "
                                  "(give None to wait without limit)" % (op, timeout))
             ns = int(timeout * 1e9)
