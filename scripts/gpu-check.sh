@@ -3,7 +3,7 @@
 # the conformance suite against the real driver and against the host
 # emulation with the same number of devices, then the stages asked for.
 #
-#   scripts/gpu-check.sh [conformance] [sanitizer] [stress] [interop] [bench] [floorparts] [fencebench] [pybench] [rustbench] [asyncbench] [graphbench] [benchab]
+#   scripts/gpu-check.sh [conformance] [sanitizer] [stress] [interop] [docs_examples] [bench] [floorparts] [fencebench] [pybench] [rustbench] [asyncbench] [graphbench] [transcripts] [benchab]
 #
 # sanitizer: the conformance suite under compute-sanitizer (memcheck with
 # leak checking, then synccheck); the stage fails unless each run exits 0
@@ -18,7 +18,20 @@
 # torch.cuda.graph, evx marks in and out of the graph against torch's
 # external events, and what the marks add to a replay (needs torch, else it
 # says so and that half is skipped); then the same without PyTorch (raw
-# driver capture, host functions as the step).
+# driver capture, host functions as the step). docs_examples: the examples of
+# README.md and docs/*.md that need PyTorch, CuPy or cuda.core
+# (`<!-- example-gpu: NAME.py -->`, scripts/doc_examples.py run-gpu), each
+# run as written on the real driver; one whose framework does not import
+# fails.
+#
+# transcripts: records driver transcripts (tests/transcript; docs/host-emulation.md,
+# "Transcripts") on the real driver, $EVX_TRANSCRIPT_PROGRAMS random programs
+# (default 2000) and the legality programs, seed $EVX_TRANSCRIPT_SEED (default 1),
+# on one device and, with two GPUs, on two; writes them to $OUT/transcripts,
+# then replays each against libevx-host.so and prints the difference count
+# (the stage fails on any difference). Commit them under tests/transcript/data/.
+# $EVX_TRANSCRIPT_ARGS: more recorder options (--no-stale if the driver
+# crashes on a destroyed handle).
 #
 # No stage named: all of them but benchab. benchab compares this tree's
 # evx-bench with that of git revision $EVX_BENCH_BASE (or the source tree
@@ -29,7 +42,7 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/evx-out}
 mkdir -p "$out"
 build=${EVX_GPU_BUILD:-/tmp/evx-gpu-build}
-stages=${*:-conformance sanitizer stress interop bench floorparts fencebench pybench rustbench asyncbench graphbench}
+stages=${*:-conformance sanitizer stress interop docs_examples bench floorparts fencebench pybench rustbench asyncbench graphbench transcripts}
 status=0
 
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader || true
@@ -103,6 +116,12 @@ for stage in $stages; do
       python3 -m pytest -q -rs -p no:cacheprovider "$OLDPWD/bindings/python/tests/gpu" \
         "$OLDPWD/bindings/python/tests") >"$out/interop.txt" 2>&1 || status=1
     tail -12 "$out/interop.txt"
+    ;;
+  docs_examples)
+    echo "=== documentation examples that need PyTorch, CuPy or cuda.core (real driver)"
+    (PYTHONPATH="$build/bindings/python" env -u EVX_DRIVER \
+      python3 scripts/doc_examples.py run-gpu) >"$out/docs-examples.txt" 2>&1 || status=1
+    tail -20 "$out/docs-examples.txt"
     ;;
   bench)
     echo "=== C benchmarks, real driver"
@@ -184,6 +203,27 @@ for stage in $stages; do
     env -u EVX_DRIVER PYTHONPATH="$build/bindings/python" PYTHONUNBUFFERED=1 \
       python3 bench/py_graph_bench.py --backend driver >"$out/graph-bench-driver.txt" 2>&1 || status=1
     cat "$out/graph-bench-driver.txt"
+    ;;
+  transcripts)
+    tdir="$out/transcripts"; mkdir -p "$tdir"
+    rec="$build/tests/transcript/evx-transcript-record"
+    devs=1; [ "$ndev" -ge 2 ] && devs="1 2"
+    for d in $devs; do
+      tfile="$tdir/gpu-${d}dev.txt"
+      echo "=== transcripts: recording on the real driver, $d device(s)"
+      t0=$(date +%s)
+      env -u EVX_DRIVER "$rec" --seed "${EVX_TRANSCRIPT_SEED:-1}" \
+        --programs "${EVX_TRANSCRIPT_PROGRAMS:-2000}" --devices "$d" --driver libcuda.so.1 \
+        ${EVX_TRANSCRIPT_ARGS:-} \
+        -o "$tfile" || { echo "the recorder failed (the transcript so far: $tfile)"; status=1; continue; }
+      echo "recorded in $(( $(date +%s) - t0 )) s: $tfile"
+      echo "=== transcripts: replayed against the host emulation"
+      python3 tests/transcript/transcript.py replay --recorder "$rec" \
+        --driver "$build/src/host/libevx-host.so" "$tfile" | tee "$tdir/replay-${d}dev.txt" | tail -60
+      [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    done
+    python3 tests/transcript/transcript.py table "$tdir/gpu-1dev.txt" >"$tdir/legality-table.md" \
+      && echo "legality table: $tdir/legality-table.md"
     ;;
   benchab)
     if [ -n "${EVX_BENCH_BASE_SRC:-}" ]; then base=(--base-src "$EVX_BENCH_BASE_SRC")

@@ -15,7 +15,16 @@
 #   install_test    meson install into a temporary folder, a client built
 #                   with pkg-config alone, the installed Python package
 #   docs            the Doxygen reference (zero warnings)
-#   links           README.md and docs/*.md cite only files in the repository
+#   links           README.md and docs/*.md cite only files in the repository,
+#                   source files cite only scripts that exist, the case
+#                   counts and handle kinds in the docs are the code's
+#                   (scripts/conformance_cases.py), and every code block of
+#                   the docs is an example or marked a fragment
+#                   (scripts/doc_examples.py)
+#   spin            the Promela models of models/ (fence signals, hazards and
+#                   reclaim) checked exhaustively by SPIN: each verifies, and
+#                   each broken variant (the fence protocol before issue 30, a
+#                   barrier left out) yields a counterexample
 #   asan            the conformance suite and the threads stress under AddressSanitizer + UBSan
 #   asan_python     the Python tests on the compiled core built with them
 #   tsan            the conformance suite and the threads stress under ThreadSanitizer
@@ -30,10 +39,17 @@
 #                   python -m evx, the Python tests on the installed package,
 #                   the README's Python example, stubtest and mypy --strict
 #   readme_examples the README's C program against a prefix install (pkg-config,
-#                   no LD_LIBRARY_PATH) and its Rust program by cargo
+#                   no LD_LIBRARY_PATH) and its Rust program by cargo; the C
+#                   examples of docs/*.md the same way, and every code block
+#                   of the docs an example or marked a fragment
+#   transcripts     the committed GPU driver transcripts replayed against the
+#                   emulation, the comparison's self-test, the legality table
+#                   of docs/host-emulation.md (tests/transcript)
 #   fuzz_c          the C API under libFuzzer with ASan + UBSan, over a copy of
 #                   the seed corpus (EVX_FUZZ_SECONDS, default 60; docs/fuzzing.md)
 #   fuzz_py         the Python layer under atheris (EVX_PY_FUZZ_SECONDS, default 30)
+#   insn_budget     instructions evx executes per hot call, under callgrind in a
+#                   release build (build-insn), against scripts/insn_budget.txt
 #
 #   scripts/test.sh              every step
 #   scripts/test.sh tsan rust    only those steps (build_and_test first, if
@@ -200,7 +216,15 @@ docs() {
 }
 
 links() {
-  python3 scripts/check_links.py
+  local rc=0
+  python3 scripts/check_links.py || rc=1
+  python3 scripts/conformance_cases.py docs --check || rc=1
+  python3 scripts/doc_examples.py check || rc=1
+  return $rc
+}
+
+spin() {
+  models/check.sh
 }
 
 asan() {
@@ -359,7 +383,33 @@ wheel() {
 
 # The README's C and Rust programs, as written (the Python one runs in wheel).
 readme_examples() {
-  scripts/readme_examples.sh c build-readme && scripts/readme_examples.sh rust build-readme
+  scripts/readme_examples.sh c build-readme && scripts/readme_examples.sh rust build-readme &&
+    scripts/readme_examples.sh docs build-readme
+}
+
+# Driver transcripts (docs/host-emulation.md, "Transcripts"): the
+# comparison's self-test, every GPU transcript committed under
+# tests/transcript/data/ replayed against the emulation (any difference
+# fails, the shortest differing program is printed), and the legality
+# table in docs/host-emulation.md checked against the transcript.
+transcripts() {
+  local rec=build/tests/transcript/evx-transcript-record lib=build/src/host/libevx-host.so
+  local tool=tests/transcript/transcript.py f files=() rc=0
+  if [ ! -x "$rec" ] || [ ! -e "$lib" ]; then
+    echo "no $rec or $lib: run the build_and_test step first" >&2
+    return 2
+  fi
+  python3 "$tool" selftest --recorder "$rec" --driver "$lib" || rc=1
+  for f in tests/transcript/data/*.txt tests/transcript/data/*.txt.gz; do
+    [ -e "$f" ] && files+=("$f")
+  done
+  if [ "${#files[@]}" -eq 0 ]; then
+    echo "no GPU transcript committed under tests/transcript/data/: nothing replayed"
+  else
+    python3 "$tool" replay --recorder "$rec" --driver "$lib" "${files[@]}" || rc=1
+  fi
+  python3 "$tool" doc --check docs/host-emulation.md || rc=1
+  return $rc
 }
 
 # The libFuzzer harness over the C API, in a build dir of its own (clang,
@@ -396,21 +446,38 @@ fuzz_py() {
   return "${PIPESTATUS[0]}"
 }
 
+# Instructions per hot call (C and the Python core) under callgrind, in a
+# release build of its own with only what the count runs built, against
+# the budgets in scripts/insn_budget.txt (scripts/insn_budget.py).
+insn_budget() {
+  local dir=build-insn
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" -Dtoolkit_include="$cuda_inc" --buildtype=release -Ddocs=disabled \
+      -Dpython_core=enabled >/dev/null || return 1
+  fi
+  ninja -C "$dir" -j "$jobs" $(python3 scripts/insn_budget.py --build "$dir" --targets) >/dev/null \
+    || return 1
+  python3 scripts/insn_budget.py --build "$dir"
+}
+
 step "build (warnings are errors) + meson test on the host emulation" build_and_test
 step "ABI: abidiff against the recorded 1.0.0 ABI (scripts/abi.sh)" abi_stable
 step "clang build (warnings are errors) + conformance, header and ABI tests" clang_build
 step "install test (meson install, pkg-config client, installed Python package)" install_test
 step "docs (Doxygen, zero warnings)" docs
 step "README.md and docs/*.md cite only files in the repository" links
+step "SPIN: the fence and hazard models verify, their broken variants fail (models/)" spin
 step "conformance and stress under ASan + UBSan" asan
 step "the compiled Python core's tests under ASan + UBSan" asan_python
 step "conformance and stress under TSan" tsan
 step "generated bindings up to date (bindings/generate)" generated
 step "Python tests on the compiled core" python_tests
 step "bench/py_bench.py smoke run (host emulation)" pybench
+step "instruction budgets per hot call (callgrind)" insn_budget
 step "cargo test (bindings/rust)" rust
 step "the wheel: pip wheel, installed in a fresh venv; python -m evx, Python tests, types" wheel
-step "README examples: C against a prefix install, Rust by cargo (no LD_LIBRARY_PATH)" readme_examples
+step "README and docs examples: C against a prefix install, Rust by cargo (no LD_LIBRARY_PATH)" readme_examples
+step "driver transcripts replayed on the host emulation (tests/transcript)" transcripts
 step "fuzz: the C API under libFuzzer, ASan + UBSan (docs/fuzzing.md)" fuzz_c
 step "fuzz: the Python layer under atheris (docs/fuzzing.md)" fuzz_py
 

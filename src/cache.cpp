@@ -19,7 +19,7 @@
 
 #include "driver.hpp"
 #include "evx/event.h"
-#include "handle.hpp"
+#include "reclaim.hpp"
 
 namespace evx {
 

@@ -7,12 +7,13 @@
 // and docs/engines.md.
 #include <cinttypes>
 
+#include "capture.hpp"
 #include "driver.hpp"
 #include "error.hpp"
 #include "evx/capture.h"
 #include "handle.hpp"
-#include "objects.hpp"
 #include "scope.hpp"
+#include "stream_object.hpp"
 
 static_assert(EVX_CAPTURE_STATUS_NONE == static_cast<int>(CU_STREAM_CAPTURE_STATUS_NONE) &&
                   EVX_CAPTURE_STATUS_ACTIVE == static_cast<int>(CU_STREAM_CAPTURE_STATUS_ACTIVE) &&

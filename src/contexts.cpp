@@ -23,12 +23,13 @@
 #include <cstdio>
 #include <new>
 
+#include "contexts.hpp"
 #include "driver.hpp"
 #include "error.hpp"
-#include "event_wrap.hpp"
+#include "event_state.hpp"
 #include "evx/event.h"
 #include "handle.hpp"
-#include "objects.hpp"
+#include "stream_object.hpp"
 
 namespace evx {
 
@@ -83,6 +84,27 @@ evx_status_t other_context_refused(const char *fn, const char *what, const void 
                 "records only on streams of that context",
                 fn, handle_value(stream), sctx, what, handle_value(h), s->device);
 }
+
+namespace {
+
+// A borrowed event recorded on a stream of another context than its own:
+// refused (its driver event is its maker's, made in one context, and the
+// borrow cannot make another).
+evx_status_t borrowed_other_context(const char *fn, const Event *e, const Stream *s,
+                                    const void *event, const void *stream) {
+    char ectx[128], sctx[128];
+    context_name(ectx, sizeof ectx, e->ctx.load(std::memory_order_acquire), nullptr, e->device);
+    context_name(sctx, sizeof sctx, s->ctx, s->green, s->device);
+    return fail(EVX_ERROR_INVALID_HANDLE,
+                "%s: stream 0x%" PRIx64 " belongs to %s, but borrowed event 0x%" PRIx64
+                " was borrowed as an event of %s; the driver records an event only on streams "
+                "of its context, and evx never moves a borrowed event to another one (wrap it "
+                "with EVX_DEVICE_CURRENT while its context is current, if that is not where "
+                "it was made)",
+                fn, handle_value(stream), sctx, handle_value(event), ectx);
+}
+
+}  // namespace
 
 evx_status_t record_other_context(const char *fn, Event *e, const Stream *s, const void *event,
                                   const void *stream, bool with_flags, unsigned flags) {

@@ -7,8 +7,9 @@
 #include "error.hpp"
 #include "evx/device.h"
 #include "handle.hpp"
-#include "objects.hpp"
+#include "reclaim.hpp"
 #include "scope.hpp"
+#include "timer.hpp"
 
 using namespace evx;
 

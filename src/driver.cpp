@@ -123,11 +123,9 @@ struct ProcLookup {
     }
 };
 
-void load() {
-    Driver &d = g_driver;
-    Text msg{d.message, sizeof d.message};
-    d.status = EVX_ERROR_NOT_INITIALIZED;
-
+// Opens the driver EVX_DRIVER names (the CUDA driver by default); nullptr
+// with the message set if none of its candidates opens.
+void *open_driver(Driver &d, Text &msg) {
     const char *env = std::getenv("EVX_DRIVER");
     std::string choice = env ? env : "";
     std::string candidates[kMaxCandidates];
@@ -165,52 +163,58 @@ void load() {
             tried += candidates[i] + " (" + open_error(candidates[i].c_str()) + ")";
         }
     }
-    if (!lib) {
-        msg.add("cannot open %s: tried %s", what, tried.c_str());
-        return;
-    }
+    if (!lib) msg.add("cannot open %s: tried %s", what, tried.c_str());
+    return lib;
+}
 
-    ProcLookup proc;
+// Finds cuGetProcAddress and asks the driver its version; false with the
+// message (and status) set if it cannot.
+bool driver_version(void *lib, Driver &d, Text &msg, ProcLookup *proc) {
     if (void *p = dlsym(lib, "cuGetProcAddress_v2")) {
-        set_fn(&proc.v2, p);
+        set_fn(&proc->v2, p);
     } else if (void *p1 = dlsym(lib, "cuGetProcAddress")) {
-        set_fn(&proc.v1, p1);
+        set_fn(&proc->v1, p1);
     } else {
         msg.add("%s opened, but it exports neither cuGetProcAddress_v2 nor "
                 "cuGetProcAddress: not a CUDA driver", d.path);
-        return;
+        return false;
     }
-
     std::string why;
-    void *p = proc.get("cuDriverGetVersion", CUDA_VERSION, &why);
+    void *p = proc->get("cuDriverGetVersion", CUDA_VERSION, &why);
     if (!p) {
         msg.add("%s lacks cuDriverGetVersion: %s", d.path, why.c_str());
-        return;
+        return false;
     }
     set_fn(&d.api.cuDriverGetVersion, p);
-    CUresult r = d.api.cuDriverGetVersion(&d.version);
+    const CUresult r = d.api.cuDriverGetVersion(&d.version);
     if (r != CUDA_SUCCESS) {
         d.status = r;
         msg.add("cuDriverGetVersion of %s returned %s", d.path, evx_status_name(r));
-        return;
+        return false;
     }
-    const int version = std::min(CUDA_VERSION, d.version);
+    return true;
+}
 
+// Looks up every entry point of EVX_DRIVER_ENTRY_POINTS; false with the
+// message set if one that evx needs is missing.
+bool look_up_entries(const ProcLookup &proc, Driver &d, Text &msg) {
+    const int version = std::min(CUDA_VERSION, d.version);
     const Entry entries[] = {
 #define EVX_DRIVER_ENTRY(member, name, required, max_version, min_version, ...) \
     Entry{#name, &d.api.member, &set_any<decltype(d.api.member)>, required, max_version, min_version},
         EVX_DRIVER_ENTRY_POINTS(EVX_DRIVER_ENTRY)
 #undef EVX_DRIVER_ENTRY
     };
+    std::string why;
     for (const Entry &e : entries) {
-        if (e.slot == &d.api.cuDriverGetVersion) continue;  // looked up above
+        if (e.slot == &d.api.cuDriverGetVersion) continue;  // looked up before
         if (d.version < e.min_version) continue;  // left NULL: optional
         const int at = std::max(version, e.min_version);
         void *fn = proc.get(e.name, e.max_version ? std::min(at, e.max_version) : at, &why);
         if (!fn && e.required) {
             msg.add("%s (driver version %d) lacks %s, which evx needs: %s", d.path,
                     d.version, e.name, why.c_str());
-            return;
+            return false;
         }
         e.set(e.slot, fn);
     }
@@ -221,35 +225,52 @@ void load() {
         reinterpret_cast<void *>(d.api.cuLaunchHostFunc_v2) ==
             reinterpret_cast<void *>(d.api.cuLaunchHostFunc))
         d.api.cuLaunchHostFunc_v2 = nullptr;
+    return true;
+}
 
-    r = d.api.cuInit(0);
+// cuInit and the devices; false with the message and status set on failure.
+bool init_devices(Driver &d, Text &msg) {
+    CUresult r = d.api.cuInit(0);
     if (r != CUDA_SUCCESS) {
         d.status = r;
         msg.add("cuInit(0) of %s returned %s", d.path, evx_status_name(r));
-        return;
+        return false;
     }
     int count = 0;
     r = d.api.cuDeviceGetCount(&count);
     if (r != CUDA_SUCCESS) {
         d.status = r;
         msg.add("cuDeviceGetCount of %s returned %s", d.path, evx_status_name(r));
-        return;
+        return false;
     }
     d.devices = new (std::nothrow) DeviceState[count > 0 ? count : 1];
     if (!d.devices) {
         d.status = EVX_ERROR_OUT_OF_MEMORY;
         msg.add("out of memory while opening %s", d.path);
-        return;
+        return false;
     }
     for (int i = 0; i < count; ++i) {
         r = d.api.cuDeviceGet(&d.devices[i].dev, i);
         if (r != CUDA_SUCCESS) {
             d.status = r;
             msg.add("cuDeviceGet(%d) of %s returned %s", i, d.path, evx_status_name(r));
-            return;
+            return false;
         }
     }
     d.device_count = count;
+    return true;
+}
+
+void load() {
+    Driver &d = g_driver;
+    Text msg{d.message, sizeof d.message};
+    d.status = EVX_ERROR_NOT_INITIALIZED;
+    void *lib = open_driver(d, msg);
+    if (!lib) return;
+    ProcLookup proc;
+    if (!driver_version(lib, d, msg, &proc) || !look_up_entries(proc, d, msg) ||
+        !init_devices(d, msg))
+        return;
     d.is_emulation = dlsym(lib, "evx_host_emulation_version") != nullptr;
     d.status = EVX_SUCCESS;
     g_driver_ready.store(true, std::memory_order_release);

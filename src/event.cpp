@@ -9,25 +9,28 @@
 #include <cinttypes>
 
 #include "cache.hpp"
+#include "capture.hpp"
+#include "contexts.hpp"
 #include "driver.hpp"
 #include "error.hpp"
+#include "event.hpp"
+#include "event_state.hpp"
+#include "event_wrap.hpp"
 #include "evx/event.h"
 #include "evx/status.h"
 #include "evx/stream.h"
-#include "event_wrap.hpp"
 #include "handle.hpp"
 #include "hostfn.hpp"
-#include "objects.hpp"
+#include "pool.hpp"
+#include "reclaim.hpp"
 #include "scope.hpp"
+#include "stream_object.hpp"
 
 static_assert(sizeof(void *) == 8, "evx handles need 64-bit pointers");
 
 namespace evx {
 
 namespace {
-
-constexpr unsigned kKnownEventFlags =
-    EVX_EVENT_BLOCKING_SYNC | EVX_EVENT_DISABLE_TIMING | EVX_EVENT_INTERPROCESS;
 
 // The message for an event and a stream of two devices.
 evx_status_t other_device(const char *fn, const void *event, int event_device,
@@ -155,61 +158,6 @@ evx_status_t record_failed(const char *fn, Event *e, const Stream *s, evx_event_
 }
 
 }  // namespace
-
-bool claim_event(Event *e, bool from_own, uint8_t *prev) {
-    uint8_t s = e->former.load(std::memory_order_acquire);
-    for (;;) {
-        if (s == kOwn && !from_own) return false;
-        if (s != kClaimed) {
-            if (e->former.compare_exchange_weak(s, kClaimed, std::memory_order_acquire,
-                                                std::memory_order_acquire)) {
-                *prev = s;
-                return true;
-            }
-            continue;
-        }
-        sched_yield();
-        s = e->former.load(std::memory_order_acquire);
-    }
-}
-
-evx_status_t check_event_flags(const char *fn, unsigned flags) {
-    const evx_status_t st = check_known_flags(
-        fn, "event", flags, kKnownEventFlags,
-        "EVX_EVENT_BLOCKING_SYNC 0x1, EVX_EVENT_DISABLE_TIMING 0x2, EVX_EVENT_INTERPROCESS 0x4");
-    if (st) return st;
-    if ((flags & EVX_EVENT_INTERPROCESS) && !(flags & EVX_EVENT_DISABLE_TIMING))
-        return fail(EVX_ERROR_INVALID_VALUE,
-                    "%s: EVX_EVENT_INTERPROCESS needs EVX_EVENT_DISABLE_TIMING too "
-                    "(flags 0x%x)",
-                    fn, flags);
-    return 0;
-}
-
-evx_event_t publish_event(uint32_t index, int device, unsigned flags, CUevent cu,
-                          Pool *pool, bool former) {
-    Event &e = slot_ref(index).event;
-    fill_event(e, device, flags, cu, pool, former);
-    return publish_as<evx_event_t>(index, kEvent, &e);
-}
-
-void fill_event(Event &e, int device, unsigned flags, CUevent cu, Pool *pool, bool former) {
-    e.cu.store(cu, std::memory_order_relaxed);
-    e.ctx.store(known_primary(device), std::memory_order_relaxed);
-    e.away.store(nullptr, std::memory_order_relaxed);
-    e.device = device;
-    e.flags = flags;
-    e.recorded.store(false, std::memory_order_relaxed);
-    e.records.store(0, std::memory_order_relaxed);
-    e.done.store(0, std::memory_order_relaxed);
-    e.former.store(former ? kFormer : kOwn, std::memory_order_relaxed);
-    e.pool = pool;
-    e.hf_id.store(0, std::memory_order_relaxed);
-    e.hf_ticket.store(0, std::memory_order_relaxed);
-    e.borrowed = false;
-    e.release = nullptr;
-    e.release_user = nullptr;
-}
 
 evx_status_t event_renew_state(const char *fn, Event *e) {
     if (!claim_former(e)) return 0;

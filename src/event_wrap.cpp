@@ -28,12 +28,14 @@
 
 #include "driver.hpp"
 #include "error.hpp"
+#include "event_state.hpp"
 #include "event_wrap.hpp"
 #include "evx/device.h"
 #include "evx/event.h"
 #include "evx/lifetime.h"
 #include "handle.hpp"
-#include "objects.hpp"
+#include "lifetime.hpp"
+#include "reclaim.hpp"
 #include "scope.hpp"
 
 namespace evx {
@@ -111,25 +113,7 @@ evx_status_t destroy_event(const char *fn, evx_event_t event) {
     // Ours now: racing calls only read it under their hazards.
     const Event &e = s->event;
     if (__builtin_expect(e.release == nullptr, 1)) return retire(r, event);
-    void (*const release)(void *) = e.release;
-    void *const user = e.release_user;
-    retire_waiting(r, event);  // borrowed: frees nothing of the driver's, cannot fail
-    release(user);
-    return EVX_SUCCESS;
-}
-
-evx_status_t borrowed_other_context(const char *fn, const Event *e, const Stream *s,
-                                    const void *event, const void *stream) {
-    char ectx[128], sctx[128];
-    context_name(ectx, sizeof ectx, e->ctx.load(std::memory_order_acquire), nullptr, e->device);
-    context_name(sctx, sizeof sctx, s->ctx, s->green, s->device);
-    return fail(EVX_ERROR_INVALID_HANDLE,
-                "%s: stream 0x%" PRIx64 " belongs to %s, but borrowed event 0x%" PRIx64
-                " was borrowed as an event of %s; the driver records an event only on streams "
-                "of its context, and evx never moves a borrowed event to another one (wrap it "
-                "with EVX_DEVICE_CURRENT while its context is current, if that is not where "
-                "it was made)",
-                fn, handle_value(stream), sctx, handle_value(event), ectx);
+    return end_borrow(r, event, e.release, e.release_user);
 }
 
 evx_status_t borrowed_elapsed_failed(const char *fn, CUresult res, const void *start,

@@ -9,25 +9,13 @@
 #include <cuda.h>
 
 #include "evx/common.h"
-#include "handle.hpp"
+#include "event_object.hpp"
 
 namespace evx {
-
-struct Stream;
-
-// event.cpp: sets every field of a slot's event for a new life (not yet
-// published); a plain event (not borrowed).
-void fill_event(Event &e, int device, unsigned flags, CUevent cu, Pool *pool, bool former);
 
 // evx_event_destroy(): ends the handle; a borrow with a release callback
 // waits for racing calls, then calls it; others are retired.
 evx_status_t destroy_event(const char *fn, evx_event_t event);
-
-// A borrowed event recorded on a stream of another context than its own:
-// refused (its driver event is its maker's, made in one context).
-evx_status_t borrowed_other_context(const char *fn, const Event *e, const Stream *s,
-                                    const void *event, const void *stream)
-    __attribute__((cold, noinline));
 
 // cuEventElapsedTime refused a pair with a borrowed event (of one context):
 // the driver's status, the message saying what evx cannot know of it.

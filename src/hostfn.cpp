@@ -11,10 +11,12 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <vector>
 
+#include "capture.hpp"
 #include "driver.hpp"
 #include "error.hpp"
 #include "evx/status.h"
@@ -30,7 +32,7 @@ std::atomic<uint32_t> g_graph_failures{0};
 
 namespace {
 
-constexpr size_t kNameSize = 128;     // the longest name is 127 bytes
+constexpr size_t kNameSize = EVX_HOST_FUNC_NAME_SIZE;
 constexpr size_t kMaxFailures = 4096;  // unreported, in the process
 
 constexpr SizedType kOptionsType{"evx_host_func_options_t", "options",
@@ -120,49 +122,45 @@ void CUDA_CB graph_trampoline(void *p) { run_call(static_cast<const HostCall *>(
 // that dropped the last reference; no evx or CUDA call here.
 void CUDA_CB graph_call_free(void *p) { free_call(static_cast<HostCall *>(p)); }
 
+// A record not yet the driver's: freed (with no release call) if the launch
+// fails before the driver takes it.
+using CallPtr = std::unique_ptr<HostCall>;
+
 // Queues c as a host node of the capture s is part of. The driver's user
-// object owns c from its creation on (so every failure path below frees it
-// through the object, and the function never runs then).
-CUresult launch_captured(const Stream *s, HostCall *c, bool spin,
-                         const char **call) {
+// object owns c from its creation on (so every failure path after it frees
+// it through the object, and the function never runs then).
+CUresult launch_captured(const Stream *s, CallPtr c, bool spin, const char **call) {
     *call = "cuStreamGetCaptureInfo";
     CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
     CUgraph graph = nullptr;
     CUresult res = cu().cuStreamGetCaptureInfo(s->cu, &cap, nullptr, &graph, nullptr, nullptr, nullptr);
-    if (res != CUDA_SUCCESS) {
-        delete c;
-        return res;
-    }
-    if (cap != CU_STREAM_CAPTURE_STATUS_ACTIVE || !graph) {
-        // Ended or invalidated meanwhile: the launch gives the driver's answer.
-        delete c;
-        return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
-    }
+    if (res != CUDA_SUCCESS) return res;
+    // Ended or invalidated meanwhile: the launch gives the driver's answer.
+    if (cap != CU_STREAM_CAPTURE_STATUS_ACTIVE || !graph) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     *call = "cuUserObjectCreate";
     CUuserObject obj = nullptr;
-    res = cu().cuUserObjectCreate(&obj, c, graph_call_free, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
-    if (res != CUDA_SUCCESS) {
-        delete c;
-        return res;
-    }
+    res = cu().cuUserObjectCreate(&obj, c.get(), graph_call_free, 1,
+                                  CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
+    if (res != CUDA_SUCCESS) return res;
+    HostCall *const owned = c.release();  // the user object's now
     *call = "cuGraphRetainUserObject";
     res = cu().cuGraphRetainUserObject(graph, obj, 1, CU_GRAPH_USER_OBJECT_MOVE);
     if (res != CUDA_SUCCESS) {
-        cu().cuUserObjectRelease(obj, 1);  // frees c (not queued: no release)
+        cu().cuUserObjectRelease(obj, 1);  // frees it (not queued: no release)
         return res;
     }
-    // From here the graph owns c, whatever the launch answers. queued is
+    // From here the graph owns it, whatever the launch answers. queued is
     // set before the launch: the graph may be destroyed by another thread
     // the moment the node exists, and release must then be called.
-    c->queued.store(true, std::memory_order_release);
+    owned->queued.store(true, std::memory_order_release);
     if (cu().cuLaunchHostFunc_v2) {
         *call = "cuLaunchHostFunc_v2";
-        res = cu().cuLaunchHostFunc_v2(s->cu, graph_trampoline, c, spin ? 1u : 0u);
+        res = cu().cuLaunchHostFunc_v2(s->cu, graph_trampoline, owned, spin ? 1u : 0u);
     } else {
         *call = "cuLaunchHostFunc";
-        res = cu().cuLaunchHostFunc(s->cu, graph_trampoline, c);
+        res = cu().cuLaunchHostFunc(s->cu, graph_trampoline, owned);
     }
-    if (res != CUDA_SUCCESS) c->queued.store(false, std::memory_order_release);  // freed by the graph, no release
+    if (res != CUDA_SUCCESS) owned->queued.store(false, std::memory_order_release);  // freed by the graph, no release
     return res;
 }
 
@@ -186,6 +184,93 @@ evx_status_t name_call(const char *fn, HostCall *c, const char *name) {
     else
         std::snprintf(c->name, sizeof c->name, "at %p", addr);
     return 0;
+}
+
+// The options as the caller's size gives them, defaults for the rest, and
+// their flags checked.
+evx_status_t read_options(const char *name, const evx_host_func_options_t *options,
+                          evx_host_func_options_t *o) {
+    std::memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+    if (options) {
+        const evx_status_t st = sized_in(name, kOptionsType, options, o);
+        if (st) return st;
+        // A size that ends inside release (no compiled struct has one) gives
+        // no release rather than part of a pointer.
+        if (options->struct_size < offsetof(evx_host_func_options_t, release) + sizeof o->release)
+            o->release = nullptr;
+    }
+    return check_known_flags(name, "host function", o->flags, EVX_HOST_FUNC_SPINWAIT,
+                             "EVX_HOST_FUNC_SPINWAIT 0x1");
+}
+
+// The record of a launch, named, not yet of a stream (device 0, id 0).
+evx_status_t new_call(const char *name, evx_host_fn_status_t fn, void *user_data,
+                      const evx_host_func_options_t &o, evx_stream_t stream, CallPtr *out) {
+    CallPtr c(new (std::nothrow) HostCall);
+    if (!c) return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", name);
+    c->fn = fn;
+    c->user_data = user_data;
+    c->release = o.release;
+    c->id = 0;
+    c->ticket = 0;
+    c->stream = handle_value(stream);
+    c->device = 0;
+    const evx_status_t st = name_call(name, c.get(), o.name);
+    if (!st) *out = std::move(c);
+    return st;
+}
+
+// A launch on a stream being captured: a host node of its graph, with the
+// stream's context current (a default stream's already is, under guard).
+evx_status_t launch_in_capture(const char *name, ContextGuard &guard, const Stream *s,
+                               evx_stream_t stream, CallPtr c, bool spin) {
+    if (!cu().cuStreamGetCaptureInfo || !cu().cuUserObjectCreate ||
+        !cu().cuUserObjectRelease || !cu().cuGraphRetainUserObject)
+        return fail(EVX_ERROR_NOT_SUPPORTED,
+                    "%s: stream 0x%" PRIx64
+                    " is being captured, and the driver lacks cuStreamGetCaptureInfo "
+                    "(CUDA 12.3), cuUserObjectCreate or cuGraphRetainUserObject, which a "
+                    "host function that can fail needs in a graph",
+                    name, handle_value(stream));
+    // The user object and the graph belong to the stream's context.
+    if (!s->default_stream) {
+        CUcontext ctx = s->ctx ? s->ctx : known_primary(s->device);
+        const evx_status_t st = guard.enter_context(name, ctx, s->device);
+        if (st) return st;
+    }
+    const char *call = nullptr;
+    const CUresult res = launch_captured(s, std::move(c), spin, &call);  // the driver's now
+    if (res == CUDA_SUCCESS)
+        return guard.leave(name, "the host function was captured into the graph");
+    if (is_capture_status(res)) return capture_failed(name, call, res, stream, s);
+    return driver_failed(res, name, call, "stream 0x%" PRIx64 " (being captured)",
+                         handle_value(stream));
+}
+
+// A launch outside a capture: numbered among the stream handle's launches;
+// *c is the driver's (released) once it is queued.
+CUresult launch_queued(const Stream *s, CallPtr *c, bool spin, const char **call) {
+    uint64_t id = s->hf_id.load(std::memory_order_acquire);
+    if (id == 0) {
+        uint64_t fresh = g_next_id.fetch_add(1, std::memory_order_relaxed);
+        id = s->hf_id.compare_exchange_strong(id, fresh, std::memory_order_acq_rel) ? fresh : id;
+    }
+    HostCall *const p = c->get();
+    p->id = id;
+    p->ticket = s->hf_launched.fetch_add(1, std::memory_order_acq_rel) + 1;
+    // Before the launch: the trampoline may run (and free it) at once.
+    p->queued.store(true, std::memory_order_relaxed);
+    CUresult res;
+    if (cu().cuLaunchHostFunc_v2) {
+        *call = "cuLaunchHostFunc_v2";
+        res = cu().cuLaunchHostFunc_v2(s->cu, trampoline, p, spin ? 1u : 0u);
+    } else {
+        *call = "cuLaunchHostFunc";
+        res = cu().cuLaunchHostFunc(s->cu, trampoline, p);
+    }
+    if (res == CUDA_SUCCESS) c->release();
+    return res;
 }
 
 }  // namespace
@@ -260,40 +345,14 @@ EVX_API evx_status_t evx_stream_launch_host_func_status(evx_stream_t stream,
     static const char name[] = "evx_stream_launch_host_func_status";
     if (!fn) return fail(EVX_ERROR_INVALID_VALUE, "%s: fn is NULL", name);
     evx_host_func_options_t o;
-    std::memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    if (options) {
-        const evx_status_t st = sized_in(name, kOptionsType, options, &o);
-        if (st) return st;
-        // A size that ends inside release (no compiled struct has one) gives
-        // no release rather than part of a pointer.
-        if (options->struct_size < offsetof(evx_host_func_options_t, release) + sizeof o.release)
-            o.release = nullptr;
-    }
-    evx_status_t st = check_known_flags(name, "host function", o.flags, EVX_HOST_FUNC_SPINWAIT,
-                                        "EVX_HOST_FUNC_SPINWAIT 0x1");
+    CallPtr c;
+    evx_status_t st = read_options(name, options, &o);
+    if (!st) st = new_call(name, fn, user_data, o, stream, &c);
     if (st) return st;
-    HostCall *c = new (std::nothrow) HostCall;
-    if (!c) return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", name);
-    c->fn = fn;
-    c->user_data = user_data;
-    c->release = o.release;
-    c->id = 0;
-    c->ticket = 0;
-    c->stream = handle_value(stream);
-    c->device = 0;
-    st = name_call(name, c, o.name);
-    if (st) {
-        delete c;
-        return st;
-    }
     HandleScope scope;
     Slot *slot = nullptr;
     st = scope.lookup(name, stream, kStream, "stream", &slot);
-    if (st) {
-        delete c;
-        return st;
-    }
+    if (st) return st;
     const Stream *s = static_cast<const Stream *>(slot->obj);
     c->device = s->device;
     const bool spin = (o.flags & EVX_HOST_FUNC_SPINWAIT) != 0;
@@ -302,66 +361,20 @@ EVX_API evx_status_t evx_stream_launch_host_func_status(evx_stream_t stream,
     {
         ContextGuard guard;
         st = stream_context(guard, name, s);
-        if (st) {
-            delete c;
-            return st;
-        }
+        if (st) return st;
         // Under stream capture the function becomes a graph host node, run
         // at every launch: its record is then the graph's (launch_captured).
         CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
         res = cu().cuStreamIsCapturing ? cu().cuStreamIsCapturing(s->cu, &cap) : CUDA_SUCCESS;
-        if (res == CUDA_SUCCESS && cap == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
-            if (!cu().cuStreamGetCaptureInfo || !cu().cuUserObjectCreate ||
-                !cu().cuUserObjectRelease || !cu().cuGraphRetainUserObject) {
-                delete c;
-                return fail(EVX_ERROR_NOT_SUPPORTED,
-                            "%s: stream 0x%" PRIx64
-                            " is being captured, and the driver lacks cuStreamGetCaptureInfo "
-                            "(CUDA 12.3), cuUserObjectCreate or cuGraphRetainUserObject, which a "
-                            "host function that can fail needs in a graph",
-                            name, handle_value(stream));
-            }
-            // The user object and the graph belong to the stream's context:
-            // it is made current for them (a default stream's already is).
-            if (!s->default_stream) {
-                CUcontext ctx = s->ctx ? s->ctx : known_primary(s->device);
-                st = guard.enter_context(name, ctx, s->device);
-                if (st) {
-                    delete c;
-                    return st;
-                }
-            }
-            res = launch_captured(s, c, spin, &call);  // c is the driver's now
-            if (res == CUDA_SUCCESS)
-                return guard.leave(name, "the host function was captured into the graph");
-            if (is_capture_status(res)) return capture_failed(name, call, res, stream, s);
-            return driver_failed(res, name, call, "stream 0x%" PRIx64 " (being captured)",
-                                 handle_value(stream));
-        }
+        if (res == CUDA_SUCCESS && cap == CU_STREAM_CAPTURE_STATUS_ACTIVE)
+            return launch_in_capture(name, guard, s, stream, std::move(c), spin);
         if (res == CUDA_SUCCESS) {
-            uint64_t id = s->hf_id.load(std::memory_order_acquire);
-            if (id == 0) {
-                uint64_t fresh = g_next_id.fetch_add(1, std::memory_order_relaxed);
-                id = s->hf_id.compare_exchange_strong(id, fresh, std::memory_order_acq_rel)
-                         ? fresh
-                         : id;
-            }
-            c->id = id;
-            c->ticket = s->hf_launched.fetch_add(1, std::memory_order_acq_rel) + 1;
-            // Before the launch: the trampoline may run (and free c) at once.
-            c->queued.store(true, std::memory_order_relaxed);
-            if (cu().cuLaunchHostFunc_v2) {
-                call = "cuLaunchHostFunc_v2";
-                res = cu().cuLaunchHostFunc_v2(s->cu, trampoline, c, spin ? 1u : 0u);
-            } else {
-                call = "cuLaunchHostFunc";
-                res = cu().cuLaunchHostFunc(s->cu, trampoline, c);
-            }
+            res = launch_queued(s, &c, spin, &call);
             // Queued: a failing pop is reported, and the function runs.
             if (res == CUDA_SUCCESS) return guard.leave(name, "the host function was queued");
         }
     }
-    delete c;  // the driver did not queue it
+    c.reset();  // the driver did not queue it
     if (is_capture_status(res)) return capture_failed(name, call, res, stream, s);
     return driver_failed(res, name, call, "stream 0x%" PRIx64, handle_value(stream));
 }

@@ -14,7 +14,7 @@
 
 #include "evx/common.h"
 #include "handle.hpp"
-#include "objects.hpp"
+#include "stream_object.hpp"
 
 namespace evx {
 
@@ -52,7 +52,7 @@ inline void host_note_record(Event *e, const Stream *s) {
 }
 
 // The failures a timer's or timeline's mark covers. Atomic: a timer's
-// marks take no lock (its state word orders them, timing.cpp).
+// marks take no lock (its state word orders them, timer.cpp).
 struct HostMark {
     std::atomic<uint64_t> id{0};
     std::atomic<uint64_t> ticket{0};

@@ -17,11 +17,11 @@
 #include "cache.hpp"
 #include "driver.hpp"
 #include "error.hpp"
+#include "event_state.hpp"
 #include "event_wrap.hpp"
 #include "evx/event.h"
 #include "evx/ipc.h"
 #include "handle.hpp"
-#include "objects.hpp"
 #include "scope.hpp"
 
 static_assert(sizeof(evx_ipc_event_handle_t) == sizeof(CUipcEventHandle),

@@ -9,24 +9,13 @@
 // destroy leaves a held slot to the last holder, which frees it as its
 // call ends, after the destroy has returned. The callback must have run
 // when the destroy returns, so the destroy of such a borrow waits for the
-// holders itself (retire_waiting), and calls the callback last, outside
-// every evx structure, on the destroying thread.
+// holders itself (end_borrow() in lifetime.hpp: retire_waiting()), and
+// calls the callback last, outside every evx structure, on the destroying
+// thread.
 #include "error.hpp"
 #include "evx/lifetime.h"
 #include "handle.hpp"
-#include "objects.hpp"
-
-namespace evx {
-
-evx_status_t end_borrow(ThreadRecord *r, const void *h, const Stream *s) {
-    void (*const release)(void *) = s->release;
-    void *const user = s->release_user;
-    retire_waiting(r, h);  // borrowed: frees no driver object, cannot fail
-    release(user);
-    return EVX_SUCCESS;
-}
-
-}  // namespace evx
+#include "stream.hpp"
 
 using namespace evx;
 

@@ -44,6 +44,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <new>
 
@@ -55,7 +56,7 @@
 #include "fence.hpp"
 #include "handle.hpp"
 #include "hostfn.hpp"
-#include "objects.hpp"
+#include "reclaim.hpp"
 #include "scope.hpp"
 #include "sized.hpp"
 
@@ -350,9 +351,6 @@ bool queue_for_pump(Notifier *n, DeviceLanes &d, Lane *lane, Watch *w) {
     return true;
 }
 
-// The watch of both public calls, the notifier and event held by hazards.
-// It takes the notifier's mutex twice when a lane is free: to count the
-// watch (and take its lane), and to queue it for the pump.
 // What a fence watch waits for (evx_notifier_watch_fence): a stream wait on
 // the fence's word in place of the event's cuStreamWaitEvent.
 struct ValueWait {
@@ -362,6 +360,56 @@ struct ValueWait {
     uint64_t value;
 };
 
+// Makes the lane's internal stream wait for the event's record (or the
+// fence's value).
+evx_status_t wait_on_lane(const char *fn, Lane *lane, int device, const void *eh, Event *e,
+                          const ValueWait *vw) {
+    if (vw) {
+        const CUresult res =
+            cu().cuStreamWaitValue64(lane->cu, vw->addr, vw->value, CU_STREAM_WAIT_VALUE_GEQ);
+        if (res != CUDA_SUCCESS)
+            return driver_failed(res, fn, "cuStreamWaitValue64",
+                                 "an internal stream of device %d, fence 0x%" PRIx64
+                                 ", value %" PRIu64,
+                                 device, handle_value(eh), vw->value);
+        return 0;
+    }
+    const CUresult res =
+        cu().cuStreamWaitEvent(lane->cu, e->cu.load(std::memory_order_acquire), 0);
+    if (res != CUDA_SUCCESS)
+        return driver_failed(res, fn, "cuStreamWaitEvent",
+                             "an internal stream of device %d, event 0x%" PRIx64, e->device,
+                             handle_value(eh));
+    return 0;
+}
+
+// Hands the watch to the pump, or launches its host function here if the
+// pump cannot be made. On failure w is still the caller's.
+evx_status_t launch_watch(const char *fn, Notifier *n, int device, Lane *lane, Watch *w) {
+    w->lane = lane;
+    bool launch;
+    {
+        // The pump launches every host function: cuLaunchHostFunc can
+        // wait for GPU work (see the top of the file), and the caller
+        // must not. At once here only if the pump cannot be made.
+        std::lock_guard<std::mutex> lk(n->mu);
+        DeviceLanes &d = n->devices[device];
+        launch = !queue_for_pump(n, d, lane, w);
+        if (launch) ++d.inflight;
+    }
+    if (!launch) return 0;
+    const CUresult res = cu().cuLaunchHostFunc(lane->cu, deliver, w);
+    if (res == CUDA_SUCCESS) return 0;
+    std::lock_guard<std::mutex> lk(n->mu);
+    DeviceLanes &d = n->devices[device];
+    --d.inflight;
+    if (d.lanes_queued) n->pump_cv.notify_one();
+    return driver_failed(res, fn, "cuLaunchHostFunc", "an internal stream of device %d", device);
+}
+
+// The watch of both public calls, the notifier and event held by hazards.
+// It takes the notifier's mutex twice when a lane is free: to count the
+// watch (and take its lane), and to queue it for the pump.
 evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, Event *e,
                    uint64_t token, evx_notify_fn_t cb, void *user_data,
                    const ValueWait *vw = nullptr, evx_notify_status_fn_t scb = nullptr) {
@@ -401,49 +449,17 @@ evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, 
         lane = pick_lane(n, n->devices[device]);
     }
     evx_status_t st = 0;
-    Watch *w = new (std::nothrow) Watch{n, nullptr, tq, cb, user_data};
+    std::unique_ptr<Watch> w(new (std::nothrow) Watch{n, nullptr, tq, cb, user_data});
     if (!w) st = fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
     else w->sfn = scb;
     if (!st && !lane) st = take_lane(fn, n, device, &lane);
-    if (!st && !complete && vw) {
-        const CUresult res =
-            cu().cuStreamWaitValue64(lane->cu, vw->addr, vw->value, CU_STREAM_WAIT_VALUE_GEQ);
-        if (res != CUDA_SUCCESS)
-            st = driver_failed(res, fn, "cuStreamWaitValue64",
-                               "an internal stream of device %d, fence 0x%" PRIx64
-                               ", value %" PRIu64,
-                               device, handle_value(eh), vw->value);
-    } else if (!st && !complete) {
-        const CUresult res =
-            cu().cuStreamWaitEvent(lane->cu, e->cu.load(std::memory_order_acquire), 0);
-        if (res != CUDA_SUCCESS)
-            st = driver_failed(res, fn, "cuStreamWaitEvent",
-                               "an internal stream of device %d, event 0x%" PRIx64, e->device,
-                               handle_value(eh));
-    }
+    if (!st && !complete) st = wait_on_lane(fn, lane, device, eh, e, vw);
+    if (!st) st = launch_watch(fn, n, device, lane, w.get());
     if (!st) {
-        w->lane = lane;
-        bool launch;
-        {
-            // The pump launches every host function: cuLaunchHostFunc can
-            // wait for GPU work (see the top of the file), and the caller
-            // must not. At once here only if the pump cannot be made.
-            std::lock_guard<std::mutex> lk(n->mu);
-            DeviceLanes &d = n->devices[device];
-            launch = !queue_for_pump(n, d, lane, w);
-            if (launch) ++d.inflight;
-        }
-        if (!launch) return 0;
-        const CUresult res = cu().cuLaunchHostFunc(lane->cu, deliver, w);
-        if (res == CUDA_SUCCESS) return 0;
-        std::lock_guard<std::mutex> lk(n->mu);
-        DeviceLanes &d = n->devices[device];
-        --d.inflight;
-        if (d.lanes_queued) n->pump_cv.notify_one();
-        st = driver_failed(res, fn, "cuLaunchHostFunc", "an internal stream of device %d",
-                           device);
+        w.release();  // the pump's or the driver's now: deliver() frees it
+        return 0;
     }
-    delete w;
+    w.reset();
     std::lock_guard<std::mutex> lk(n->mu);
     if (lane) --lane->pending;
     if (!callback) --n->reserved;
@@ -518,14 +534,13 @@ EVX_API evx_status_t evx_notifier_create(const evx_notifier_options_t *options,
     const int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (fd < 0)
         return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: eventfd failed: %s", fn, std::strerror(errno));
-    Notifier *n = new (std::nothrow) Notifier;
-    DeviceLanes *devices = new (std::nothrow) DeviceLanes[g_driver.device_count];
+    // The handle's (and the notifier's devices) once published.
+    std::unique_ptr<Notifier> n(new (std::nothrow) Notifier);
+    std::unique_ptr<DeviceLanes[]> devices(new (std::nothrow) DeviceLanes[g_driver.device_count]);
     uint32_t index = 0;
     st = n && devices ? slot_alloc(r, fn, &index)
                       : fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
     if (st) {
-        delete n;
-        delete[] devices;
         close(fd);
         return st;
     }
@@ -534,10 +549,10 @@ EVX_API evx_status_t evx_notifier_create(const evx_notifier_options_t *options,
     n->max_inflight = max_lanes < kInflightMin   ? kInflightMin
                       : max_lanes > kInflightMax ? kInflightMax
                                                  : max_lanes;
-    n->devices = devices;
+    n->devices = devices.release();
     n->ndevices = g_driver.device_count;
     *notifier = reinterpret_cast<evx_notifier_t>(
-        static_cast<uintptr_t>(publish(index, kNotifier, n)));
+        static_cast<uintptr_t>(publish(index, kNotifier, n.release())));
     return EVX_SUCCESS;
 }
 

@@ -16,10 +16,12 @@
 #include "cache.hpp"
 #include "driver.hpp"
 #include "error.hpp"
+#include "event_state.hpp"
 #include "evx/event.h"
 #include "evx/pool.h"
 #include "handle.hpp"
-#include "objects.hpp"
+#include "pool.hpp"
+#include "reclaim.hpp"
 #include "scope.hpp"
 #include "sized.hpp"
 

@@ -3,6 +3,7 @@
 //
 // The entry of the public calls that end a handle and need nothing more
 // than the handle table: beside HandleScope, above the table it calls.
+#include "reclaim.hpp"
 #include "scope.hpp"
 
 namespace evx {

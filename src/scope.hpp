@@ -24,6 +24,7 @@
 #include "driver.hpp"
 #include "error.hpp"
 #include "handle.hpp"
+#include "reclaim.hpp"
 #include "thread.hpp"
 
 namespace evx {

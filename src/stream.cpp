@@ -6,15 +6,20 @@
 #include <cinttypes>
 #include <new>
 
+#include "capture.hpp"
+#include "contexts.hpp"
 #include "driver.hpp"
 #include "error.hpp"
+#include "event.hpp"
 #include "evx/device.h"
 #include "evx/event.h"
 #include "evx/stream.h"
 #include "handle.hpp"
 #include "hostfn.hpp"
-#include "objects.hpp"
+#include "lifetime.hpp"
 #include "scope.hpp"
+#include "stream.hpp"
+#include "stream_object.hpp"
 
 namespace evx {
 
@@ -48,35 +53,66 @@ inline bool is_default_stream(const void *native) {
     return native == nullptr || native == EVX_STREAM_LEGACY || native == EVX_STREAM_PER_THREAD;
 }
 
-// The device ordinal of a real (not default) stream.
-evx_status_t native_stream_device(const char *fn, CUstream cs, int *ordinal) {
+// Whether a real (not default) native stream takes part in a capture
+// (active or invalidated). The driver refuses cuStreamGetDevice and
+// cuStreamGetFlags on such a stream with STREAM_CAPTURE_UNSUPPORTED and
+// invalidates its capture, in every capture mode; cuStreamIsCapturing,
+// cuStreamGetCtx, cuStreamGetPriority, cuCtxGetDevice and push/pop it
+// allows. A driver without cuStreamIsCapturing has no capture to break.
+evx_status_t native_capturing(const char *fn, CUstream cs, bool *capturing) {
+    *capturing = false;
+    if (!cu().cuStreamIsCapturing) return 0;
+    CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+    const CUresult res = cu().cuStreamIsCapturing(cs, &cap);
+    if (res != CUDA_SUCCESS)
+        return driver_failed(res, fn, "cuStreamIsCapturing", "native stream %p",
+                             static_cast<void *>(cs));
+    *capturing = cap != CU_STREAM_CAPTURE_STATUS_NONE;
+    return 0;
+}
+
+// The device of a stream's context: cuStreamGetCtx, then cuCtxGetDevice
+// with that context pushed (for a green context's stream, its primary
+// context or the context cuCtxFromGreenCtx gives: the same device).
+evx_status_t context_device(const char *fn, CUstream cs, CUdevice *dev) {
+    CUcontext ctx = nullptr;
+    CUgreenCtx green = nullptr;
+    CUresult res = cu().cuStreamGetCtx_v2 ? cu().cuStreamGetCtx_v2(cs, &ctx, &green)
+                                           : cu().cuStreamGetCtx(cs, &ctx);
+    if (res != CUDA_SUCCESS)
+        return driver_failed(res, fn, "cuStreamGetCtx", "native stream %p",
+                             static_cast<void *>(cs));
+    ContextGuard guard;
+    evx_status_t st = guard.enter_context(fn, ctx, -1);
+    if (st) return st;
+    res = cu().cuCtxGetDevice(dev);
+    if (res != CUDA_SUCCESS)
+        return driver_failed(res, fn, "cuCtxGetDevice", "the context of native stream %p",
+                             static_cast<void *>(cs));
+    return guard.leave(fn, "nothing was wrapped");
+}
+
+// The device ordinal of a real (not default) stream: cuStreamGetDevice,
+// or its context's device where that call is missing (drivers before 12.8)
+// or would break the stream's capture.
+evx_status_t native_stream_device(const char *fn, CUstream cs, bool capturing, int *ordinal) {
     CUdevice dev = 0;
-    if (cu().cuStreamGetDevice) {
+    if (cu().cuStreamGetDevice && !capturing) {
         const CUresult res = cu().cuStreamGetDevice(cs, &dev);
         if (res != CUDA_SUCCESS)
             return driver_failed(res, fn, "cuStreamGetDevice", "native stream %p",
                                  static_cast<void *>(cs));
-    } else if (cu().cuStreamGetCtx && cu().cuCtxGetDevice) {
-        // Drivers before 12.8: ask the stream's context.
-        CUcontext ctx = nullptr;
-        CUresult res = cu().cuStreamGetCtx(cs, &ctx);
-        if (res != CUDA_SUCCESS)
-            return driver_failed(res, fn, "cuStreamGetCtx", "native stream %p",
-                                 static_cast<void *>(cs));
-        ContextGuard guard;
-        evx_status_t st = guard.enter_context(fn, ctx, -1);
-        if (st) return st;
-        res = cu().cuCtxGetDevice(&dev);
-        if (res != CUDA_SUCCESS)
-            return driver_failed(res, fn, "cuCtxGetDevice", "the context of native stream %p",
-                                 static_cast<void *>(cs));
-        st = guard.leave(fn, "nothing was wrapped");
+    } else if ((cu().cuStreamGetCtx_v2 || cu().cuStreamGetCtx) && cu().cuCtxGetDevice) {
+        const evx_status_t st = context_device(fn, cs, &dev);
         if (st) return st;
     } else {
         return fail(EVX_ERROR_NOT_SUPPORTED,
-                    "%s: the driver has neither cuStreamGetDevice nor cuStreamGetCtx, so the "
+                    "%s: the driver has no cuStreamGetCtx with cuCtxGetDevice%s, so the "
                     "device of native stream %p cannot be read",
-                    fn, static_cast<void *>(cs));
+                    fn, capturing ? " (and cuStreamGetDevice would invalidate the capture "
+                                    "the stream takes part in)"
+                                  : " nor cuStreamGetDevice",
+                    static_cast<void *>(cs));
     }
     *ordinal = device_ordinal(dev);
     if (*ordinal < 0)
@@ -124,6 +160,52 @@ evx_status_t current_device(const char *fn, const void *native_stream, bool dflt
                         fn, native_stream, static_cast<void *>(cur), ordinal);
     }
     *device = ordinal;
+    return 0;
+}
+
+// The flags and priority of a borrowed stream, read at wrap time. A default
+// stream's flags are 0 (the driver's answer for each of them). A stream
+// taking part in a capture keeps kFlagsUnknown: cuStreamGetFlags would
+// invalidate its capture (native_capturing()); evx_stream_get_flags() reads
+// them once the capture has ended. cuStreamGetPriority is allowed.
+evx_status_t read_native_fields(const char *fn, Stream *s, bool capturing) {
+    ContextGuard guard;
+    evx_status_t st = stream_context(guard, fn, s);
+    if (st) return st;
+    unsigned flags = s->default_stream ? 0 : kFlagsUnknown;
+    const char *call = "cuStreamGetFlags";
+    CUresult res = CUDA_SUCCESS;
+    if (!s->default_stream && !capturing) res = cu().cuStreamGetFlags(s->cu, &flags);
+    if (res == CUDA_SUCCESS) {
+        call = "cuStreamGetPriority";
+        res = cu().cuStreamGetPriority(s->cu, &s->priority);
+    }
+    if (res != CUDA_SUCCESS)
+        return driver_failed(res, fn, call, "native stream %p of device %d",
+                             static_cast<void *>(s->cu), s->device);
+    s->flags.store(flags, std::memory_order_relaxed);  // published with the handle
+    return guard.leave(fn, "nothing was wrapped");
+}
+
+// The flags of a stream wrapped while it was captured (kFlagsUnknown), read
+// now unless it is still captured: then STREAM_CAPTURE_UNSUPPORTED, and its
+// capture is left as it was.
+evx_status_t late_flags(const char *fn, evx_stream_t stream, const Stream &s, unsigned *flags) {
+    bool capturing = false;
+    evx_status_t st = native_capturing(fn, s.cu, &capturing);
+    if (st) return st;
+    if (capturing)
+        return fail(EVX_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+                    "%s: stream 0x%" PRIx64 " was wrapped while it was being captured into a "
+                    "graph and is being captured still; the driver refuses cuStreamGetFlags on "
+                    "a capturing stream and invalidates its capture, so evx reads the flags "
+                    "once the capture has ended (the capture is left as it was)",
+                    fn, handle_value(stream));
+    const CUresult res = cu().cuStreamGetFlags(s.cu, flags);
+    if (res != CUDA_SUCCESS)
+        return driver_failed(res, fn, "cuStreamGetFlags", "stream 0x%" PRIx64,
+                             handle_value(stream));
+    s.flags.store(*flags, std::memory_order_relaxed);
     return 0;
 }
 
@@ -308,9 +390,11 @@ evx_status_t evx::wrap_stream(const char *fn, int device, void *native_stream,
     if (!st) st = enter_thread(&r);
     if (st) return st;
     CUstream cs = static_cast<CUstream>(native_stream);
+    bool capturing = false;
     if (!dflt) {
         int actual = -1;
-        st = native_stream_device(fn, cs, &actual);
+        st = native_capturing(fn, cs, &capturing);
+        if (!st) st = native_stream_device(fn, cs, capturing, &actual);
         if (st) return st;
         if (device == EVX_DEVICE_FROM_STREAM) {
             device = actual;
@@ -337,26 +421,10 @@ evx_status_t evx::wrap_stream(const char *fn, int device, void *native_stream,
     s->default_stream = dflt;
     s->release = release;
     s->release_user = release_user;
-    {
-        ContextGuard guard;
-        st = stream_context(guard, fn, s);
-        CUresult res = CUDA_SUCCESS;
-        const char *call = "cuStreamGetFlags";
-        if (!st) {
-            res = cu().cuStreamGetFlags(cs, &s->flags);
-            if (res == CUDA_SUCCESS) {
-                call = "cuStreamGetPriority";
-                res = cu().cuStreamGetPriority(cs, &s->priority);
-            }
-        }
-        if (!st && res != CUDA_SUCCESS)
-            st = driver_failed(res, fn, call, "native stream %p of device %d", native_stream,
-                               device);
-        if (!st) st = guard.leave(fn, "nothing was wrapped");
-        if (st) {
-            delete s;
-            return st;
-        }
+    st = read_native_fields(fn, s, capturing);
+    if (st) {
+        delete s;
+        return st;
     }
     return publish_stream(r, fn, s, stream);
 }
@@ -429,7 +497,16 @@ EVX_API evx_status_t evx_stream_get_priority(evx_stream_t stream, int *priority)
 EVX_API evx_status_t evx_stream_get_flags(evx_stream_t stream, unsigned *flags) {
     static const char fn[] = "evx_stream_get_flags";
     if (!flags) return fail(EVX_ERROR_INVALID_VALUE, "%s: flags (the out-pointer) is NULL", fn);
-    return read_stream(fn, stream, [flags](const Stream &s) { *flags = s.flags; });
+    return with_live(fn, stream, kStream, "stream", [stream, flags](Slot &slot) -> evx_status_t {
+        const Stream &s = *static_cast<const Stream *>(slot.obj);
+        unsigned f = s.flags.load(std::memory_order_relaxed);
+        if (__builtin_expect(f == kFlagsUnknown, 0)) {
+            const evx_status_t st = late_flags(fn, stream, s, &f);
+            if (st) return st;
+        }
+        *flags = f;
+        return EVX_SUCCESS;
+    });
 }
 
 EVX_API evx_status_t evx_stream_get_device(evx_stream_t stream, int *device) {

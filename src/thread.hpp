@@ -43,12 +43,12 @@ struct ThreadRecord {
     // The two hazard slots, one word: low half for the first handle of a
     // call, high half for the second; each holds a slot index + 1, 0 = none.
     // Published with a plain store per call where light_hazards(), else
-    // with a seq_cst exchange (set_hazards() in handle.hpp). Read by every
+    // with a seq_cst exchange (set_hazards() in reclaim.hpp). Read by every
     // destroying thread, so kept on a cache line of its own.
     alignas(64) std::atomic<uint64_t> hazards{0};
     // Nonzero when a destroy found this thread holding what it retired: the
     // call that holds it, as it ends, frees what no call holds any more
-    // (release_hazards() in handle.hpp). On the hazard line, which the call
+    // (release_hazards() in reclaim.hpp). On the hazard line, which the call
     // has just written, so looking at it costs the end of a call a load
     // from its own cache.
     std::atomic<uint32_t> reclaim{0};
@@ -115,7 +115,7 @@ ThreadRecord *thread_list();
 // A barrier on every thread of the process that runs now: each executes a
 // full fence at some point during this call. It lets the other side of a
 // store-then-load handshake order its store and load with a compiler
-// barrier only (set_hazards() and release_hazards() in handle.hpp,
+// barrier only (set_hazards() and release_hazards() in reclaim.hpp,
 // own_enter() below). False
 // when the system offers no way to do it (nothing was ordered).
 bool heavy_barrier();
@@ -174,7 +174,7 @@ bool steal_others(ThreadRecord *self, StealVisit visit, void *arg);
 // reuse: registered at library load (as the handle table's free hooks are),
 // so that this file names no module above it. They run in stage order.
 enum ExitStage : uint32_t {
-    kExitHandles = 0,  // retired handles freed or handed over (handle.cpp)
+    kExitHandles = 0,  // retired handles freed or handed over (reclaim.cpp)
     kExitCaches = 1,   // kept driver events moved to the shared depot (cache.cpp)
     kExitStages = 2,
 };

@@ -54,18 +54,19 @@ void event_head(std::string *out, const char *ph, const char *name, double ts_us
     *out += buf;
 }
 
-evx_status_t build(const char *fn, evx_timeline_t timeline, const char *title,
-                   std::string *out) {
+// The marks of a timeline, every one complete.
+evx_status_t read_marks(const char *fn, evx_timeline_t timeline,
+                        std::vector<evx_timeline_mark_info_t> *m) {
     uint32_t count = 0;
     evx_status_t st = evx_timeline_count(timeline, &count);
     if (st) return st;
     if (count == 0)
         return fail(EVX_ERROR_INVALID_VALUE, "%s: timeline 0x%" PRIx64 " has no marks", fn,
                     static_cast<uint64_t>(reinterpret_cast<uintptr_t>(timeline)));
-    std::vector<evx_timeline_mark_info_t> m(count);
+    m->resize(count);
     for (uint32_t i = 0; i < count; ++i) {
-        m[i].struct_size = sizeof m[i];
-        st = evx_timeline_get_mark(timeline, i, &m[i]);
+        (*m)[i].struct_size = sizeof(evx_timeline_mark_info_t);
+        st = evx_timeline_get_mark(timeline, i, &(*m)[i]);
         if (st == EVX_ERROR_NOT_READY)
             return fail(st, "%s: mark %u of timeline 0x%" PRIx64
                         " is pending although the last mark completed (marks on several "
@@ -73,6 +74,31 @@ evx_status_t build(const char *fn, evx_timeline_t timeline, const char *title,
                         fn, i, static_cast<uint64_t>(reinterpret_cast<uintptr_t>(timeline)));
         if (st) return st;
     }
+    return 0;
+}
+
+// Names of the process and of each stream's track, and the end.
+void write_names(std::string *out, const char *title, const std::vector<evx_stream_t> &streams) {
+    char buf[160];
+    *out += ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":";
+    json_string(out, title);
+    *out += "}}";
+    for (size_t t = 0; t < streams.size(); ++t) {
+        std::snprintf(buf, sizeof buf,
+                      ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%zu,"
+                      "\"args\":{\"name\":\"stream 0x%" PRIx64 "\"}}",
+                      t + 1, static_cast<uint64_t>(reinterpret_cast<uintptr_t>(streams[t])));
+        *out += buf;
+    }
+    *out += "\n]}\n";
+}
+
+evx_status_t build(const char *fn, evx_timeline_t timeline, const char *title,
+                   std::string *out) {
+    std::vector<evx_timeline_mark_info_t> m;
+    const evx_status_t st = read_marks(fn, timeline, &m);
+    if (st) return st;
+    const uint32_t count = static_cast<uint32_t>(m.size());
     std::vector<evx_stream_t> streams;
     std::vector<std::vector<uint32_t>> open;  // per track: begin marks not closed
     *out = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[";
@@ -126,18 +152,7 @@ evx_status_t build(const char *fn, evx_timeline_t timeline, const char *title,
                         fn, i, m[i].label,
                         static_cast<uint64_t>(reinterpret_cast<uintptr_t>(m[i].stream)));
         }
-    // Names of the process and of each stream's track.
-    *out += ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":";
-    json_string(out, title);
-    *out += "}}";
-    for (size_t t = 0; t < streams.size(); ++t) {
-        std::snprintf(buf, sizeof buf,
-                      ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%zu,"
-                      "\"args\":{\"name\":\"stream 0x%" PRIx64 "\"}}",
-                      t + 1, static_cast<uint64_t>(reinterpret_cast<uintptr_t>(streams[t])));
-        *out += buf;
-    }
-    *out += "\n]}\n";
+    write_names(out, title, streams);
     return 0;
 }
 

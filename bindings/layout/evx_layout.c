@@ -115,13 +115,12 @@ int main(void)
     printf("const EVX_VERSION_MINOR %lld\n", (long long)(EVX_VERSION_MINOR));
     printf("const EVX_VERSION_NUMBER %lld\n", (long long)(EVX_VERSION_NUMBER));
     printf("const EVX_VERSION_PATCH %lld\n", (long long)(EVX_VERSION_PATCH));
-    printf("const EVX_FENCE_DEFAULT %lld\n", (long long)(EVX_FENCE_DEFAULT));
-    printf("const EVX_FENCE_INTERPROCESS %lld\n", (long long)(EVX_FENCE_INTERPROCESS));
     printf("const EVX_FENCE_MAX_VALUE %lld\n", (long long)(EVX_FENCE_MAX_VALUE));
     printf("const EVX_IPC_FENCE_HANDLE_SIZE %lld\n", (long long)(EVX_IPC_FENCE_HANDLE_SIZE));
     printf("const EVX_IPC_HANDLE_SIZE %lld\n", (long long)(EVX_IPC_HANDLE_SIZE));
     printf("const EVX_NOTIFIER_DEFAULT_STREAMS %lld\n", (long long)(EVX_NOTIFIER_DEFAULT_STREAMS));
     printf("const EVX_NOTIFIER_MAX_STREAMS %lld\n", (long long)(EVX_NOTIFIER_MAX_STREAMS));
+    printf("const EVX_HOST_FUNC_NAME_SIZE %lld\n", (long long)(EVX_HOST_FUNC_NAME_SIZE));
     printf("const EVX_STREAM_LEGACY %llu\n", U((uintptr_t)(EVX_STREAM_LEGACY)));
     printf("const EVX_STREAM_PER_THREAD %llu\n", U((uintptr_t)(EVX_STREAM_PER_THREAD)));
     printf("const EVX_MARK_LABEL_SIZE %lld\n", (long long)(EVX_MARK_LABEL_SIZE));
@@ -144,6 +143,10 @@ int main(void)
     printf("enum EVX_EVENT_RECORD_DEFAULT %lld\n", (long long)(EVX_EVENT_RECORD_DEFAULT));
     printf("enum EVX_EVENT_RECORD_EXTERNAL %lld\n", (long long)(EVX_EVENT_RECORD_EXTERNAL));
     printf("enum EVX_EVENT_RECORD_FLAGS_FORCE_32BIT %lld\n", (long long)(EVX_EVENT_RECORD_FLAGS_FORCE_32BIT));
+    printf("enumsize evx_fence_flags %llu\n", U(sizeof(enum evx_fence_flags)));
+    printf("enum EVX_FENCE_DEFAULT %lld\n", (long long)(EVX_FENCE_DEFAULT));
+    printf("enum EVX_FENCE_INTERPROCESS %lld\n", (long long)(EVX_FENCE_INTERPROCESS));
+    printf("enum EVX_FENCE_FLAGS_FORCE_32BIT %lld\n", (long long)(EVX_FENCE_FLAGS_FORCE_32BIT));
     printf("enumsize evx_notifier_flags %llu\n", U(sizeof(enum evx_notifier_flags)));
     printf("enum EVX_NOTIFIER_DEFAULT %lld\n", (long long)(EVX_NOTIFIER_DEFAULT));
     printf("enum EVX_NOTIFIER_FLAGS_FORCE_32BIT %lld\n", (long long)(EVX_NOTIFIER_FLAGS_FORCE_32BIT));

@@ -20,6 +20,24 @@ EVX_BEGIN_DECLS
  * evx does not begin or end capture itself: that stays with the code that
  * owns the graph. Records and waits with ::EVX_EVENT_RECORD_EXTERNAL and
  * ::EVX_EVENT_WAIT_EXTERNAL make external event nodes inside a capture.
+ *
+ * evx never breaks a caller's capture by itself: on a stream being captured
+ * (in global, thread-local or relaxed mode) evx_stream_wrap_external(),
+ * the stream getters, records, waits, host functions, timer and timeline
+ * marks and evx_stream_get_capture_status() work, and make no driver call
+ * that would invalidate the capture (the driver refuses `cuStreamGetDevice`
+ * and `cuStreamGetFlags` on a capturing stream and invalidates its capture,
+ * in every mode; evx asks `cuStreamIsCapturing` first and avoids them).
+ * The one getter a capturing stream cannot answer is evx_stream_get_flags()
+ * of a stream wrapped during its capture: ::EVX_ERROR_STREAM_CAPTURE_UNSUPPORTED
+ * until the capture ends, the capture left as it was. What the driver
+ * itself forbids during a capture stays forbidden, with the driver's
+ * status, and invalidates the capture as the driver does:
+ * evx_stream_query() and evx_stream_synchronize() of a capturing stream
+ * (::EVX_ERROR_STREAM_CAPTURE_UNSUPPORTED), a plain wait for an event
+ * recorded outside the capture (::EVX_ERROR_STREAM_CAPTURE_ISOLATION), and
+ * the rules of the capture mode for queries of other streams and events
+ * (docs/graphs.md).
  *  @{ */
 
 /** @brief The capture status of a stream: the `CUstreamCaptureStatus`

@@ -166,9 +166,9 @@ EVX_API evx_status_t evx_event_is_owned(evx_event_t event, int *owned);
  * use), the driver event of an interprocess event or of one recorded in
  * another context is destroyed, and that of any other event is among
  * those evx keeps for reuse, where evx_device_trim() on any thread
- * destroys it. (Its reuse by this thread's creates may wait for up to 31
- * more destroys on this thread: such destroys are collected, to look at
- * other threads' calls once per 32.)
+ * destroys it. (Its reuse by this thread's creates may wait for more
+ * destroys on this thread: such destroys are collected in batches, to look
+ * at other threads' calls once per batch.)
  *
  * A borrowed event's driver event (evx_event_wrap_external()) is never
  * destroyed, kept or pooled: the destroy only ends evx's borrow (and, for

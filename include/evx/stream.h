@@ -79,6 +79,11 @@ enum evx_host_func_flags {
     EVX_HOST_FUNC_FLAGS_FORCE_32BIT = 0x7FFFFFFF
 };
 
+/** @brief The size of a host function's name with its terminating NUL, in
+ *  bytes: a name (::evx_host_func_options_t `name`) is at most
+ *  `EVX_HOST_FUNC_NAME_SIZE - 1` bytes long. */
+#define EVX_HOST_FUNC_NAME_SIZE 128
+
 /** @brief Options of evx_stream_launch_host_func_status(). Initialize with
  *  ::EVX_HOST_FUNC_OPTIONS_INIT (or zero it and set `struct_size` to
  *  `sizeof(evx_host_func_options_t)`), then set the fields.
@@ -92,8 +97,8 @@ typedef struct evx_host_func_options {
     uint32_t struct_size;
     /** ::evx_host_func_flags. */
     uint32_t flags;
-    /** The function's name in the message of a failure: at most 127 bytes,
-     *  copied at launch. NULL: the symbol name the dynamic linker gives for
+    /** The function's name in the message of a failure: shorter than
+     *  ::EVX_HOST_FUNC_NAME_SIZE bytes, copied at launch. NULL: the symbol name the dynamic linker gives for
      *  the function's address, else the address. */
     const char *name;
     /** Called once with the function's `user_data` when evx no longer
@@ -164,6 +169,15 @@ EVX_API evx_status_t evx_device_create_stream(int device, unsigned flags,
  *         ::EVX_ERROR_INVALID_DEVICE if @p device is out of range;
  *         a driver-loading status; a status from the driver.
  *         On failure `*stream` is set to NULL when @p stream is not NULL.
+ *
+ * A stream being captured into a graph (`cuStreamBeginCapture`,
+ * `torch.cuda.graph`, in any capture mode) may be wrapped, with every form
+ * of @p device, and the capture is left as it was: evx asks
+ * `cuStreamIsCapturing` first, reads such a stream's device from its
+ * context (`cuStreamGetCtx`, `cuCtxGetDevice`) and its priority
+ * (`cuStreamGetPriority`), and does not read its flags
+ * (`cuStreamGetDevice` and `cuStreamGetFlags` would invalidate the
+ * capture): evx_stream_get_flags() reads them once the capture has ended.
  *
  * Thread-safe.
  */
@@ -315,7 +329,8 @@ EVX_API evx_status_t evx_stream_launch_host_func(evx_stream_t stream,
  * @param options flags and name; NULL for the defaults.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p fn is NULL, the
  *         options' `struct_size` is below the first published size, a flag
- *         is unknown or the name is longer than 127 bytes;
+ *         is unknown or the name is not shorter than
+ *         ::EVX_HOST_FUNC_NAME_SIZE bytes;
  *         ::EVX_ERROR_INVALID_HANDLE; ::EVX_ERROR_OUT_OF_MEMORY; a status
  *         from the driver (then @p fn never runs).
  *
@@ -352,7 +367,10 @@ EVX_API evx_status_t evx_last_error_host_func(void **user_data);
 EVX_API evx_status_t evx_driver_has_host_func_sync_mode(int *has);
 
 /**
- * @brief The stream's priority (as the driver reports it).
+ * @brief The stream's priority (as the driver reports it), read when the
+ * stream was made or wrapped: answered during a capture too, as are
+ * evx_stream_get_device(), evx_stream_get_native() and
+ * evx_stream_is_owned() (no driver call).
  * @param stream the stream.
  * @param[out] priority receives the priority.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p priority is NULL;
@@ -364,11 +382,21 @@ EVX_API evx_status_t evx_stream_get_priority(evx_stream_t stream,
 
 /**
  * @brief The stream's flags (::evx_stream_flags, as the driver reports
- * them).
+ * them; 0 for a borrowed default stream).
+ *
+ * Read when the stream was made or wrapped, except for a stream wrapped
+ * while it was being captured: its flags are read on the first call after
+ * the capture has ended (`cuStreamIsCapturing`, then `cuStreamGetFlags`);
+ * during the capture the call returns
+ * ::EVX_ERROR_STREAM_CAPTURE_UNSUPPORTED and leaves the capture as it was
+ * (the driver refuses `cuStreamGetFlags` on a capturing stream and
+ * invalidates its capture).
  * @param stream the stream.
- * @param[out] flags receives the flags.
+ * @param[out] flags receives the flags (untouched on failure).
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p flags is NULL;
- *         ::EVX_ERROR_INVALID_HANDLE.
+ *         ::EVX_ERROR_INVALID_HANDLE;
+ *         ::EVX_ERROR_STREAM_CAPTURE_UNSUPPORTED as above; a status from
+ *         the driver when the flags are read late.
  * Thread-safe.
  */
 EVX_API evx_status_t evx_stream_get_flags(evx_stream_t stream,

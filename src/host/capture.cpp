@@ -17,6 +17,10 @@
 // - querying or synchronizing the capturing stream itself is refused the
 //   same way in every mode, and so is a context synchronize while a stream
 //   of the context is captured;
+// - cuStreamGetDevice and cuStreamGetFlags of a stream taking part in a
+//   capture are refused the same way in every mode (relaxed too, as an
+//   H100 answers); cuStreamGetPriority, cuStreamGetCtx and
+//   cuStreamIsCapturing are allowed;
 // - an event last recorded in a capture: a query or synchronize is
 //   CAPTURED_EVENT and invalidates the capture, an elapsed time is
 //   CAPTURED_EVENT; once that capture is invalidated or ended, every use but
@@ -345,6 +349,14 @@ CUresult capture_memop(const std::shared_ptr<Stream> &s) {
     // Not modelled: the driver captures a memory node; refused here rather
     // than run at once, out of the graph's order. The capture goes on.
     return s->capture ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+
+CUresult capture_stream_getter(const std::shared_ptr<Stream> &s) {
+    if (!any_capture()) return CUDA_SUCCESS;
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (!s->capture) return CUDA_SUCCESS;
+    s->capture->invalidated = true;  // an invalidated capture stays so
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 }
 
 void capture_stream_gone(const std::shared_ptr<Stream> &s) {

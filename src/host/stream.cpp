@@ -309,6 +309,7 @@ CUresult stream_get_flags(CUstream h, unsigned *flags, bool ptsz) {
     std::shared_ptr<Stream> s;
     CUresult r = resolve_stream(h, ptsz, &s);
     if (r != CUDA_SUCCESS) return r;
+    if ((r = capture_stream_getter(s)) != CUDA_SUCCESS) return r;
     *flags = s->flags;
     return CUDA_SUCCESS;
 }
@@ -319,6 +320,7 @@ CUresult stream_get_device(CUstream h, CUdevice *device, bool ptsz) {
     std::shared_ptr<Stream> s;
     CUresult r = resolve_stream(h, ptsz, &s);
     if (r != CUDA_SUCCESS) return r;
+    if ((r = capture_stream_getter(s)) != CUDA_SUCCESS) return r;
     *device = s->ctx->device;
     return CUDA_SUCCESS;
 }

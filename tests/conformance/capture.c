@@ -470,6 +470,8 @@ out:
 
 /* ---- the capture rules, with the raw driver (both drivers) ------------- */
 
+#define EXPECT_CU_OK(call) EXPECTF((call) == CUDA_SUCCESS, "%s", #call)
+
 #define EXPECT_CU(call, want) \
     do { \
         CUresult r_ = (call); \
@@ -1224,6 +1226,267 @@ out:
     drop_stream(&s);
 }
 
+/* ---- calls that take a stream, on a captured stream, in each mode ------ */
+
+static const char *mode_name(CUstreamCaptureMode m)
+{
+    return m == CU_STREAM_CAPTURE_MODE_GLOBAL         ? "global"
+           : m == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL ? "thread-local"
+                                                      : "relaxed";
+}
+
+/* The driver's rules for the stream getters on a capturing stream (as an
+ * H100 answers, in every mode): priority, context and capture status are
+ * allowed; cuStreamGetDevice and cuStreamGetFlags are
+ * STREAM_CAPTURE_UNSUPPORTED and invalidate the capture. evx's wrap relies
+ * on the first and avoids the second (capture.wrap_*). */
+static void getter_rules(CUstreamCaptureMode mode)
+{
+    const conf_cu *cu = conf_cu_get();
+    raw_set r;
+    CUgraph g = NULL;
+    CUcontext ctx = NULL;
+    CUgreenCtx green = NULL;
+    CUevent ev = NULL;
+    CUdevice dev = -1;
+    unsigned flags = 77;
+    int prio = 77;
+
+    if (cu == NULL || !raw_open(cu, &r, 0))
+        goto out;
+    conf_note("mode %s", mode_name(mode));
+    EXPECT_CU(cu->stream_begin_capture(r.s[0], mode), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_get_priority(r.s[0], &prio), CUDA_SUCCESS);
+    EXPECT(prio == 0);
+    if (cu->stream_get_ctx != NULL) {
+        EXPECT_CU(cu->stream_get_ctx(r.s[0], &ctx, &green), CUDA_SUCCESS);
+        EXPECT(ctx == r.ctx);
+    }
+    EXPECT_CU(cu->ctx_get_current(&ctx), CUDA_SUCCESS);
+    EXPECT_CU(cu->event_create(&ev, CU_EVENT_DEFAULT), CUDA_SUCCESS);
+    if (ev != NULL)
+        EXPECT_CU(cu->event_destroy(ev), CUDA_SUCCESS);
+    EXPECT_CU(cu->ctx_push_current(r.ctx), CUDA_SUCCESS);
+    EXPECT_CU(cu->ctx_pop_current(&ctx), CUDA_SUCCESS);
+    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    if (cu->stream_get_device != NULL) {
+        EXPECT_CU(cu->stream_get_device(r.s[0], &dev), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+        EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    }
+    end_any(cu, r.s[0]);
+    if (cu->stream_get_flags != NULL) {
+        EXPECT_CU(cu->stream_begin_capture(r.s[0], mode), CUDA_SUCCESS);
+        EXPECT_CU(cu->stream_get_flags(r.s[0], &flags), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+        EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+        EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+        EXPECT(g == NULL);
+        /* a stream that is not captured answers as usual meanwhile */
+        EXPECT_CU(cu->stream_begin_capture(r.s[0], mode), CUDA_SUCCESS);
+        EXPECT_CU(cu->stream_get_flags(r.s[1], &flags), CUDA_SUCCESS);
+        EXPECT(flags == CU_STREAM_NON_BLOCKING);
+        EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_ACTIVE);
+        EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_SUCCESS);
+        if (g != NULL)
+            cu->graph_destroy(g);
+    }
+out:
+    if (cu != NULL)
+        raw_close(cu, &r);
+}
+
+static void t_getters_global(void) { getter_rules(CU_STREAM_CAPTURE_MODE_GLOBAL); }
+static void t_getters_thread_local(void) { getter_rules(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL); }
+static void t_getters_relaxed(void) { getter_rules(CU_STREAM_CAPTURE_MODE_RELAXED); }
+
+/* "<call> -> <status> (<message>)" unless it returned `want`. */
+#define EXPECT_IN(mode, call, want) \
+    do { \
+        evx_status_t st_ = (call); \
+        EXPECTF(st_ == (want), "%s capture: %s -> %d, expected %d (%s)", mode_name(mode), \
+                #call, (int)st_, (int)(want), st_ ? evx_last_error_message() : ""); \
+    } while (0)
+#define EXPECT_ACTIVE(mode, s) \
+    do { \
+        int cs_ = cap_status(cu, (s)); \
+        EXPECTF(cs_ == CU_STREAM_CAPTURE_STATUS_ACTIVE, "%s capture: status %d at line %d", \
+                mode_name(mode), cs_, __LINE__); \
+    } while (0)
+
+/* The objects of wrap_in_capture(). */
+typedef struct wrap_set {
+    evx_stream_t w[3];
+    evx_event_t e, ext;
+    evx_timer_t t;
+    evx_timeline_t tl;
+    evx_fence_t f;
+} wrap_set;
+
+static void wrap_close(wrap_set *o)
+{
+    int i;
+    if (o->f != NULL)
+        EXPECT_OK(evx_fence_destroy(o->f));
+    drop_timeline(&o->tl);
+    drop_timer(&o->t);
+    drop_event(&o->ext);
+    drop_event(&o->e);
+    for (i = 0; i < 3; i++)
+        drop_stream(&o->w[i]);
+}
+
+/* Inside the capture of `native`: the wraps (each way of naming the
+ * device) and every call on the wrapped stream. */
+static void calls_in_capture(const conf_cu *cu, CUstreamCaptureMode mode, CUstream native,
+                             wrap_set *o)
+{
+    int dev = -1, prio = 77, owned = -1;
+    unsigned flags = 77;
+    void *nat = NULL;
+    evx_capture_status_t c = (evx_capture_status_t)77;
+    evx_status_t st;
+
+    EXPECT_IN(mode, evx_stream_wrap_external(EVX_DEVICE_FROM_STREAM, native, &o->w[0]), 0);
+    EXPECT_ACTIVE(mode, native);
+    EXPECT_IN(mode, evx_stream_wrap_external(0, native, &o->w[1]), 0);
+    EXPECT_IN(mode, evx_stream_wrap_external(EVX_DEVICE_CURRENT, native, &o->w[2]), 0);
+    EXPECT_ACTIVE(mode, native);
+    if (o->w[0] == NULL || o->w[1] == NULL || o->w[2] == NULL)
+        return;
+    EXPECT_IN(mode, evx_stream_get_device(o->w[0], &dev), 0);
+    EXPECT(dev == 0);
+    EXPECT_IN(mode, evx_stream_get_priority(o->w[1], &prio), 0);
+    EXPECT(prio == 0);
+    EXPECT_IN(mode, evx_stream_get_native(o->w[2], &nat), 0);
+    EXPECT(nat == (void *)native);
+    EXPECT_IN(mode, evx_stream_is_owned(o->w[0], &owned), 0);
+    EXPECT(owned == 0);
+    EXPECT_IN(mode, evx_stream_get_capture_status(o->w[0], &c), 0);
+    EXPECT(c == EVX_CAPTURE_STATUS_ACTIVE);
+    EXPECT_IN(mode, evx_stream_get_flags(o->w[0], &flags), EVX_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    EXPECTF(str_has(evx_last_error_message(), "cuStreamGetFlags") &&
+                str_has(evx_last_error_message(), "capture is left as it was"),
+            "message: %s", evx_last_error_message());
+    EXPECT(flags == 77);
+    EXPECT_ACTIVE(mode, native);
+    EXPECT_IN(mode, evx_event_record(o->e, o->w[0]), 0);
+    EXPECT_IN(mode, evx_stream_wait_event(o->w[1], o->e, EVX_EVENT_WAIT_DEFAULT), 0);
+    EXPECT_IN(mode, evx_stream_wait_event(o->w[2], o->ext, EVX_EVENT_WAIT_EXTERNAL), 0);
+    EXPECT_IN(mode, evx_event_record_with_flags(o->ext, o->w[0], EVX_EVENT_RECORD_EXTERNAL), 0);
+    EXPECT_IN(mode, evx_stream_launch_host_func(o->w[1], host_count, NULL), 0);
+    EXPECT_IN(mode, evx_stream_launch_host_func_status(o->w[2], capture_host_fn, NULL, NULL), 0);
+    EXPECT_IN(mode, evx_timer_start(o->t, o->w[0]), 0);
+    EXPECT_IN(mode, evx_timer_stop(o->t, o->w[1]), 0);
+    EXPECT_IN(mode, evx_timeline_mark(o->tl, o->w[2], NULL), 0);
+    EXPECT_ACTIVE(mode, native);
+    if (o->f != NULL) {
+        /* a memory-operation node where the driver captures one (the
+         * emulation refuses it); either way the capture stays */
+        st = evx_fence_signal(o->f, o->w[0], 1);
+        conf_note("%s capture: evx_fence_signal -> %d", mode_name(mode), (int)st);
+        st = evx_stream_wait_fence(o->w[1], o->f, 1);
+        conf_note("%s capture: evx_stream_wait_fence -> %d", mode_name(mode), (int)st);
+        EXPECT_ACTIVE(mode, native);
+    }
+    EXPECT_IN(mode, evx_stream_get_capture_status(o->w[2], &c), 0);
+    EXPECT(c == EVX_CAPTURE_STATUS_ACTIVE);
+}
+
+/* A foreign stream (made with the raw driver) wrapped inside its capture,
+ * as `with torch.cuda.graph(g): evx.Stream.wrap(...)` does: the wraps and
+ * the calls on the wrapped stream work (its flags, which the driver
+ * refuses to read during a capture, are STREAM_CAPTURE_UNSUPPORTED until it
+ * ends), the capture stays active, ends with a graph, and the graph runs. */
+static void wrap_in_capture(CUstreamCaptureMode mode)
+{
+    const conf_cu *cu = conf_cu_get();
+    raw_set r;
+    wrap_set o;
+    CUgraph g = NULL;
+    CUgraphExec x = NULL;
+    unsigned flags = 77;
+    evx_stream_t side = NULL;
+
+    memset(&o, 0, sizeof o);
+    if (cu == NULL || !raw_open(cu, &r, 0))
+        goto out;
+    REQUIRE((o.e = make_event(0, EVX_EVENT_DEFAULT)) != NULL);
+    REQUIRE((o.ext = make_event(0, EVX_EVENT_DEFAULT)) != NULL);
+    REQUIRE_OK(evx_device_create_timer(0, &o.t));
+    REQUIRE_OK(evx_device_create_timeline(0, 4, &o.tl));
+    if (evx_device_create_fence(0, 0, 0, &o.f) != EVX_SUCCESS)
+        o.f = NULL; /* a driver without stream memory operations */
+    REQUIRE((side = make_stream(0)) != NULL);
+    REQUIRE_OK(evx_event_record(o.ext, side)); /* recorded outside the capture */
+    REQUIRE_OK(evx_stream_synchronize(side));
+    g_count = 0;
+    REQUIRE(EXPECTF(cu->stream_begin_capture(r.s[0], mode) == CUDA_SUCCESS, "begin %s",
+                    mode_name(mode)));
+    calls_in_capture(cu, mode, r.s[0], &o);
+    EXPECT_ACTIVE(mode, r.s[0]);
+    EXPECTF(cu->stream_end_capture(r.s[0], &g) == CUDA_SUCCESS && g != NULL, "%s capture: end",
+            mode_name(mode));
+    if (o.w[0] != NULL) {
+        EXPECT_IN(mode, evx_stream_get_flags(o.w[0], &flags), 0); /* read now */
+        EXPECT(flags == EVX_STREAM_NON_BLOCKING);
+    }
+    if (g != NULL && EXPECT_CU_OK(cu->graph_instantiate(&x, g, 0))) {
+        EXPECT_CU(cu->graph_launch(x, r.s[0]), CUDA_SUCCESS);
+        EXPECT_CU(cu->stream_synchronize(r.s[0]), CUDA_SUCCESS);
+        EXPECTF(__atomic_load_n(&g_count, __ATOMIC_SEQ_CST) == 1, "%s capture: %d runs",
+                mode_name(mode), g_count);
+        EXPECT_CU(cu->graph_exec_destroy(x), CUDA_SUCCESS);
+    }
+out:
+    if (g != NULL)
+        cu->graph_destroy(g);
+    wrap_close(&o);
+    drop_stream(&side);
+    if (cu != NULL)
+        raw_close(cu, &r);
+}
+
+static void t_wrap_global(void) { wrap_in_capture(CU_STREAM_CAPTURE_MODE_GLOBAL); }
+static void t_wrap_thread_local(void) { wrap_in_capture(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL); }
+static void t_wrap_relaxed(void) { wrap_in_capture(CU_STREAM_CAPTURE_MODE_RELAXED); }
+
+/* The per-thread default stream captured: wrapping it (a default stream,
+ * whose flags evx knows without asking) works in each mode and leaves the
+ * capture active. */
+static void t_wrap_per_thread(void)
+{
+    static const CUstreamCaptureMode modes[3] = {CU_STREAM_CAPTURE_MODE_GLOBAL,
+                                                 CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                                                 CU_STREAM_CAPTURE_MODE_RELAXED};
+    const conf_cu *cu = conf_cu_get();
+    raw_set r;
+    evx_stream_t w = NULL;
+    unsigned flags = 77;
+    int i, prio = 77;
+
+    if (cu == NULL || !raw_open(cu, &r, 0))
+        goto out;
+    for (i = 0; i < 3; i++) {
+        if (!EXPECT_CU_OK(cu->stream_begin_capture(CU_STREAM_PER_THREAD, modes[i])))
+            break;
+        EXPECT_IN(modes[i], evx_stream_wrap_external(0, EVX_STREAM_PER_THREAD, &w), 0);
+        EXPECT_IN(modes[i], evx_stream_wrap_external(EVX_DEVICE_CURRENT, EVX_STREAM_PER_THREAD,
+                                                     &w), 0);
+        if (w != NULL) {
+            EXPECT_IN(modes[i], evx_stream_get_flags(w, &flags), 0);
+            EXPECT(flags == 0);
+            EXPECT_IN(modes[i], evx_stream_get_priority(w, &prio), 0);
+            EXPECT(prio == 0);
+        }
+        EXPECT_ACTIVE(modes[i], CU_STREAM_PER_THREAD);
+        drop_stream(&w);
+        end_any(cu, CU_STREAM_PER_THREAD);
+    }
+out:
+    drop_stream(&w);
+    if (cu != NULL)
+        raw_close(cu, &r);
+}
+
 const conf_case conf_capture_cases[] = {
     {"capture.not_capturing", t_not_capturing},
     {"capture.bad_input", t_bad_input},
@@ -1242,5 +1505,12 @@ const conf_case conf_capture_cases[] = {
     {"capture.graph_replay", t_graph_replay},
     {"capture.timeline_in_graph", t_timeline_in_graph},
     {"capture.timer_in_graph", t_timer_in_graph},
+    {"capture.getters_global", t_getters_global},
+    {"capture.getters_thread_local", t_getters_thread_local},
+    {"capture.getters_relaxed", t_getters_relaxed},
+    {"capture.wrap_global", t_wrap_global},
+    {"capture.wrap_thread_local", t_wrap_thread_local},
+    {"capture.wrap_relaxed", t_wrap_relaxed},
+    {"capture.wrap_per_thread", t_wrap_per_thread},
     {NULL, NULL},
 };

@@ -82,7 +82,7 @@ static void t_thread_exit_reaches_trim(void)
 }
 
 /* A destroyed timer is kept by the thread that freed it, with its two
- * driver events, for its next create (src/timing.cpp): evx_device_trim must
+ * driver events, for its next create (src/timer.cpp): evx_device_trim must
  * reach the calling thread's kept timers, and a thread's exit must destroy
  * its own. */
 static void *timer_and_exit(void *arg)

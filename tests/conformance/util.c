@@ -477,6 +477,8 @@ const conf_cu *conf_cu_get(void)
     ok &= lookup(gp, "cuStreamWaitEvent", &cu.stream_wait_event, 1);
     (void)lookup(gp, "cuDeviceGet", &cu.device_get, 0);
     (void)lookup(gp, "cuStreamGetPriority", &cu.stream_get_priority, 0);
+    (void)lookup(gp, "cuStreamGetFlags", &cu.stream_get_flags, 0);
+    (void)lookup(gp, "cuStreamGetDevice", &cu.stream_get_device, 0);
     (void)lookup(gp, "cuCtxGetStreamPriorityRange",
                  &cu.ctx_get_stream_priority_range, 0);
     (void)lookup(gp, "cuStreamBeginCapture", &cu.stream_begin_capture, 0);

@@ -129,6 +129,8 @@ typedef struct conf_cu {
     /* Optional (NULL when the driver lacks them). */
     CUresult (*device_get)(CUdevice *, int);
     CUresult (*stream_get_priority)(CUstream, int *);
+    CUresult (*stream_get_flags)(CUstream, unsigned *);
+    CUresult (*stream_get_device)(CUstream, CUdevice *); /* NULL before CUDA 12.8 */
     CUresult (*ctx_get_stream_priority_range)(int *, int *);
     /* Stream capture and graphs (both drivers have them). */
     CUresult (*stream_begin_capture)(CUstream, CUstreamCaptureMode);

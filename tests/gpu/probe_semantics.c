@@ -10,7 +10,12 @@
  * calls most likely to misbehave run last. Two calls found to crash the
  * driver (cuGetProcAddress_v2 with pfn NULL, cuGetErrorName with str NULL)
  * are no longer made. Output of the run on an H200 (driver 580.159.04):
- * tests/gpu/probe_semantics.out.txt. */
+ * tests/gpu/probe_semantics.out.txt.
+ * The cases a driver transcript can express are also in the transcripts'
+ * probe program (tests/transcript/probe.c), which CI replays against the
+ * emulation; this probe is kept for what a transcript cannot express: the
+ * calls before cuInit, cuGetProcAddress_v2's variants, the error-name
+ * table, device names and attribute values, kernels and times. */
 #include <cuda.h>
 #include <dlfcn.h>
 #include <pthread.h>

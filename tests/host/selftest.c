@@ -59,6 +59,10 @@ static struct {
     PFN_cuIpcGetEventHandle_v4010 IpcGetEventHandle;
     PFN_cuIpcOpenEventHandle_v4010 IpcOpenEventHandle;
     PFN_cuStreamIsCapturing_v10000 StreamIsCapturing;
+    PFN_cuStreamBeginCapture_v10010 StreamBeginCapture;
+    PFN_cuStreamEndCapture_v10000 StreamEndCapture;
+    PFN_cuGraphDestroy_v10000 GraphDestroy;
+    PFN_cuThreadExchangeStreamCaptureMode_v10010 ThreadExchangeStreamCaptureMode;
 } d;
 
 static void *lib;
@@ -922,6 +926,73 @@ static void test_no_context(void) {
     EXPECT(d.StreamDestroy(sn), CUDA_SUCCESS);
 }
 
+/* The capture legality of the stream getters and of a query of another
+ * stream, in each capture mode (the driver's answers, read on an H100):
+ * priority, context and capture status of a capturing stream are allowed;
+ * its device and flags are STREAM_CAPTURE_UNSUPPORTED and invalidate the
+ * capture in every mode; a query of another stream by the capturing thread
+ * invalidates a global or thread-local capture, not a relaxed one. */
+static CUstreamCaptureStatus cap_of(CUstream s) {
+    CUstreamCaptureStatus cs = (CUstreamCaptureStatus)77;
+    if (d.StreamIsCapturing(s, &cs) != CUDA_SUCCESS) return (CUstreamCaptureStatus)-1;
+    return cs;
+}
+
+static void end_capture(CUstream s, CUresult want) {
+    CUgraph g = NULL;
+    EXPECT(d.StreamEndCapture(s, &g), want);
+    CHECK((want == CUDA_SUCCESS) == (g != NULL));
+    if (g) EXPECT(d.GraphDestroy(g), CUDA_SUCCESS);
+}
+
+static void test_capture_legality(void) {
+    static const CUstreamCaptureMode modes[3] = {CU_STREAM_CAPTURE_MODE_GLOBAL,
+                                                 CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                                                 CU_STREAM_CAPTURE_MODE_RELAXED};
+    CUcontext ctx, got;
+    CUstream s, other;
+    CUdevice dev = -1;
+    unsigned flags = 77;
+    int i, prio = 77;
+    EXPECT(d.PrimaryCtxRetain(&ctx, 0), CUDA_SUCCESS);
+    EXPECT(d.CtxPushCurrent(ctx), CUDA_SUCCESS);
+    EXPECT(d.StreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    EXPECT(d.StreamCreate(&other, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    for (i = 0; i < 3; i++) {
+        const CUresult query_want =
+            modes[i] == CU_STREAM_CAPTURE_MODE_RELAXED ? CUDA_SUCCESS : CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+        EXPECT(d.StreamBeginCapture(s, modes[i]), CUDA_SUCCESS);
+        EXPECT(d.StreamGetPriority(s, &prio), CUDA_SUCCESS);
+        EXPECT(d.StreamGetCtx(s, &got, NULL), CUDA_SUCCESS);
+        CHECK(got == ctx);
+        EXPECT(d.StreamGetFlags(other, &flags), CUDA_SUCCESS); /* not captured */
+        EXPECT(d.StreamGetDevice(other, &dev), CUDA_SUCCESS);
+        CHECK(cap_of(s) == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+        EXPECT(d.StreamGetDevice(s, &dev), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+        CHECK(cap_of(s) == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+        EXPECT(d.StreamGetFlags(s, &flags), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+        end_capture(s, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+        EXPECT(d.StreamBeginCapture(s, modes[i]), CUDA_SUCCESS);
+        EXPECT(d.StreamGetFlags(s, &flags), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+        CHECK(cap_of(s) == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+        end_capture(s, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+        EXPECT(d.StreamBeginCapture(s, modes[i]), CUDA_SUCCESS);
+        EXPECT(d.StreamQuery(other), query_want);
+        CHECK(cap_of(s) == (query_want == CUDA_SUCCESS ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+                                                       : CU_STREAM_CAPTURE_STATUS_INVALIDATED));
+        end_capture(s, query_want == CUDA_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+        /* once ended, the getters answer again */
+        EXPECT(d.StreamGetFlags(s, &flags), CUDA_SUCCESS);
+        CHECK(flags == CU_STREAM_NON_BLOCKING);
+        EXPECT(d.StreamGetDevice(s, &dev), CUDA_SUCCESS);
+        CHECK(dev == 0);
+    }
+    EXPECT(d.StreamDestroy(other), CUDA_SUCCESS);
+    EXPECT(d.StreamDestroy(s), CUDA_SUCCESS);
+    EXPECT(d.CtxPopCurrent(&got), CUDA_SUCCESS);
+    EXPECT(d.PrimaryCtxRelease(0), CUDA_SUCCESS);
+}
+
 static void test_stress(void) {
     pthread_t th[STRESS_THREADS];
     struct stress_arg a[STRESS_THREADS];
@@ -1037,6 +1108,10 @@ int main(void) {
     LOAD(IpcGetEventHandle, "cuIpcGetEventHandle");
     LOAD(IpcOpenEventHandle, "cuIpcOpenEventHandle");
     LOAD(StreamIsCapturing, "cuStreamIsCapturing");
+    LOAD(StreamBeginCapture, "cuStreamBeginCapture");
+    LOAD(StreamEndCapture, "cuStreamEndCapture");
+    LOAD(GraphDestroy, "cuGraphDestroy");
+    LOAD(ThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode");
     {
         CUdriverProcAddressQueryResult st;
         if (getproc("cuStreamQuery", &d.StreamQueryPtsz, 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
@@ -1086,6 +1161,7 @@ int main(void) {
     test_legacy();
     test_two_devices();
     test_no_context();
+    test_capture_legality();
     test_stress();
     test_release();
 

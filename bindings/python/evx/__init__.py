@@ -63,6 +63,15 @@ from ._timing import Mark, Timeline, timed
 from ._pool import EventPool, PoolStats
 from ._fence import Fence
 from . import ipc  # noqa: F401
+from . import _args, _device as _device_mod, _errors as _errors_mod, _fence as _fence_mod
+from . import _native
+
+# The package's parts that lower modules use without importing them: the
+# compiled core's Python helpers, and the classes Device's factories make.
+_core.connect(_errors_mod.error, _args.flag, _native.wrap, Fence, _fence_mod._stream_wait)
+_device_mod.set_kinds(Event=Event, Stream=Stream, Timeline=Timeline, EventPool=EventPool,
+                      create_fence=_fence_mod.create_fence,
+                      open_ipc_fence=_fence_mod.open_ipc_fence)
 
 __all__ = [
     "CudaError", "Device", "Event", "EventPool", "LibraryNotFoundError",

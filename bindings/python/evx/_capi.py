@@ -28,12 +28,6 @@ EVX_VERSION_NUMBER = 10000
 #: Patch version: changes for fixes that leave the ABI alone.
 EVX_VERSION_PATCH = 0
 
-#: Flags of evx_device_create_fence(): none.
-EVX_FENCE_DEFAULT = 0
-
-#: The fence may be exported to other processes (evx_fence_get_ipc_handle()).
-EVX_FENCE_INTERPROCESS = 1
-
 #: The largest value a fence may hold: 2^63 - 1 (the GPU's wait compares
 #: cyclically, so values stay below 2^63).
 EVX_FENCE_MAX_VALUE = 9223372036854775807
@@ -49,6 +43,11 @@ EVX_NOTIFIER_DEFAULT_STREAMS = 8
 
 #: The largest `max_streams_per_device` accepted.
 EVX_NOTIFIER_MAX_STREAMS = 64
+
+#: The size of a host function's name with its terminating NUL, in bytes: a
+#: name (evx_host_func_options_t `name`) is at most `EVX_HOST_FUNC_NAME_SIZE -
+#: 1` bytes long.
+EVX_HOST_FUNC_NAME_SIZE = 128
 
 #: The legacy default stream, as `CU_STREAM_LEGACY`, for
 #: evx_stream_wrap_external(). (A pointer constant: ((void *)1).)
@@ -86,6 +85,11 @@ EVX_EVENT_FLAGS_FORCE_32BIT = 2147483647  #: Not a flag: forces the enum to 32 b
 EVX_EVENT_RECORD_DEFAULT = 0  #: Default record.
 EVX_EVENT_RECORD_EXTERNAL = 1  #: Inside stream capture, record an external event node; outside capture the driver refuses it with EVX_ERROR_ILLEGAL_STATE.
 EVX_EVENT_RECORD_FLAGS_FORCE_32BIT = 2147483647  #: Not a flag: forces the enum to 32 bits.
+
+# enum evx_fence_flags (include/evx/fence.h)
+EVX_FENCE_DEFAULT = 0  #: None.
+EVX_FENCE_INTERPROCESS = 1  #: The fence may be exported to other processes (evx_fence_get_ipc_handle()).
+EVX_FENCE_FLAGS_FORCE_32BIT = 2147483647  #: Not a flag: forces the enum to 32 bits.
 
 # enum evx_notifier_flags (include/evx/notify.h)
 EVX_NOTIFIER_DEFAULT = 0  #: Default: the only value this version accepts.
@@ -282,6 +286,21 @@ class EventRecordFlags(_enum.IntFlag):
     #: Inside stream capture, record an external event node; outside capture
     #: the driver refuses it with EVX_ERROR_ILLEGAL_STATE.
     EXTERNAL = EVX_EVENT_RECORD_EXTERNAL
+
+
+class FenceFlags(_enum.IntFlag):
+    """Flags of evx_device_create_fence().
+
+    C: enum evx_fence_flags (include/evx/fence.h).
+    Members are the enumerators less the 'EVX_FENCE_' prefix; the *_FORCE_32BIT
+    markers are left out.
+    """
+
+    #: None.
+    DEFAULT = EVX_FENCE_DEFAULT
+    #: The fence may be exported to other processes
+    #: (evx_fence_get_ipc_handle()).
+    INTERPROCESS = EVX_FENCE_INTERPROCESS
 
 
 class NotifierFlags(_enum.IntFlag):
@@ -755,9 +774,10 @@ class evx_host_func_options(_ct.Structure):
         ("struct_size", _ct.c_uint32),  # offset 0
         # evx_host_func_flags.
         ("flags", _ct.c_uint32),  # offset 4
-        # The function's name in the message of a failure: at most 127 bytes,
-        # copied at launch. NULL: the symbol name the dynamic linker gives for
-        # the function's address, else the address.
+        # The function's name in the message of a failure: shorter than
+        # EVX_HOST_FUNC_NAME_SIZE bytes, copied at launch. NULL: the symbol
+        # name the dynamic linker gives for the function's address, else the
+        # address.
         ("name", _ct.c_char_p),  # offset 8
         # Called once with the function's `user_data` when evx no longer needs
         # it: after the function ran (outside a capture), or, for a function
@@ -1102,9 +1122,9 @@ evx_event_destroy = Prototype(
     the driver event of an interprocess event or of one recorded in another
     context is destroyed, and that of any other event is among those evx keeps
     for reuse, where evx_device_trim() on any thread destroys it. (Its reuse
-    by this thread's creates may wait for up to 31 more destroys on this
-    thread: such destroys are collected, to look at other threads' calls once
-    per 32.)
+    by this thread's creates may wait for more destroys on this thread: such
+    destroys are collected in batches, to look at other threads' calls once
+    per batch.)
 
     A borrowed event's driver event (evx_event_wrap_external()) is never
     destroyed, kept or pooled: the destroy only ends evx's borrow (and, for
@@ -2443,20 +2463,29 @@ evx_stream_get_device = Prototype(
     """)
 
 # evx_status_t evx_stream_get_flags(evx_stream_t stream, unsigned int *flags)
-#   The stream's flags (evx_stream_flags, as the driver reports them).
+#   The stream's flags (evx_stream_flags, as the driver reports them; 0 for a
+#   borrowed default stream).
 evx_stream_get_flags = Prototype(
     "evx_stream_get_flags", evx_status_t,
     (("stream", evx_stream_t), ("flags", _ct.POINTER(_ct.c_uint)),),
     """evx_status_t evx_stream_get_flags(evx_stream_t stream, unsigned int *flags)
 
-    The stream's flags (evx_stream_flags, as the driver reports them).
+    The stream's flags (evx_stream_flags, as the driver reports them; 0 for a borrowed default stream).
+
+    Read when the stream was made or wrapped, except for a stream wrapped
+    while it was being captured: its flags are read on the first call after
+    the capture has ended (`cuStreamIsCapturing`, then `cuStreamGetFlags`);
+    during the capture the call returns EVX_ERROR_STREAM_CAPTURE_UNSUPPORTED
+    and leaves the capture as it was (the driver refuses `cuStreamGetFlags` on
+    a capturing stream and invalidates its capture).
 
     stream: the stream.
 
-    flags [out]: receives the flags.
+    flags [out]: receives the flags (untouched on failure).
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if flags is NULL;
-    EVX_ERROR_INVALID_HANDLE. Thread-safe.
+    EVX_ERROR_INVALID_HANDLE; EVX_ERROR_STREAM_CAPTURE_UNSUPPORTED as above; a
+    status from the driver when the flags are read late. Thread-safe.
     """)
 
 # evx_status_t evx_stream_get_native(evx_stream_t stream, void **cu_stream)
@@ -2481,13 +2510,16 @@ evx_stream_get_native = Prototype(
     """)
 
 # evx_status_t evx_stream_get_priority(evx_stream_t stream, int *priority)
-#   The stream's priority (as the driver reports it).
+#   The stream's priority (as the driver reports it), read when the stream was
+#   made or wrapped: answered during a capture too, as are
+#   evx_stream_get_device(), evx_stream_get_native() and evx_stream_is_owned()
+#   (no driver call).
 evx_stream_get_priority = Prototype(
     "evx_stream_get_priority", evx_status_t,
     (("stream", evx_stream_t), ("priority", _ct.POINTER(_ct.c_int)),),
     """evx_status_t evx_stream_get_priority(evx_stream_t stream, int *priority)
 
-    The stream's priority (as the driver reports it).
+    The stream's priority (as the driver reports it), read when the stream was made or wrapped: answered during a capture too, as are evx_stream_get_device(), evx_stream_get_native() and evx_stream_is_owned() (no driver call).
 
     stream: the stream.
 
@@ -2607,8 +2639,9 @@ evx_stream_launch_host_func_status = Prototype(
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if fn is NULL, the options'
     `struct_size` is below the first published size, a flag is unknown or the
-    name is longer than 127 bytes; EVX_ERROR_INVALID_HANDLE;
-    EVX_ERROR_OUT_OF_MEMORY; a status from the driver (then fn never runs).
+    name is not shorter than EVX_HOST_FUNC_NAME_SIZE bytes;
+    EVX_ERROR_INVALID_HANDLE; EVX_ERROR_OUT_OF_MEMORY; a status from the
+    driver (then fn never runs).
 
     Thread-safe.
     """)
@@ -2711,6 +2744,15 @@ evx_stream_wrap_external = Prototype(
     belongs to (the message names both); EVX_ERROR_INVALID_DEVICE if device is
     out of range; a driver-loading status; a status from the driver. On
     failure `*stream` is set to NULL when stream is not NULL.
+
+    A stream being captured into a graph (`cuStreamBeginCapture`,
+    `torch.cuda.graph`, in any capture mode) may be wrapped, with every form
+    of device, and the capture is left as it was: evx asks
+    `cuStreamIsCapturing` first, reads such a stream's device from its context
+    (`cuStreamGetCtx`, `cuCtxGetDevice`) and its priority
+    (`cuStreamGetPriority`), and does not read its flags (`cuStreamGetDevice`
+    and `cuStreamGetFlags` would invalidate the capture):
+    evx_stream_get_flags() reads them once the capture has ended.
 
     Thread-safe.
     """)
@@ -3184,13 +3226,12 @@ MACROS = {
     "EVX_VERSION_MINOR": "int",
     "EVX_VERSION_NUMBER": "int",
     "EVX_VERSION_PATCH": "int",
-    "EVX_FENCE_DEFAULT": "int",
-    "EVX_FENCE_INTERPROCESS": "int",
     "EVX_FENCE_MAX_VALUE": "int",
     "EVX_IPC_FENCE_HANDLE_SIZE": "int",
     "EVX_IPC_HANDLE_SIZE": "int",
     "EVX_NOTIFIER_DEFAULT_STREAMS": "int",
     "EVX_NOTIFIER_MAX_STREAMS": "int",
+    "EVX_HOST_FUNC_NAME_SIZE": "int",
     "EVX_STREAM_LEGACY": "pointer",
     "EVX_STREAM_PER_THREAD": "pointer",
     "EVX_MARK_LABEL_SIZE": "int",
@@ -3221,6 +3262,11 @@ ENUMS = {
         "EVX_EVENT_RECORD_DEFAULT",
         "EVX_EVENT_RECORD_EXTERNAL",
         "EVX_EVENT_RECORD_FLAGS_FORCE_32BIT",
+    )),
+    "evx_fence_flags": (_ct.c_uint, FenceFlags, (
+        "EVX_FENCE_DEFAULT",
+        "EVX_FENCE_INTERPROCESS",
+        "EVX_FENCE_FLAGS_FORCE_32BIT",
     )),
     "evx_notifier_flags": (_ct.c_uint, NotifierFlags, (
         "EVX_NOTIFIER_DEFAULT",

@@ -9,15 +9,15 @@
 It links libevx and calls it directly (the declarations are in
 libevx.pxd). It holds what a timing loop calls: the base classes of
 evx.Device, evx.Event and evx.Stream (DeviceCore, EventCore, StreamCore)
-with their hot methods, event creation, ``timed``, and the notifier's watch
-and read that evx.aio makes per await. It knows nothing of the package's
-classes: the package's factories (evx/_device.py, _stream.py, ...) make
-objects with new_device, new_event and new_stream, naming the class to make
-and, for a device or a stream, the class of the events it makes. The
-exceptions it raises are made by evx._errors.error, and ``timed`` borrows a
-stream of another framework through evx._native; both are imported when
-first needed (each sits below the package's classes and imports no class
-of it).
+with their hot methods, event creation, ``timed``, and the notifier's
+watches (of events and fence values) and reads that every await makes. It
+imports nothing of the package: the package's factories (evx/_device.py,
+_stream.py, ...) make objects with new_device, new_event and new_stream,
+naming the class to make and, for a device or a stream, the class of the
+events it makes; the exceptions it raises are made by evx._errors.error,
+``timed`` borrows a stream of another framework through evx._native.wrap
+and ``Stream.wait(fence, value)`` goes to evx._fence, all handed over once
+by evx/__init__.py (:func:`connect`).
 
 :func:`library_path` is the file of the libevx this module linked (dladdr
 on one of its functions): the package opens that same file with ctypes for
@@ -59,8 +59,13 @@ cdef extern from "<dlfcn.h>" nogil:
 
 import os as _os
 
-cdef object g_error = None         # evx._errors.error, once imported
-cdef object g_fence_wait = None    # evx._fence: Stream.wait(fence, value)
+# The package's Python parts the core calls, handed over once by
+# evx/__init__.py (connect): the core imports nothing of the package.
+cdef object g_error = None         # evx._errors.error
+cdef object g_flag = None          # evx._args.flag
+cdef object g_wrap = None          # evx._native.wrap
+cdef object g_fence_type = None    # evx.Fence
+cdef object g_fence_wait = None    # evx._fence's Stream.wait(fence, value)
 cdef bint g_release_all = _os.environ.get("EVX_PYTHON_RELEASE_GIL", "") not in ("", "0")
 
 # Devices whose first event has been made: their events are made holding the
@@ -92,11 +97,16 @@ def check_library_version():
                 library_path(), v // 10000, v // 100 % 100, v % 100))
 
 
-def set_fence_wait(fn):
-    """Called once by evx._fence: ``fn(stream, fence, value)`` queues the
-    wait of ``Stream.wait(fence, value)``."""
-    global g_fence_wait
-    g_fence_wait = fn
+def connect(error, flag, wrap, fence_type, fence_wait):
+    """Called once by evx/__init__.py, before any call can fail: ``error``
+    (evx._errors.error) makes the exception of a status, ``flag``
+    (evx._args.flag) checks a yes/no argument, ``wrap`` (evx._native.wrap)
+    borrows another framework's stream, and ``fence_wait(stream, fence,
+    value)`` queues ``Stream.wait(fence, value)`` for a ``fence_type``
+    (evx.Fence)."""
+    global g_error, g_flag, g_wrap, g_fence_type, g_fence_wait
+    g_error, g_flag, g_wrap = error, flag, wrap
+    g_fence_type, g_fence_wait = fence_type, fence_wait
 
 
 def releases_gil_always():
@@ -107,10 +117,6 @@ def releases_gil_always():
 cdef object error(evx_status_t st, str op, message=None):
     """evx._errors.error(st, op, message): the exception for a status (the
     library's thread-local message when ``message`` is None)."""
-    global g_error
-    if g_error is None:
-        from evx._errors import error as e
-        g_error = e
     return g_error(st, op, message)
 
 
@@ -140,8 +146,7 @@ cdef bint checked_flag(value, str op, str what) except -1:
         return True
     if value is False:
         return False
-    from evx import _args
-    return _args.flag(value, op, what)
+    return g_flag(value, op, what)
 
 
 cdef object misuse(str op, str message):
@@ -492,7 +497,7 @@ cdef class StreamCore(Handle):
                                 "(Stream.wait(fence, value)), not with %s (external= is "
                                 "keyword-only)" % type(event_or_stream).__name__)
             if value is None:
-                if g_fence_wait is not None and type(event_or_stream).__name__ == "Fence":
+                if isinstance(event_or_stream, g_fence_type):
                     raise TypeError("Stream.wait: value must be an int, not NoneType "
                                     "(Stream.wait(fence, value): the value to wait for)")
                 raise TypeError("Stream.wait() needs an evx.Event, an evx.Stream or an "
@@ -610,6 +615,24 @@ def notifier_watch(notifier, event, uint64_t token, str op="evx.aio.wait"):
         raise failure(st, op)
 
 
+def notifier_watch_fence(notifier, fence, uint64_t value, uint64_t token,
+                         str op="evx.aio.wait_fence"):
+    """Watches ``fence`` (an evx_fence_t handle as an int) reaching
+    ``value`` on ``notifier`` under ``token`` (evx_notifier_watch_fence):
+    the hot call of ``await fence.wait_async(v)``, as notifier_watch is of
+    an event's."""
+    cdef evx_notifier_t n = <evx_notifier_t>handle_from(notifier)
+    cdef evx_fence_t f = <evx_fence_t>handle_from(fence)
+    cdef evx_status_t st
+    if g_release_all:
+        with nogil:
+            st = evx_notifier_watch_fence(n, f, value, token)
+    else:
+        st = evx_notifier_watch_fence(n, f, value, token)
+    if st:
+        raise failure(st, op)
+
+
 cdef tuple read_tokens(notifier, uint32_t capacity, bint checked, str op):
     """Both reads: (tokens, status of the call)."""
     cdef evx_notifier_t n = <evx_notifier_t>handle_from(notifier)
@@ -702,8 +725,7 @@ cdef class timed:
             # Borrowed as Stream.wrap(stream) would, for the block only: an
             # evx stream handle of the core's own class, with the object
             # kept referenced until the timed object is gone.
-            from evx import _native
-            h, dev, _ = _native.wrap(stream, None, "evx.timed")
+            h, dev, _ = g_wrap(stream, None, "evx.timed")
             s = new_core(StreamCore, StreamCore)
             (<StreamCore>s).h = handle_from(h)
             (<StreamCore>s)._dev = dev

@@ -4,7 +4,7 @@
 
 import ctypes
 
-from . import _core, ipc
+from . import _core, _notify, ipc
 from ._capi import EventFlags
 from ._device import device
 from ._errors import check, live
@@ -91,8 +91,7 @@ class Event(_core.EventCore):
     def wait_async(self):
         """``await event.wait_async()``: an asyncio Future for the work the
         event's last record marks now (see :func:`evx.aio.wait`)."""
-        from . import aio
-        return aio.wait(self)
+        return _notify.wait_event(self, "wait")
 
     def __await__(self):
         """``await event``: the same as ``await event.wait_async()``. The

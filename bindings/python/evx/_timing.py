@@ -13,6 +13,7 @@ from . import _args, _capi, _core
 from ._device import device
 from ._errors import Owned, check, error, live
 from ._loader import capi
+from ._plot import draw
 from ._stream import Stream
 
 __all__ = ["timed", "Timeline", "Mark"]
@@ -154,7 +155,6 @@ class Timeline(Owned):
         except ImportError as e:
             raise ImportError("Timeline.plot() needs matplotlib (pip install matplotlib)"
                               ) from e
-        from ._plot import draw
         marks = self.marks()
         if ax is None:
             fig, ax = plt.subplots(figsize=(10, 1.2 + 0.9 * max(

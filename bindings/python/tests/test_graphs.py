@@ -9,8 +9,15 @@ import ctypes
 
 import pytest
 
-RELAXED = 2
-HOSTFN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+import rawdriver
+
+GLOBAL = rawdriver.CAPTURE_GLOBAL
+THREAD_LOCAL = rawdriver.CAPTURE_THREAD_LOCAL
+RELAXED = rawdriver.CAPTURE_RELAXED
+MODES = {"global": GLOBAL, "thread_local": THREAD_LOCAL, "relaxed": RELAXED}
+CAPTURE_ACTIVE = rawdriver.CAPTURE_ACTIVE
+NON_BLOCKING = rawdriver.NON_BLOCKING
+HOSTFN = rawdriver.HOSTFN
 
 
 class Graphs:
@@ -18,21 +25,7 @@ class Graphs:
     (made current on entry: cuGraphInstantiate needs one)."""
 
     def __init__(self, evx):
-        cu = self.cu = ctypes.CDLL(evx.driver_path())
-        for name in ("cuCtxGetCurrent", "cuCtxSetCurrent", "cuDevicePrimaryCtxRetain",
-                     "cuDevicePrimaryCtxRelease_v2", "cuStreamBeginCapture_v2",
-                     "cuStreamEndCapture", "cuGraphInstantiateWithFlags", "cuGraphLaunch",
-                     "cuGraphExecDestroy", "cuGraphDestroy", "cuLaunchHostFunc"):
-            getattr(cu, name).restype = ctypes.c_int
-        cu.cuCtxSetCurrent.argtypes = [ctypes.c_void_p]
-        cu.cuStreamBeginCapture_v2.argtypes = [ctypes.c_void_p, ctypes.c_int]
-        cu.cuStreamEndCapture.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-        cu.cuGraphInstantiateWithFlags.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
-                                                   ctypes.c_ulonglong]
-        cu.cuGraphLaunch.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-        cu.cuGraphExecDestroy.argtypes = [ctypes.c_void_p]
-        cu.cuGraphDestroy.argtypes = [ctypes.c_void_p]
-        cu.cuLaunchHostFunc.argtypes = [ctypes.c_void_p, HOSTFN, ctypes.c_void_p]
+        self.cu = rawdriver.open_driver(evx)
 
     def __enter__(self):
         self.prev = ctypes.c_void_p()
@@ -47,14 +40,30 @@ class Graphs:
         assert self.cu.cuDevicePrimaryCtxRelease_v2(0) == 0
         return False
 
-    def begin(self, stream):
-        assert self.cu.cuStreamBeginCapture_v2(stream.native, RELAXED) == 0
+    def begin(self, stream, mode=RELAXED):
+        assert self.cu.cuStreamBeginCapture_v2(_native(stream), mode) == 0
 
     def end(self, stream):
         g = ctypes.c_void_p()
-        assert self.cu.cuStreamEndCapture(stream.native, ctypes.byref(g)) == 0
+        assert self.cu.cuStreamEndCapture(_native(stream), ctypes.byref(g)) == 0
         assert g.value
         return g
+
+    def capture_status(self, stream):
+        st = ctypes.c_int(-1)
+        assert self.cu.cuStreamIsCapturing(_native(stream), ctypes.byref(st)) == 0
+        return st.value
+
+    def raw_stream(self):
+        """A non-blocking CUstream made with the driver (as a framework
+        makes its own), as an int; destroy it with destroy_raw()."""
+        s = ctypes.c_void_p()
+        assert self.cu.cuStreamCreate(ctypes.byref(s), NON_BLOCKING) == 0
+        return s.value
+
+    def destroy_raw(self, raw):
+        assert self.cu.cuStreamSynchronize(raw) == 0
+        assert self.cu.cuStreamDestroy_v2(raw) == 0
 
     def instantiate(self, graph):
         x = ctypes.c_void_p()
@@ -63,6 +72,10 @@ class Graphs:
 
     def launch(self, exec_, stream):
         assert self.cu.cuGraphLaunch(exec_, stream.native) == 0
+
+
+def _native(stream):
+    return stream if isinstance(stream, int) else stream.native
 
 
 _SLEEP_US = [5000]
@@ -190,3 +203,115 @@ def test_failing_host_function_in_a_captured_graph(evx, dev, stream):
     assert ref() is None, "destroying the graph releases the callable"
     assert not evx._hostfn.pending and not evx._hostfn.in_graph
     other.close()
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_evx_calls_leave_a_capture_active(evx, dev, stream, mode):
+    """In each capture mode, evx's calls on an evx stream being captured
+    (marks, a timed block, a host function, records, waits, the getters)
+    leave the capture active: it ends with a graph, which replays."""
+    runs = []
+    with Graphs(evx) as cu:
+        tl = evx.Timeline(dev, 4)
+        other = dev.create_stream()
+        cu.begin(stream, MODES[mode])
+        tl.mark(stream)
+        with evx.timed(stream) as t:
+            assert cu.cu.cuLaunchHostFunc(stream.native, _sleep_5ms, None) == 0
+        stream.launch_host_func(lambda: runs.append(1), name="count")
+        other.wait(stream.record())          # a fork, joined below
+        stream.wait(other.record())
+        tl.mark(stream)
+        assert (stream.device, stream.priority, stream.owned) == (dev, 0, True)
+        assert stream.flags == evx.StreamFlags.NON_BLOCKING   # read when made
+        assert cu.capture_status(stream) == CAPTURE_ACTIVE
+        graph = cu.end(stream)
+        exec_ = cu.instantiate(graph)
+        try:
+            cu.launch(exec_, stream)
+            iv = tl.intervals()
+            assert len(iv) == 1 and iv[0] >= 4.0, iv
+            assert t.elapsed_ms >= 4.0
+            stream.sync()
+            assert runs == [1]
+        finally:
+            stream.record().sync()
+            assert cu.cu.cuGraphExecDestroy(exec_) == 0
+            assert cu.cu.cuGraphDestroy(graph) == 0
+            tl.close()
+            other.close()
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_wrap_a_foreign_stream_inside_its_capture(evx, dev, mode):
+    """The pattern of ``with torch.cuda.graph(g): evx.Stream.wrap(
+    torch.cuda.current_stream())``: a stream made with the raw driver,
+    wrapped while it is being captured, in each mode. The wrap and the
+    calls on it leave the capture active; its flags, which the driver
+    would only read by breaking the capture, are refused until it ends."""
+    with Graphs(evx) as cu:
+        raw = cu.raw_stream()
+        tl = evx.Timeline(dev, 4)
+        try:
+            cu.begin(raw, MODES[mode])
+            s = evx.Stream.wrap(raw)             # the device read from the stream
+            s0 = evx.Stream.wrap(raw, dev)       # the device given
+            assert cu.capture_status(raw) == CAPTURE_ACTIVE
+            assert (s.device, s0.device, s.priority, s.owned) == (dev, dev, 0, False)
+            with pytest.raises(evx.CudaError) as e:
+                s.flags
+            assert e.value.status == evx.Status.ERROR_STREAM_CAPTURE_UNSUPPORTED
+            assert "cuStreamGetFlags" in e.value.message
+            tl.mark(s)
+            assert cu.cu.cuLaunchHostFunc(raw, _sleep_5ms, None) == 0
+            tl.mark(s0)
+            assert cu.capture_status(raw) == CAPTURE_ACTIVE
+            graph = cu.end(raw)
+            assert s.flags == evx.StreamFlags.NON_BLOCKING    # read now
+            exec_ = cu.instantiate(graph)
+            try:
+                for _ in range(2):
+                    assert cu.cu.cuGraphLaunch(exec_, raw) == 0
+                    iv = tl.intervals()
+                    assert len(iv) == 1 and iv[0] >= 4.0, iv
+            finally:
+                assert cu.cu.cuStreamSynchronize(raw) == 0
+                assert cu.cu.cuGraphExecDestroy(exec_) == 0
+                assert cu.cu.cuGraphDestroy(graph) == 0
+            s.close()
+            s0.close()
+        finally:
+            tl.close()
+            cu.destroy_raw(raw)
+
+
+@pytest.mark.parametrize("mode", ["global", "thread_local", "relaxed"])
+def test_torch_cuda_graph_wrap_current_stream(evx, mode):
+    """GPU only (scripts/gpu-check.sh interop): exactly
+    ``with torch.cuda.graph(g, capture_error_mode=m): s =
+    evx.Stream.wrap(torch.cuda.current_stream())`` captures and replays,
+    in each mode (torch raises at the end of an invalidated capture)."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    if not torch.cuda.is_available():
+        pytest.skip("torch.cuda.is_available() is False: no GPU to capture on")
+    if evx.is_emulation():
+        pytest.skip("evx opened the host emulation (EVX_DRIVER=host); torch captures "
+                    "on the real driver: unset EVX_DRIVER")
+    x = torch.zeros(1 << 20, device="cuda")
+    tl = evx.Timeline(torch.cuda.current_device(), 4)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g, capture_error_mode=mode):
+        s = evx.Stream.wrap(torch.cuda.current_stream())
+        tl.mark(s)
+        x.add_(1.0)
+        tl.mark(s)
+    torch.cuda.synchronize()
+    assert x.sum().item() == 0.0             # the capture ran nothing
+    for i in range(3):
+        g.replay()
+        assert len(tl.intervals()) == 1
+        torch.cuda.synchronize()
+        assert x[0].item() == float(i + 1)
+    assert s.flags in (evx.StreamFlags.DEFAULT, evx.StreamFlags.NON_BLOCKING)
+    g.reset()
+    tl.close()

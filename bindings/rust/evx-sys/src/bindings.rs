@@ -6,12 +6,11 @@ pub const EVX_VERSION_MAJOR: u32 = 1;
 pub const EVX_VERSION_MINOR: u32 = 0;
 pub const EVX_VERSION_PATCH: u32 = 0;
 pub const EVX_VERSION_NUMBER: u32 = 10000;
+pub const EVX_HOST_FUNC_NAME_SIZE: u32 = 128;
 pub const EVX_MARK_LABEL_SIZE: u32 = 64;
 pub const EVX_NOTIFIER_DEFAULT_STREAMS: u32 = 8;
 pub const EVX_NOTIFIER_MAX_STREAMS: u32 = 64;
 pub const EVX_IPC_HANDLE_SIZE: u32 = 64;
-pub const EVX_FENCE_DEFAULT: u32 = 0;
-pub const EVX_FENCE_INTERPROCESS: u32 = 1;
 pub const EVX_FENCE_MAX_VALUE: u64 = 9223372036854775807;
 pub const EVX_IPC_FENCE_HANDLE_SIZE: u32 = 64;
 pub type __uint32_t = ::std::os::raw::c_uint;
@@ -587,9 +586,9 @@ extern "C" {
     #[doc = " use), the driver event of an interprocess event or of one recorded in"]
     #[doc = " another context is destroyed, and that of any other event is among"]
     #[doc = " those evx keeps for reuse, where evx_device_trim() on any thread"]
-    #[doc = " destroys it. (Its reuse by this thread's creates may wait for up to 31"]
-    #[doc = " more destroys on this thread: such destroys are collected, to look at"]
-    #[doc = " other threads' calls once per 32.)"]
+    #[doc = " destroys it. (Its reuse by this thread's creates may wait for more"]
+    #[doc = " destroys on this thread: such destroys are collected in batches, to look"]
+    #[doc = " at other threads' calls once per batch.)"]
     #[doc = ""]
     #[doc = " A borrowed event's driver event (evx_event_wrap_external()) is never"]
     #[doc = " destroyed, kept or pooled: the destroy only ends evx's borrow (and, for"]
@@ -805,8 +804,8 @@ pub struct evx_host_func_options {
     pub struct_size: u32,
     #[doc = " ::evx_host_func_flags."]
     pub flags: u32,
-    #[doc = " The function's name in the message of a failure: at most 127 bytes,"]
-    #[doc = "  copied at launch. NULL: the symbol name the dynamic linker gives for"]
+    #[doc = " The function's name in the message of a failure: shorter than"]
+    #[doc = "  ::EVX_HOST_FUNC_NAME_SIZE bytes, copied at launch. NULL: the symbol name the dynamic linker gives for"]
     #[doc = "  the function's address, else the address."]
     pub name: *const ::std::os::raw::c_char,
     #[doc = " Called once with the function's `user_data` when evx no longer"]
@@ -971,6 +970,15 @@ extern "C" {
     #[doc = "         a driver-loading status; a status from the driver."]
     #[doc = "         On failure `*stream` is set to NULL when @p stream is not NULL."]
     #[doc = ""]
+    #[doc = " A stream being captured into a graph (`cuStreamBeginCapture`,"]
+    #[doc = " `torch.cuda.graph`, in any capture mode) may be wrapped, with every form"]
+    #[doc = " of @p device, and the capture is left as it was: evx asks"]
+    #[doc = " `cuStreamIsCapturing` first, reads such a stream's device from its"]
+    #[doc = " context (`cuStreamGetCtx`, `cuCtxGetDevice`) and its priority"]
+    #[doc = " (`cuStreamGetPriority`), and does not read its flags"]
+    #[doc = " (`cuStreamGetDevice` and `cuStreamGetFlags` would invalidate the"]
+    #[doc = " capture): evx_stream_get_flags() reads them once the capture has ended."]
+    #[doc = ""]
     #[doc = " Thread-safe."]
     pub fn evx_stream_wrap_external(
         device: ::std::os::raw::c_int,
@@ -1123,7 +1131,8 @@ extern "C" {
     #[doc = " @param options flags and name; NULL for the defaults."]
     #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p fn is NULL, the"]
     #[doc = "         options' `struct_size` is below the first published size, a flag"]
-    #[doc = "         is unknown or the name is longer than 127 bytes;"]
+    #[doc = "         is unknown or the name is not shorter than"]
+    #[doc = "         ::EVX_HOST_FUNC_NAME_SIZE bytes;"]
     #[doc = "         ::EVX_ERROR_INVALID_HANDLE; ::EVX_ERROR_OUT_OF_MEMORY; a status"]
     #[doc = "         from the driver (then @p fn never runs)."]
     #[doc = ""]
@@ -1160,7 +1169,10 @@ extern "C" {
     pub fn evx_driver_has_host_func_sync_mode(has: *mut ::std::os::raw::c_int) -> evx_status_t;
 }
 extern "C" {
-    #[doc = " @brief The stream's priority (as the driver reports it)."]
+    #[doc = " @brief The stream's priority (as the driver reports it), read when the"]
+    #[doc = " stream was made or wrapped: answered during a capture too, as are"]
+    #[doc = " evx_stream_get_device(), evx_stream_get_native() and"]
+    #[doc = " evx_stream_is_owned() (no driver call)."]
     #[doc = " @param stream the stream."]
     #[doc = " @param[out] priority receives the priority."]
     #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p priority is NULL;"]
@@ -1173,11 +1185,21 @@ extern "C" {
 }
 extern "C" {
     #[doc = " @brief The stream's flags (::evx_stream_flags, as the driver reports"]
-    #[doc = " them)."]
+    #[doc = " them; 0 for a borrowed default stream)."]
+    #[doc = ""]
+    #[doc = " Read when the stream was made or wrapped, except for a stream wrapped"]
+    #[doc = " while it was being captured: its flags are read on the first call after"]
+    #[doc = " the capture has ended (`cuStreamIsCapturing`, then `cuStreamGetFlags`);"]
+    #[doc = " during the capture the call returns"]
+    #[doc = " ::EVX_ERROR_STREAM_CAPTURE_UNSUPPORTED and leaves the capture as it was"]
+    #[doc = " (the driver refuses `cuStreamGetFlags` on a capturing stream and"]
+    #[doc = " invalidates its capture)."]
     #[doc = " @param stream the stream."]
-    #[doc = " @param[out] flags receives the flags."]
+    #[doc = " @param[out] flags receives the flags (untouched on failure)."]
     #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p flags is NULL;"]
-    #[doc = "         ::EVX_ERROR_INVALID_HANDLE."]
+    #[doc = "         ::EVX_ERROR_INVALID_HANDLE;"]
+    #[doc = "         ::EVX_ERROR_STREAM_CAPTURE_UNSUPPORTED as above; a status from"]
+    #[doc = "         the driver when the flags are read late."]
     #[doc = " Thread-safe."]
     pub fn evx_stream_get_flags(
         stream: evx_stream_t,
@@ -2654,6 +2676,15 @@ pub struct evx_fence_s {
 #[doc = " on every call (a zero, forged, stale or destroyed handle gets"]
 #[doc = " ::EVX_ERROR_INVALID_HANDLE, never a crash)."]
 pub type evx_fence_t = *mut evx_fence_s;
+#[doc = " None."]
+pub const EVX_FENCE_DEFAULT: evx_fence_flags = 0;
+#[doc = " The fence may be exported to other processes"]
+#[doc = "  (evx_fence_get_ipc_handle())."]
+pub const EVX_FENCE_INTERPROCESS: evx_fence_flags = 1;
+#[doc = " Not a flag: forces the enum to 32 bits."]
+pub const EVX_FENCE_FLAGS_FORCE_32BIT: evx_fence_flags = 2147483647;
+#[doc = " @brief Flags of evx_device_create_fence()."]
+pub type evx_fence_flags = ::std::os::raw::c_uint;
 #[doc = " @brief An exported fence: plain bytes. Copy it, send it, compare it with"]
 #[doc = "  `memcmp`."]
 #[repr(C)]

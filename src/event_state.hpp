@@ -1,0 +1,100 @@
+// Copyright 2026 The evx Authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// The state of an evx event in its slot, shared by the modules that make and
+// move events (event.cpp, pool.cpp, ipc.cpp, contexts.cpp): its flags, its
+// publication, and the claim of its driver state (Event::former). Below
+// the modules, so that none of them calls another for these. Inline, as
+// they were in event.cpp: an event's create publishes it.
+#ifndef EVX_SRC_EVENT_STATE_HPP
+#define EVX_SRC_EVENT_STATE_HPP
+
+#include <cuda.h>
+#include <sched.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "driver.hpp"
+#include "error.hpp"
+#include "event_object.hpp"
+#include "evx/common.h"
+#include "evx/event.h"
+#include "handle.hpp"
+
+namespace evx {
+
+constexpr unsigned kKnownEventFlags =
+    EVX_EVENT_BLOCKING_SYNC | EVX_EVENT_DISABLE_TIMING | EVX_EVENT_INTERPROCESS;
+
+// INVALID_VALUE with a message for flags no event may have: unknown bits,
+// or EVX_EVENT_INTERPROCESS without EVX_EVENT_DISABLE_TIMING.
+inline evx_status_t check_event_flags(const char *fn, unsigned flags) {
+    const evx_status_t st = check_known_flags(
+        fn, "event", flags, kKnownEventFlags,
+        "EVX_EVENT_BLOCKING_SYNC 0x1, EVX_EVENT_DISABLE_TIMING 0x2, EVX_EVENT_INTERPROCESS 0x4");
+    if (st) return st;
+    if ((flags & EVX_EVENT_INTERPROCESS) && !(flags & EVX_EVENT_DISABLE_TIMING))
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: EVX_EVENT_INTERPROCESS needs EVX_EVENT_DISABLE_TIMING too "
+                    "(flags 0x%x)",
+                    fn, flags);
+    return 0;
+}
+
+// Sets every field of a slot's event for a new life, not yet published: a
+// plain event, not borrowed (event_wrap.cpp makes a borrow of it).
+inline void fill_event(Event &e, int device, unsigned flags, CUevent cu, Pool *pool,
+                       bool former) {
+    e.cu.store(cu, std::memory_order_relaxed);
+    e.ctx.store(known_primary(device), std::memory_order_relaxed);
+    e.away.store(nullptr, std::memory_order_relaxed);
+    e.device = device;
+    e.flags = flags;
+    e.recorded.store(false, std::memory_order_relaxed);
+    e.records.store(0, std::memory_order_relaxed);
+    e.done.store(0, std::memory_order_relaxed);
+    e.former.store(former ? kFormer : kOwn, std::memory_order_relaxed);
+    e.pool = pool;
+    e.hf_id.store(0, std::memory_order_relaxed);
+    e.hf_ticket.store(0, std::memory_order_relaxed);
+    e.borrowed = false;
+    e.release = nullptr;
+    e.release_user = nullptr;
+}
+
+// Makes the free slot `index` a live event handle for a driver event;
+// former: the driver event was recorded in a former life (see cache.hpp).
+inline evx_event_t publish_event(uint32_t index, int device, unsigned flags, CUevent cu,
+                                 Pool *pool, bool former) {
+    Event &e = slot_ref(index).event;
+    fill_event(e, device, flags, cu, pool, former);
+    return publish_as<evx_event_t>(index, kEvent, &e);
+}
+
+// Claims an event (Event::former: kClaimed), waiting while another thread
+// holds a claim; *prev is the state it had. Claims only a kFormer event
+// unless from_own (then a kOwn one too); returns false, claiming nothing,
+// for a kOwn event otherwise. The claimant stores the next state with release
+// order (see event.cpp, claim_former()). Inline: the first record of an
+// event from the cache claims it.
+inline bool claim_event(Event *e, bool from_own, uint8_t *prev) {
+    uint8_t s = e->former.load(std::memory_order_acquire);
+    for (;;) {
+        if (s == kOwn && !from_own) return false;
+        if (s != kClaimed) {
+            if (e->former.compare_exchange_weak(s, kClaimed, std::memory_order_acquire,
+                                                std::memory_order_acquire)) {
+                *prev = s;
+                return true;
+            }
+            continue;
+        }
+        sched_yield();
+        s = e->former.load(std::memory_order_acquire);
+    }
+}
+
+}  // namespace evx
+
+#endif  // EVX_SRC_EVENT_STATE_HPP
