@@ -66,6 +66,7 @@ cdef object g_flag = None          # evx._args.flag
 cdef object g_wrap = None          # evx._native.wrap
 cdef object g_fence_type = None    # evx.Fence
 cdef object g_fence_wait = None    # evx._fence's Stream.wait(fence, value)
+cdef object g_borrow_event = None  # evx._event.borrow
 cdef bint g_release_all = _os.environ.get("EVX_PYTHON_RELEASE_GIL", "") not in ("", "0")
 
 # Devices whose first event has been made: their events are made holding the
@@ -97,16 +98,20 @@ def check_library_version():
                 library_path(), v // 10000, v // 100 % 100, v % 100))
 
 
-def connect(error, flag, wrap, fence_type, fence_wait):
+def connect(error, flag, wrap, fence_type, fence_wait, borrow_event):
     """Called once by evx/__init__.py, before any call can fail: ``error``
     (evx._errors.error) makes the exception of a status, ``flag``
     (evx._args.flag) checks a yes/no argument, ``wrap`` (evx._native.wrap)
-    borrows another framework's stream, and ``fence_wait(stream, fence,
+    borrows another framework's stream, ``fence_wait(stream, fence,
     value)`` queues ``Stream.wait(fence, value)`` for a ``fence_type``
-    (evx.Fence)."""
-    global g_error, g_flag, g_wrap, g_fence_type, g_fence_wait
+    (evx.Fence), and ``borrow_event(obj, op, device)`` (evx._event.borrow)
+    borrows another framework's event for one call, as an EventCore the
+    caller closes (``device``: the one to take where the object names
+    none)."""
+    global g_error, g_flag, g_wrap, g_fence_type, g_fence_wait, g_borrow_event
     g_error, g_flag, g_wrap = error, flag, wrap
     g_fence_type, g_fence_wait = fence_type, fence_wait
+    g_borrow_event = borrow_event
 
 
 def releases_gil_always():
@@ -335,11 +340,29 @@ cdef class EventCore(Handle):
 
     def elapsed_since(self, start):
         """The same as ``self - start``: milliseconds from start to this
-        event."""
-        if not isinstance(start, EventCore):
-            raise TypeError("Event.elapsed_since() needs an evx.Event, not %s"
-                            % type(start).__name__)
-        return self.elapsed(<EventCore>start, "Event.elapsed_since")
+        event. ``start`` may be another framework's event (anything
+        ``Event.wrap`` takes that names its device), borrowed for the
+        call."""
+        cdef EventCore tmp
+        if isinstance(start, EventCore):
+            return self.elapsed(<EventCore>start, "Event.elapsed_since")
+        if self.h == NULL:
+            raise gone(self, "Event.elapsed_since", "the end event")
+        tmp = borrowed_event(start, "Event.elapsed_since", self._dev)
+        try:
+            return self.elapsed(tmp, "Event.elapsed_since")
+        finally:
+            tmp.release()     # a borrow's destroy frees nothing of the driver's
+
+
+cdef EventCore borrowed_event(obj, str op, int dev):
+    """Another framework's event (or an object with __cuda_event__),
+    borrowed for one call through evx._event.borrow, on device ``dev`` (that
+    of the evx object the call pairs it with) where the object names none;
+    its TypeError names op and what was given."""
+    if isinstance(obj, (StreamCore, g_fence_type)):
+        raise TypeError("%s() needs an event, not %s" % (op, type(obj).__name__))
+    return <EventCore?>g_borrow_event(obj, op, dev)
 
 
 cdef EventCore make_event(type cls, int dev, unsigned flags, str op):
@@ -500,8 +523,8 @@ cdef class StreamCore(Handle):
                 if isinstance(event_or_stream, g_fence_type):
                     raise TypeError("Stream.wait: value must be an int, not NoneType "
                                     "(Stream.wait(fence, value): the value to wait for)")
-                raise TypeError("Stream.wait() needs an evx.Event, an evx.Stream or an "
-                                "evx.Fence and a value, not %s" % type(event_or_stream).__name__)
+                self.wait_foreign(event_or_stream, external)
+                return
             if external is not False:
                 raise TypeError("Stream.wait: external= is for events and streams, "
                                 "not fences")
@@ -545,6 +568,23 @@ cdef class StreamCore(Handle):
             raise err
         if st:
             raise failure(st, "Stream.wait")
+
+    cdef int wait_foreign(self, obj, external) except -1:
+        """Stream.wait for another framework's event, borrowed for the
+        call (a TypeError naming what was given for anything else)."""
+        cdef EventCore tmp
+        if self.h == NULL:
+            raise gone(self, "Stream.wait", "the stream")
+        try:
+            tmp = borrowed_event(obj, "Stream.wait", self._dev)
+        except TypeError as exc:
+            raise TypeError("Stream.wait() needs an evx.Event, an evx.Stream, an evx.Fence "
+                            "and a value, or another framework's event (%s)" % exc) from None
+        try:
+            self.wait(tmp, external=external)
+        finally:
+            tmp.release()
+        return 0
 
     def sync(self):
         """Waits until all work queued on the stream has completed."""

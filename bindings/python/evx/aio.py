@@ -43,7 +43,7 @@ import threading as _threading
 
 from . import _hostfn, _notify
 from ._errors import error as _error
-from ._event import Event
+from ._event import Event, borrow
 from ._fence import Fence, _value
 from ._loader import capi
 from ._notify import READ_BATCH, _notifiers  # noqa: F401 (the public constant; the tests' view)
@@ -61,6 +61,10 @@ def _check_event(fn, event):
 def wait(event):
     """An ``asyncio.Future`` that completes (with None) once the work the
     event's last record marks now has completed: ``await evx.aio.wait(ev)``.
+    ``event`` is an evx.Event, or another framework's event (anything
+    :meth:`evx.Event.wrap` takes that names its device: a PyTorch, CuPy or
+    cuda.core event, an object with ``__cuda_event__``), borrowed while the
+    watch is made.
 
     A never-recorded event completes at once. Needs a running loop.
     Raises CudaError for a closed event (EVX_ERROR_INVALID_HANDLE).
@@ -70,8 +74,15 @@ def wait(event):
     failure no other call reported yet fails the future with
     :class:`evx.CudaError`, its ``__cause__`` the function's exception
     (evx_notifier_read_checked)."""
-    _check_event("wait", event)
-    return _notify.wait_event(event, "wait")
+    if isinstance(event, Event):
+        return _notify.wait_event(event, "wait")
+    if isinstance(event, (Stream, Fence)):
+        _check_event("wait", event)
+    tmp = borrow(event, "evx.aio.wait")
+    try:
+        return _notify.wait_event(tmp, "wait")
+    finally:
+        tmp.close()   # the watch holds what it needs of the driver event
 
 
 def wait_fence(fence, value):

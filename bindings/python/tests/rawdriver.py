@@ -1,9 +1,10 @@
 # Copyright 2026 The evx Authors
 # SPDX-License-Identifier: Apache-2.0
 """The driver's own calls that evx does not wrap (capture, graphs, primary
-contexts, host functions), opened with ctypes from the driver evx opened
-(``evx.driver_path()``: the host emulation or libcuda), as a framework would
-call them. Shared by the graph tests (test_graphs.py) and
+contexts, host functions, events made outside evx), opened with ctypes from
+the driver evx opened (``evx.driver_path()``: the host emulation or
+libcuda), as a framework would call them. Shared by the graph tests
+(test_graphs.py), the borrowed-event tests (test_borrowed_events.py) and
 bench/py_graph_bench.py's driver backend, which puts this folder on its path.
 """
 
@@ -37,6 +38,10 @@ _ARGTYPES = {
     "cuStreamDestroy_v2": [_P],
     "cuStreamIsCapturing": [_P, _P],
     "cuStreamSynchronize": [_P],
+    "cuEventCreate": [_P, ctypes.c_uint],
+    "cuEventDestroy_v2": [_P],
+    "cuEventRecord": [_P, _P],
+    "cuEventQuery": [_P],
 }
 
 
