@@ -59,6 +59,7 @@ macro_rules! handle_type {
 }
 
 pub mod notify;
+mod borrow;
 mod capture;
 mod fence;
 mod hostfn;
@@ -346,7 +347,8 @@ impl std::ops::BitOr for EventFlags {
 }
 
 /// An evx event: recorded on any stream of its device, again and again.
-/// Destroyed on drop (an event from a pool goes back to its pool).
+/// Destroyed on drop (an event from a pool goes back to its pool; a
+/// borrowed one, [`Event::wrap`], ends only the evx handle).
 pub struct Event {
     raw: sys::evx_event_t,
 }
@@ -404,7 +406,8 @@ impl Event {
         Ok(Device(d))
     }
 
-    /// The driver's `CUevent`; evx keeps owning it.
+    /// The driver's `CUevent`; evx keeps owning it (a borrowed event's is
+    /// the one borrowed, its maker's).
     pub fn native(&self) -> Result<*mut c_void> {
         let mut p: *mut c_void = ptr::null_mut();
         check(unsafe { sys::evx_event_get_native(self.raw, &mut p) })?;
