@@ -21,7 +21,7 @@ import gc
 
 import pytest
 
-from gpu_only import torch_and_evx_on_gpu
+from gpu_only import cuda_core_or_skip, cupy_or_skip, torch_and_evx_on_gpu
 
 torch, evx = torch_and_evx_on_gpu(
     "for real framework events", "not a GPU driver; unset EVX_DRIVER to test them")
@@ -32,18 +32,12 @@ SPIN = 200_000_000          # cycles: about 0.1 s on current GPUs
 
 
 def _cupy():
-    return pytest.importorskip("cupy", reason="CuPy is not installed")
+    return cupy_or_skip()
 
 
 def _cuda_core():
-    try:
-        from cuda.core import Device, EventOptions
-    except ImportError:
-        try:
-            from cuda.core.experimental import Device, EventOptions
-        except ImportError:
-            pytest.skip("cuda.core is not installed")
-    return Device, EventOptions
+    cc = cuda_core_or_skip()
+    return cc.Device, cc.EventOptions
 
 
 def spin_on(native_stream):
