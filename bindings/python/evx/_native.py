@@ -223,6 +223,10 @@ def event_source(obj, device, op, fallback=None):
     elif _stream_given(obj):
         raise TypeError("%s: %s is a stream, not an event (borrow streams with "
                         "evx.Stream.wrap)" % (op, type(obj).__name__))
+    elif getattr(type(obj), "__module__", None) == "evx":
+        # evx's fences, timelines and pools have a .handle and a .device
+        # too, which are no CUevent.
+        raise TypeError("%s: an evx.%s is not an event" % (op, type(obj).__name__))
     else:
         found = _framework_event(obj, op)
         if found is not None:

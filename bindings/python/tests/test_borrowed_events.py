@@ -227,6 +227,7 @@ def test_refusals_name_the_call_and_value(evx, raw, dev, stream):
         (FakeTorchStream(stream.native), TypeError, r"FakeTorchStream is a stream"),
         ("text", TypeError, r"Event\.wrap: cannot read a CUDA event from str"),
         (True, TypeError, r"Event\.wrap: a bool \(True\) is not an event"),
+        (dev.create_fence(), TypeError, r"Event\.wrap: an evx\.Fence is not an event"),
     ]
     for obj, exc, pattern in cases:
         with pytest.raises(exc, match=pattern):
