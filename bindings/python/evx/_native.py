@@ -13,6 +13,7 @@ Used by :meth:`evx.Stream.wrap`, :meth:`evx.Event.wrap`, the compiled core's
 import ctypes
 import itertools
 import operator
+from typing import Dict
 
 from . import _args, _capi
 from ._errors import error
@@ -123,7 +124,7 @@ def _read_device(h, get_device, destroy, op):
 # destroyed (closed or collected), after every racing call has returned.
 
 #: key -> the object an evx event borrows from, until its release.
-held = {}
+held: Dict[int, object] = {}
 _held_keys = itertools.count(1)
 
 
