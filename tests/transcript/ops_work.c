@@ -124,7 +124,7 @@ void op_host_alloc(struct prog *p, int mi, unsigned flags) {
   snprintf(o, sizeof o, "m%d", mi);
   tx_line(p, &c, a, ok(&c) ? o : "");
   if (!ok(&c)) return;
-  p->m[mi].p = c.op, p->m[mi].live = 1, p->m[mi].dp = 0;
+  p->m[mi].p = c.op, p->m[mi].live = 1, p->m[mi].dp = 0, p->m[mi].ctx = cur_ctx(p);
   memset(c.op, 0, 64);
 }
 

@@ -42,7 +42,7 @@ struct prog {
   int stack[16], depth; /* this thread's context stack, as slots */
   int *gates;           /* NG words: 0 closed, 1 open */
   int ngates;
-  struct { unsigned long long *p; CUdeviceptr dp; int live; } m[NM];
+  struct { unsigned long long *p; CUdeviceptr dp; int live, ctx; } m[NM];
   CUgraph g[NGR];
   CUuserObject u[NU];
   int cap_mode[NS];

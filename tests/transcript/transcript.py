@@ -28,7 +28,9 @@ def read_text(path):
 
 
 def parse(text):
-    """Returns (header dict, {index: (kind, [lines])}, [indices in order])."""
+    """Returns (header dict, {index: (kind, [lines])}, [indices in order]).
+    A transcript cut short (its recorder killed) keeps its complete
+    programs: one without its end line is left out."""
     header, programs, order = {}, {}, []
     cur = None
     for line in text.splitlines():
@@ -45,7 +47,14 @@ def parse(text):
             cur = None
         else:
             programs[cur][1].append(line)
+    if cur is not None:
+        del programs[cur]
+        order.pop()
     return header, programs, order
+
+
+def crashed(lines):
+    return any(l.startswith("  CRASH ") for l in lines)
 
 
 def record(recorder, driver, header, out):
@@ -60,10 +69,12 @@ def record(recorder, driver, header, out):
 
 
 def differences(expected, got):
-    """The programs whose lines differ (missing ones included), shortest first."""
+    """The programs whose lines differ (missing ones included), shortest
+    first. A program that crashed its recorder differs even from the same
+    crash: a crash is to be found out, never matched."""
     _, exp, order = expected
     _, gotp, _ = got
-    diff = [k for k in order if k not in gotp or gotp[k] != exp[k]]
+    diff = [k for k in order if k not in gotp or gotp[k] != exp[k] or crashed(exp[k][1])]
     return sorted(diff, key=lambda k: (len(exp[k][1]), k))
 
 
@@ -98,6 +109,13 @@ def replay_one(recorder, driver, path):
     if proc.returncode != 0:
         print("%s: the recorder exited with %d: %s" % (path, proc.returncode, proc.stderr.strip()[-300:]))
     diff = differences(expected, got)
+    total = header.get("total_programs")
+    if total and int(total) != len(expected[2]):
+        print("%s: cut short: %d of %s programs complete" % (path, len(expected[2]), total))
+    crashes = [k for k in expected[2] if crashed(expected[1][k][1])]
+    if crashes:
+        print("%s: the recorder crashed in program(s) %s: each is a difference" %
+              (path, " ".join(map(str, crashes[:40]))))
     print("%s: %d programs, %d differ (%s, %s device(s), driver %s)" %
           (path, len(expected[2]), len(diff), header.get("gpu"), header.get("devices"),
            header.get("driver_version")))
