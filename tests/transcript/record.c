@@ -51,12 +51,15 @@ static int parse(int argc, char **argv, struct opts *o) {
   return 0;
 }
 
+static int device_count; /* the machine's: cuDeviceGetCount answers it */
+
 static int init_devices(struct prog *p, int want, char *name, int len) {
   int n = 0;
   if (D.Init(0) != CUDA_SUCCESS || D.DeviceGetCount(&n) != CUDA_SUCCESS || n < want) {
     fprintf(stderr, "record: the driver has %d device(s), %d asked for\n", n, want);
     return 1;
   }
+  device_count = n;
   for (int d = 0; d < want; d++) {
     /* held for the whole run, so that a program's release does not tear
      * the primary context down (making one costs far more than a program) */
@@ -79,8 +82,9 @@ static void header(FILE *f, const struct opts *o, const char *gpu, long total) {
   strftime(date, sizeof date, "%Y-%m-%d", gmtime(&t));
   const char *base = strrchr(o->driver, '/');
   fprintf(f, "# evx driver transcript: docs/host-emulation.md, \"Transcripts\"\n");
-  fprintf(f, "generator %s\ndriver %s\ndriver_version %d\ngpu %s\ndevices %d\ndate %s\n",
-          TX_GENERATOR, base ? base + 1 : o->driver, D.version, gpu, o->devices, date);
+  fprintf(f, "generator %s\ndriver %s\ndriver_version %d\ngpu %s\ndevices %d\ndevice_count %d\ndate %s\n",
+          TX_GENERATOR, base ? base + 1 : o->driver, D.version, gpu, o->devices, device_count,
+          date);
   fprintf(f, "seed %llu\nprograms %ld\nstale %d\nlegality %d\n", o->seed, o->programs, o->stale,
           o->legality);
   fprintf(f, "entries");

@@ -64,7 +64,9 @@ def record(recorder, driver, header, out):
         args.append("--no-stale")
     if header.get("legality") == "0":
         args.append("--no-legality")
-    env = dict(os.environ, EVX_HOST_DEVICES=header["devices"])
+    # the emulation plays a machine of as many devices as the recorded one
+    # had (older transcripts: --device-count, else the devices used)
+    env = dict(os.environ, EVX_HOST_DEVICES=header.get("device_count", header["devices"]))
     return subprocess.run(args, env=env, capture_output=True, text=True, timeout=1200)
 
 
@@ -95,9 +97,11 @@ def show(k, expected, got, seed):
         print("  got:      %s" % (have[first] if first < len(have) else "(nothing)"))
 
 
-def replay_one(recorder, driver, path):
+def replay_one(recorder, driver, path, device_count=None):
     expected = parse(read_text(path))
     header = expected[0]
+    if device_count:
+        header["device_count"] = str(device_count)
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "replay.txt")
         proc = record(recorder, driver, header, out)
@@ -128,7 +132,7 @@ def replay_one(recorder, driver, path):
 def cmd_replay(a):
     total, bad = 0, 0
     for path in a.files:
-        n = replay_one(a.recorder, a.driver, path)
+        n = replay_one(a.recorder, a.driver, path, a.device_count)
         if n is None:
             bad += 1
         else:
@@ -256,6 +260,8 @@ def main():
         s.add_argument("--recorder", required=True)
         s.add_argument("--driver", required=True)
         if name == "replay":
+            s.add_argument("--device-count", type=int,
+                           help="the recording machine's devices, for a transcript without device_count")
             s.add_argument("files", nargs="*")
     t = sub.add_parser("table")
     t.add_argument("file")
