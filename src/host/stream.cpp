@@ -336,4 +336,19 @@ CUresult stream_get_ctx(CUstream h, CUcontext *pctx, CUgreenCtx *pgreen, bool pt
     return CUDA_SUCCESS;
 }
 
+std::uint64_t new_stream_id() {
+    static std::atomic<std::uint64_t> last{0};
+    return ++last;
+}
+
+CUresult stream_get_id(CUstream h, unsigned long long *id, bool ptsz) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (!id) return CUDA_ERROR_INVALID_VALUE;
+    std::shared_ptr<Stream> s;
+    CUresult r = resolve_stream(h, ptsz, &s);
+    if (r != CUDA_SUCCESS) return r;
+    *id = s->id;
+    return CUDA_SUCCESS;
+}
+
 }  // namespace evxh

@@ -56,6 +56,7 @@ static struct {
     PFN_cuStreamGetFlags_v5050 StreamGetFlags;
     PFN_cuStreamGetDevice_v12080 StreamGetDevice;
     PFN_cuStreamGetCtx_v12050 StreamGetCtx;
+    PFN_cuStreamGetId_v12000 StreamGetId;
     PFN_cuIpcGetEventHandle_v4010 IpcGetEventHandle;
     PFN_cuIpcOpenEventHandle_v4010 IpcOpenEventHandle;
     PFN_cuStreamIsCapturing_v10000 StreamIsCapturing;
@@ -377,6 +378,16 @@ static void test_flags_and_handles(void) {
     EXPECT(d.StreamCreate(&sb, CU_STREAM_DEFAULT), CUDA_SUCCESS);
     EXPECT(d.StreamGetFlags(snb, &u), CUDA_SUCCESS);
     CHECK(u == 1);
+    { /* the driver answers cuStreamGetId (GPU transcripts): one id a stream */
+        unsigned long long i1 = 0, i2 = 0, i0 = 0;
+        EXPECT(d.StreamGetId(snb, &i1), CUDA_SUCCESS);
+        EXPECT(d.StreamGetId(sb, &i2), CUDA_SUCCESS);
+        EXPECT(d.StreamGetId(NULL, &i0), CUDA_SUCCESS);
+        CHECK(i1 && i2 && i0 && i1 != i2 && i0 != i1 && i0 != i2);
+        EXPECT(d.StreamGetId(snb, &i2), CUDA_SUCCESS);
+        CHECK(i1 == i2);
+        EXPECT(d.StreamGetId(snb, NULL), CUDA_ERROR_INVALID_VALUE);
+    }
     EXPECT(d.StreamGetFlags(sb, &u), CUDA_SUCCESS);
     CHECK(u == 0);
     u = 77;
@@ -1105,6 +1116,7 @@ int main(void) {
     LOAD(StreamGetFlags, "cuStreamGetFlags");
     LOAD(StreamGetDevice, "cuStreamGetDevice");
     LOAD(StreamGetCtx, "cuStreamGetCtx");
+    LOAD(StreamGetId, "cuStreamGetId");
     LOAD(IpcGetEventHandle, "cuIpcGetEventHandle");
     LOAD(IpcOpenEventHandle, "cuIpcOpenEventHandle");
     LOAD(StreamIsCapturing, "cuStreamIsCapturing");
