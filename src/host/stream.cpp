@@ -195,6 +195,11 @@ CUresult stream_wait_event(CUstream h, CUevent e, unsigned flags, bool ptsz) {
     r = capture_wait(s, ev, (flags & CU_EVENT_WAIT_EXTERNAL) != 0, &taken);
     if (taken) return r;
     if (flags & CU_EVENT_WAIT_EXTERNAL) return CUDA_ERROR_ILLEGAL_STATE;  // only in a capture
+    // A wait on the legacy stream is work on it whether or not it has
+    // anything left to wait for: checked here, not only when an item is
+    // queued, or the answer would hang on whether the event's last record
+    // has completed yet.
+    if ((r = capture_legacy_check(*s)) != CUDA_SUCCESS) return r;
     std::uint64_t seq = 0;
     return wait_queued(s, ev, &seq);
 }

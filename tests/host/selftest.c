@@ -956,6 +956,28 @@ static void end_capture(CUstream s, CUresult want) {
     if (g) EXPECT(d.GraphDestroy(g), CUDA_SUCCESS);
 }
 
+/* A wait on the legacy stream while a blocking stream captures is
+ * IMPLICIT even for an event with nothing left to wait for (never
+ * recorded, or its record done): the answer never hangs on timing. */
+static void test_legacy_wait_in_capture(void) {
+    CUstream b;
+    CUevent never, done;
+    EXPECT(d.StreamCreate(&b, CU_STREAM_DEFAULT), CUDA_SUCCESS);
+    EXPECT(d.EventCreate(&never, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+    EXPECT(d.EventCreate(&done, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+    EXPECT(d.EventRecord(done, NULL), CUDA_SUCCESS);
+    EXPECT(d.EventSynchronize(done), CUDA_SUCCESS);
+    EXPECT(d.StreamBeginCapture(b, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT(d.StreamWaitEvent(NULL, never, 0), CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+    end_capture(b, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    EXPECT(d.StreamBeginCapture(b, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT(d.StreamWaitEvent(NULL, done, 0), CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+    end_capture(b, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    EXPECT(d.EventDestroy(never), CUDA_SUCCESS);
+    EXPECT(d.EventDestroy(done), CUDA_SUCCESS);
+    EXPECT(d.StreamDestroy(b), CUDA_SUCCESS);
+}
+
 static void test_capture_legality(void) {
     static const CUstreamCaptureMode modes[3] = {CU_STREAM_CAPTURE_MODE_GLOBAL,
                                                  CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
@@ -1000,6 +1022,7 @@ static void test_capture_legality(void) {
     }
     EXPECT(d.StreamDestroy(other), CUDA_SUCCESS);
     EXPECT(d.StreamDestroy(s), CUDA_SUCCESS);
+    test_legacy_wait_in_capture();
     EXPECT(d.CtxPopCurrent(&got), CUDA_SUCCESS);
     EXPECT(d.PrimaryCtxRelease(0), CUDA_SUCCESS);
 }
