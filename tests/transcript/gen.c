@@ -16,6 +16,11 @@ static int any_capturing(const struct prog *p) {
     if (p->s[i].live && p->s[i].cap >= 0) return 1;
   return 0;
 }
+static int stacked_below(const struct prog *p, int ci) {
+  for (int i = 0; i + 1 < p->depth; i++)
+    if (p->stack[i] == ci) return 1;
+  return 0;
+}
 static int pick_e(struct prog *p) { return (int)rnd(p, NE); }
 
 void prog_setup(struct prog *p) {
@@ -60,10 +65,11 @@ void prog_cleanup(struct prog *p) {
     if (p->s[i].live) op_stream_destroy(p, i);
   for (int i = 0; i < NM; i++)
     if (p->m[i].live) op_free_host(p, i);
-  for (int ci = 2; ci < NC; ci++)
-    if (p->ctx_live[ci]) op_ctx_destroy(p, ci);
+  /* popped before the contexts are destroyed: a pop never meets one */
   while (p->depth > 0) op_pop(p, 0);
   op_set_current(p, -1);
+  for (int ci = 2; ci < NC; ci++)
+    if (p->ctx_live[ci]) op_ctx_destroy(p, ci);
   for (int d = 0; d < p->ndev; d++) op_release_primary(p, d);
 }
 
@@ -144,7 +150,10 @@ static void random_other_op(struct prog *p, unsigned k) {
       op_wait_value(p, si, mi, rnd(p, 2), 0);
     break;
   case 4: if (!p->ctx_live[ci]) op_ctx_create(p, ci, (int)rnd(p, (unsigned)p->ndev), rnd(p, 6) == 0 ? 99 : 0); break;
-  case 5: if (p->ctx_live[ci] && !any_blocked(p) && !any_capturing(p)) op_ctx_destroy(p, ci); break;
+  case 5: /* not under the top of the stack: a pop would make it current again */
+    if (p->ctx_live[ci] && !any_blocked(p) && !any_capturing(p) && !stacked_below(p, ci))
+      op_ctx_destroy(p, ci);
+    break;
   case 6: op_push(p, rnd(p, 8) == 0 ? -1 : (int)rnd(p, (unsigned)p->ndev)); break;
   case 7: if (p->depth > 1) op_pop(p, rnd(p, 8) == 0); break;
   case 8: op_release(p); break;
