@@ -169,10 +169,20 @@ def cmd_selftest(a):
         diff = differences(parse("\n".join(lines)), (h, progs, order))
         ok &= check(diff == [short, long_], "both changed programs found, shorter first (%s)" % diff)
         ok &= check(replay_one(a.recorder, a.driver, mutated) == 2, "replay finds the 2 changes")
+        crash = "\n".join(text.splitlines()[:start_of(text, progs, short) + 3] +
+                          ["  CRASH SIGSEGV", "end %d" % short])
+        cut = parse(crash)
+        ok &= check(differences(cut, cut) == [short], "a crashed program differs, even from itself")
+        ok &= check(parse(crash.rsplit("\n", 2)[0])[2] == cut[2][:-1],
+                    "a transcript cut short keeps its complete programs only")
         with open(mutated, "w") as f:
             f.write(text.replace("generator evx-transcript", "generator old-transcript"))
         ok &= check(replay_one(a.recorder, a.driver, mutated) is None, "another generator is refused")
     return 0 if ok else 1
+
+
+def start_of(text, progs, k):
+    return text.splitlines().index("program %d %s" % (k, progs[k][0]))
 
 
 def check(cond, what):
