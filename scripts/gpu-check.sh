@@ -26,13 +26,16 @@
 #
 # transcripts: records driver transcripts (tests/transcript; docs/host-emulation.md,
 # "Transcripts") on the real driver, $EVX_TRANSCRIPT_PROGRAMS random programs
-# (default 2000) and the legality programs, seed $EVX_TRANSCRIPT_SEED (default 1),
-# on one device and, with two GPUs, on two; writes them to $OUT/transcripts,
-# then replays each against libevx-host.so and prints the difference count
-# (the stage fails on any difference). Commit them under tests/transcript/data/.
-# $EVX_TRANSCRIPT_ARGS: more recorder options (--no-stale if the driver
-# crashes on a destroyed handle).
-#
+# (default 300: a fixed size that records in well under 3 minutes a device
+# count; each program may make a context or start an IPC child process) and the
+# legality programs, seed $EVX_TRANSCRIPT_SEED (default 1), on one device and,
+# with two GPUs, on two; writes them to $OUT/transcripts, then replays each
+# against libevx-host.so and prints the difference count (the stage fails on
+# any difference; a program that crashed the recorder, CRASH <signal>, is one).
+# A recording past $EVX_TRANSCRIPT_SECONDS (default 175) is stopped: its
+# complete programs are replayed and the stage fails. Commit the transcripts
+# under tests/transcript/data/. $EVX_TRANSCRIPT_ARGS: more recorder options.
+
 # No stage named: all of them but benchab. benchab compares this tree's
 # evx-bench with that of git revision $EVX_BENCH_BASE (or the source tree
 # $EVX_BENCH_BASE_SRC), built beside it, run alternately in one go
@@ -212,11 +215,13 @@ for stage in $stages; do
       tfile="$tdir/gpu-${d}dev.txt"
       echo "=== transcripts: recording on the real driver, $d device(s)"
       t0=$(date +%s)
-      env -u EVX_DRIVER "$rec" --seed "${EVX_TRANSCRIPT_SEED:-1}" \
-        --programs "${EVX_TRANSCRIPT_PROGRAMS:-2000}" --devices "$d" --driver libcuda.so.1 \
-        ${EVX_TRANSCRIPT_ARGS:-} \
-        -o "$tfile" || { echo "the recorder failed (the transcript so far: $tfile)"; status=1; continue; }
-      echo "recorded in $(( $(date +%s) - t0 )) s: $tfile"
+      rc=0
+      env -u EVX_DRIVER timeout "${EVX_TRANSCRIPT_SECONDS:-175}" "$rec" \
+        --seed "${EVX_TRANSCRIPT_SEED:-1}" --programs "${EVX_TRANSCRIPT_PROGRAMS:-300}" \
+        --devices "$d" --driver libcuda.so.1 ${EVX_TRANSCRIPT_ARGS:-} -o "$tfile" || rc=$?
+      echo "recorded in $(( $(date +%s) - t0 )) s (exit $rc): $tfile"
+      echo "programs: $(grep -c '^end ' "$tfile"), crashed: $(grep -c '^  CRASH ' "$tfile")"
+      [ "$rc" = 0 ] || { echo "the recorder failed or ran out of time: what it recorded is replayed"; status=1; }
       echo "=== transcripts: replayed against the host emulation"
       python3 tests/transcript/transcript.py replay --recorder "$rec" \
         --driver "$build/src/host/libevx-host.so" "$tfile" | tee "$tdir/replay-${d}dev.txt" | tail -60

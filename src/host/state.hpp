@@ -58,15 +58,20 @@ struct Item {
     std::shared_ptr<void> keep;     // HostFn of a graph launch: its executable
 };
 
+// A new stream's cuStreamGetId: unique in the process, as the driver's.
+std::uint64_t new_stream_id();
+
 struct Stream {
     enum class Kind { Ordinary, Legacy, PerThread };
 
-    Stream(Context *c, Kind k, unsigned f, int p) : ctx(c), kind(k), flags(f), priority(p) {}
+    Stream(Context *c, Kind k, unsigned f, int p)
+        : ctx(c), kind(k), flags(f), priority(p), id(new_stream_id()) {}
 
     Context *const ctx;
     const Kind kind;
     const unsigned flags;
     const int priority;
+    const std::uint64_t id;
 
     // Takes part in the legacy default stream's implicit synchronization.
     bool blocking() const {

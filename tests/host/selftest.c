@@ -56,6 +56,7 @@ static struct {
     PFN_cuStreamGetFlags_v5050 StreamGetFlags;
     PFN_cuStreamGetDevice_v12080 StreamGetDevice;
     PFN_cuStreamGetCtx_v12050 StreamGetCtx;
+    PFN_cuStreamGetId_v12000 StreamGetId;
     PFN_cuIpcGetEventHandle_v4010 IpcGetEventHandle;
     PFN_cuIpcOpenEventHandle_v4010 IpcOpenEventHandle;
     PFN_cuStreamIsCapturing_v10000 StreamIsCapturing;
@@ -377,6 +378,16 @@ static void test_flags_and_handles(void) {
     EXPECT(d.StreamCreate(&sb, CU_STREAM_DEFAULT), CUDA_SUCCESS);
     EXPECT(d.StreamGetFlags(snb, &u), CUDA_SUCCESS);
     CHECK(u == 1);
+    { /* the driver answers cuStreamGetId (GPU transcripts): one id a stream */
+        unsigned long long i1 = 0, i2 = 0, i0 = 0;
+        EXPECT(d.StreamGetId(snb, &i1), CUDA_SUCCESS);
+        EXPECT(d.StreamGetId(sb, &i2), CUDA_SUCCESS);
+        EXPECT(d.StreamGetId(NULL, &i0), CUDA_SUCCESS);
+        CHECK(i1 && i2 && i0 && i1 != i2 && i0 != i1 && i0 != i2);
+        EXPECT(d.StreamGetId(snb, &i2), CUDA_SUCCESS);
+        CHECK(i1 == i2);
+        EXPECT(d.StreamGetId(snb, NULL), CUDA_ERROR_INVALID_VALUE);
+    }
     EXPECT(d.StreamGetFlags(sb, &u), CUDA_SUCCESS);
     CHECK(u == 0);
     u = 77;
@@ -945,6 +956,28 @@ static void end_capture(CUstream s, CUresult want) {
     if (g) EXPECT(d.GraphDestroy(g), CUDA_SUCCESS);
 }
 
+/* A wait on the legacy stream while a blocking stream captures is
+ * IMPLICIT even for an event with nothing left to wait for (never
+ * recorded, or its record done): the answer never hangs on timing. */
+static void test_legacy_wait_in_capture(void) {
+    CUstream b;
+    CUevent never, done;
+    EXPECT(d.StreamCreate(&b, CU_STREAM_DEFAULT), CUDA_SUCCESS);
+    EXPECT(d.EventCreate(&never, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+    EXPECT(d.EventCreate(&done, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+    EXPECT(d.EventRecord(done, NULL), CUDA_SUCCESS);
+    EXPECT(d.EventSynchronize(done), CUDA_SUCCESS);
+    EXPECT(d.StreamBeginCapture(b, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT(d.StreamWaitEvent(NULL, never, 0), CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+    end_capture(b, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    EXPECT(d.StreamBeginCapture(b, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT(d.StreamWaitEvent(NULL, done, 0), CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+    end_capture(b, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    EXPECT(d.EventDestroy(never), CUDA_SUCCESS);
+    EXPECT(d.EventDestroy(done), CUDA_SUCCESS);
+    EXPECT(d.StreamDestroy(b), CUDA_SUCCESS);
+}
+
 static void test_capture_legality(void) {
     static const CUstreamCaptureMode modes[3] = {CU_STREAM_CAPTURE_MODE_GLOBAL,
                                                  CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
@@ -989,6 +1022,7 @@ static void test_capture_legality(void) {
     }
     EXPECT(d.StreamDestroy(other), CUDA_SUCCESS);
     EXPECT(d.StreamDestroy(s), CUDA_SUCCESS);
+    test_legacy_wait_in_capture();
     EXPECT(d.CtxPopCurrent(&got), CUDA_SUCCESS);
     EXPECT(d.PrimaryCtxRelease(0), CUDA_SUCCESS);
 }
@@ -1105,6 +1139,7 @@ int main(void) {
     LOAD(StreamGetFlags, "cuStreamGetFlags");
     LOAD(StreamGetDevice, "cuStreamGetDevice");
     LOAD(StreamGetCtx, "cuStreamGetCtx");
+    LOAD(StreamGetId, "cuStreamGetId");
     LOAD(IpcGetEventHandle, "cuIpcGetEventHandle");
     LOAD(IpcOpenEventHandle, "cuIpcOpenEventHandle");
     LOAD(StreamIsCapturing, "cuStreamIsCapturing");

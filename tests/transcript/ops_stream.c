@@ -147,6 +147,12 @@ void op_elapsed(struct prog *p, int e1, int e2, int null_out) {
     int ei = k ? e2 : e1;
     if (p->e[ei].live && p->e[ei].state == EV_DIRTY) op_event_sync(p, ei, 0);
   }
+  /* a synchronize a capture refused leaves a record pending, whose elapsed
+   * time would be NOT_READY or not by the worker's timing: not asked */
+  for (int k = 0; k < 2; k++) {
+    int ei = k ? e2 : e1;
+    if (p->e[ei].live && ev_state(p, ei) == EV_DIRTY) return;
+  }
   struct call c;
   char a[48], b1[24], b2[24];
   call_init(p, &c, F_EventElapsedTime, 0);

@@ -5,14 +5,23 @@
  *   record --seed S --programs N --devices D --driver PATH -o FILE
  *          [--no-stale] [--no-legality] [--only K]
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gen.h"
 #include "ipc_child.h"
 #include "ops.h"
+
+/* A program takes well under a second; one past this hangs. */
+enum { PROGRAM_SECONDS = 60 };
 
 struct opts {
   unsigned long long seed;
@@ -42,12 +51,15 @@ static int parse(int argc, char **argv, struct opts *o) {
   return 0;
 }
 
+static int device_count; /* the machine's: cuDeviceGetCount answers it */
+
 static int init_devices(struct prog *p, int want, char *name, int len) {
   int n = 0;
   if (D.Init(0) != CUDA_SUCCESS || D.DeviceGetCount(&n) != CUDA_SUCCESS || n < want) {
     fprintf(stderr, "record: the driver has %d device(s), %d asked for\n", n, want);
     return 1;
   }
+  device_count = n;
   for (int d = 0; d < want; d++) {
     /* held for the whole run, so that a program's release does not tear
      * the primary context down (making one costs far more than a program) */
@@ -70,8 +82,9 @@ static void header(FILE *f, const struct opts *o, const char *gpu, long total) {
   strftime(date, sizeof date, "%Y-%m-%d", gmtime(&t));
   const char *base = strrchr(o->driver, '/');
   fprintf(f, "# evx driver transcript: docs/host-emulation.md, \"Transcripts\"\n");
-  fprintf(f, "generator %s\ndriver %s\ndriver_version %d\ngpu %s\ndevices %d\ndate %s\n",
-          TX_GENERATOR, base ? base + 1 : o->driver, D.version, gpu, o->devices, date);
+  fprintf(f, "generator %s\ndriver %s\ndriver_version %d\ngpu %s\ndevices %d\ndevice_count %d\ndate %s\n",
+          TX_GENERATOR, base ? base + 1 : o->driver, D.version, gpu, o->devices, device_count,
+          date);
   fprintf(f, "seed %llu\nprograms %ld\nstale %d\nlegality %d\n", o->seed, o->programs, o->stale,
           o->legality);
   fprintf(f, "entries");
@@ -94,26 +107,88 @@ static void run_one(struct prog *p, const struct opts *o, long k) {
   fprintf(p->out, "end %ld\n", k);
 }
 
-int main(int argc, char **argv) {
-  struct opts o;
+/* A worker: loads and initialises the driver (never before the fork: a
+ * CUDA driver is unusable in a child forked after cuInit), then runs the
+ * programs from `from` on, telling the parent through *cur which one runs. */
+static int worker(const struct opts *o, int fd, long from, long total, volatile long *cur) {
   static struct prog p;
   char gpu[128];
+  if (tx_load(o->driver) || init_devices(&p, o->devices, gpu, sizeof gpu)) return 1;
+  p.out = fdopen(fd, "w");
+  if (!p.out) return perror("record: output"), 1;
+  setvbuf(p.out, NULL, _IOLBF, 0); /* what ran before a crash is kept */
+  p.stale_ok = o->stale;
+  p.driver = o->driver;
+  if (from == 0) header(p.out, o, gpu, total);
+  tx_helper_start();
+  for (long k = from; k < total; k++) {
+    if (o->only >= 0 && o->only != k) continue;
+    *cur = k;
+    alarm(PROGRAM_SECONDS);
+    run_one(&p, o, k);
+    alarm(0);
+  }
+  *cur = -1;
+  tx_helper_stop();
+  fprintf(stderr, "record: %ld programs from %ld, %ld calls\n", o->only < 0 ? total - from : 1,
+          from, p.calls);
+  return fclose(p.out) ? 1 : 0;
+}
+
+static void sig_name(int sig, char *buf, size_t len) {
+  static const struct { int n; const char *name; } names[] = {
+      {SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"}, {SIGABRT, "SIGABRT"}, {SIGFPE, "SIGFPE"},
+      {SIGILL, "SIGILL"},   {SIGALRM, "SIGALRM"}, {SIGKILL, "SIGKILL"}, {SIGTERM, "SIGTERM"}};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (names[i].n == sig) {
+      snprintf(buf, len, "%s", names[i].name);
+      return;
+    }
+  snprintf(buf, len, "signal %d", sig);
+}
+
+/* Runs workers until every program ran: a worker killed by a signal (a
+ * crash in the driver, or a program past PROGRAM_SECONDS) leaves its
+ * program's lines so far, then "CRASH <signal>" and its end line; the next
+ * worker starts at the program after it. */
+static int supervise(const struct opts *o, int fd, long total) {
+  volatile long *cur = mmap(NULL, sizeof *cur, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (cur == MAP_FAILED) return perror("record: mmap"), 1;
+  long from = 0, crashes = 0;
+  for (;;) {
+    *cur = -1;
+    pid_t pid = fork();
+    if (pid < 0) return perror("record: fork"), 1;
+    if (pid == 0) _exit(worker(o, fd, from, total, cur));
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+      if (errno != EINTR) return perror("record: waitpid"), 1;
+    if (WIFEXITED(st)) {
+      if (crashes) fprintf(stderr, "record: %ld program(s) crashed\n", crashes);
+      return WEXITSTATUS(st);
+    }
+    long k = *cur;
+    char sig[16];
+    sig_name(WTERMSIG(st), sig, sizeof sig);
+    fprintf(stderr, "record: the worker died of %s in program %ld\n", sig, k);
+    if (k < 0) return 1; /* not in a program: nothing to go on with */
+    dprintf(fd, "  CRASH %s\nend %ld\n", sig, k);
+    crashes++;
+    from = k + 1;
+    if (from >= total) return 0;
+  }
+}
+
+int main(int argc, char **argv) {
+  struct opts o;
   if (argc == 5 && !strcmp(argv[1], "--ipc-child") && !strcmp(argv[3], "--driver"))
     return ipc_child_main(argv[4], argv[2]);
   int rc = parse(argc, argv, &o);
   if (rc) return rc;
-  if (tx_load(o.driver) || init_devices(&p, o.devices, gpu, sizeof gpu)) return 1;
-  p.out = strcmp(o.out, "-") ? fopen(o.out, "w") : stdout;
-  if (!p.out) return perror(o.out), 1;
-  setvbuf(p.out, NULL, _IOLBF, 0); /* what ran before a crash is kept */
-  p.stale_ok = o.stale;
-  p.driver = o.driver;
+  int fd = strcmp(o.out, "-") ? open(o.out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : 1;
+  if (fd < 0) return perror(o.out), 1;
   long total = o.programs + 1 + (o.legality ? legality_count() : 0); /* + the probe */
-  header(p.out, &o, gpu, total);
-  tx_helper_start();
-  for (long k = 0; k < total; k++)
-    if (o.only < 0 || o.only == k) run_one(&p, &o, k);
-  tx_helper_stop();
-  fprintf(stderr, "record: %ld programs, %ld calls\n", o.only < 0 ? total : 1, p.calls);
-  return fclose(p.out) ? 1 : 0;
+  rc = supervise(&o, fd, total);
+  if (fd != 1 && close(fd)) return perror(o.out), 1;
+  return rc;
 }
