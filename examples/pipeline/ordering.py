@@ -23,7 +23,7 @@ import time
 import traceback
 
 import backends
-from stages import _get
+from stages import _get, collect
 
 
 def _producer(cfg, setups, back, results):
@@ -106,22 +106,7 @@ def run(ctx, backend, devices, out=None, producers=4, consumers=4, items=100, sl
     procs += [ctx.Process(target=_consumer, args=(cfg, c, setups[c], back, results))
               for c in range(consumers)]
     t0 = time.perf_counter()
-    for p in procs:
-        p.start()
-    reps = []
-    try:
-        for _ in procs:
-            reps.append(results.get(timeout=600))
-    finally:
-        for p in procs:
-            p.join(60)
-            if p.is_alive():
-                p.kill()
-                p.join()
-    failed = [r for r in reps if "error" in r]
-    if failed:
-        raise RuntimeError("ordering test: a process failed:\n" + "\n".join(
-            "--- %s\n%s" % (r["role"], r["error"]) for r in failed))
+    reps = collect(procs, results, "ordering test")
     errors = sum(r.get("errors", 0) for r in reps)
     res = {"producers": producers, "consumers": consumers, "items": items, "slots": slots,
            "size": size, "skip_wait": skip_wait, "errors": errors,

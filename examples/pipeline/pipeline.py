@@ -79,26 +79,7 @@ def run_pair(ctx, cfg):
     fwd, back, results = ctx.Queue(), ctx.Queue(), ctx.Queue()
     procs = [ctx.Process(target=stages.producer, args=(cfg, fwd, back, results)),
              ctx.Process(target=stages.consumer, args=(cfg, fwd, back, results))]
-    for p in procs:
-        p.start()
-    reps = {}
-    try:
-        for _ in procs:
-            rep = results.get(timeout=JOIN_TIMEOUT_S)
-            reps[rep["role"]] = rep
-    finally:
-        for p in procs:
-            p.join(60)
-            if p.is_alive():
-                p.kill()
-                p.join()
-    failed = [r for r in reps.values() if "error" in r]
-    if failed:
-        raise RuntimeError("%s: a stage failed:\n%s" % (cfg["tag"], "\n".join(
-            "--- %s\n%s" % (r["role"], r["error"]) for r in failed)))
-    for p in procs:
-        if p.exitcode != 0:
-            raise RuntimeError("%s: a stage exited with %s" % (cfg["tag"], p.exitcode))
+    reps = {r["role"]: r for r in stages.collect(procs, results, cfg["tag"], JOIN_TIMEOUT_S)}
     return reps["producer"], reps["consumer"]
 
 

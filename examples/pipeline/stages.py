@@ -44,6 +44,34 @@ def _get(q, what):
                            "is reported by the parent)" % (what, QUEUE_TIMEOUT_S)) from e
 
 
+def collect(procs, results, what, timeout_s=600.0):
+    """Starts the processes, gathers one report from each and ends them;
+    raises RuntimeError with every failed process's traceback. A failed
+    process ends the others at once: they may wait for it forever."""
+    for p in procs:
+        p.start()
+    reps = []
+    try:
+        for _ in procs:
+            reps.append(results.get(timeout=timeout_s))
+            if "error" in reps[-1]:
+                break
+    finally:
+        failed = [r for r in reps if "error" in r]
+        for p in procs:
+            p.join(5 if failed else 60)
+            if p.is_alive():
+                p.kill()
+                p.join()
+    if failed:
+        raise RuntimeError("%s: a process failed:\n%s" % (what, "\n".join(
+            "--- %s\n%s" % (r["role"], r["error"]) for r in failed)))
+    for p in procs:
+        if p.exitcode != 0:
+            raise RuntimeError("%s: a process exited with %s" % (what, p.exitcode))
+    return reps
+
+
 def _cpu():
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime, r.ru_stime
@@ -199,6 +227,8 @@ def _consumer(cfg, fwd, back):
         _consume_host(cfg, be, lane, ring, dst, tl, fwd, back)
     rep = _finish(cfg, "consumer", be, lane, tl, t0, cpu0,
                   {"errors": be.errors(), "error_samples": be.error_samples()})
+    # Drop the producer's memory before telling it that it may free it.
+    ring = dst = setup = None
     back.put("done")
     return rep
 

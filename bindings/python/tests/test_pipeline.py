@@ -146,3 +146,18 @@ def test_report_writes_the_doc_table(tmp_path, pipeline_modules):
     with open(os.path.join(REPO, "docs", "performance.md")) as f:
         perf = f.read()
     assert report.BEGIN in perf and report.END in perf
+
+
+def test_a_failed_stage_fails_the_run_at_once(evx, tmp_path, pipeline_modules):
+    """A stage that fails ends the run with its traceback, without waiting
+    for the other stage (which waits for it) to time out."""
+    import time
+    pipeline, _, _ = pipeline_modules
+    cfg = {"backend": "host", "method": "fence", "size": 100, "buffers": 8, "slots": 2,
+           "producer_device": 0, "consumer_device": _devices(evx)[1],
+           "trace_dir": str(tmp_path), "tag": "bad-size"}
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match="multiple of 8 bytes") as info:
+        pipeline.run_pair(multiprocessing.get_context("spawn"), cfg)
+    assert "--- producer" in str(info.value)
+    assert time.monotonic() - t0 < 60
