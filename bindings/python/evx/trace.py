@@ -15,8 +15,9 @@ Perfetto (https://ui.perfetto.dev) then shows the stages of a pipeline, on
 several GPUs and processes, on one time axis. A timeline's times are its
 device's; the anchor maps them to the host's clock to within half its
 window (``monotonic_after_ns - monotonic_before_ns``): :class:`HostClock`
-does it, from the anchor with the narrowest window, and with two anchors
-far enough apart it also corrects the rate of the device's clock.
+does it, from the anchor with the narrowest window or, with a first and a
+last anchor far enough apart, by the line through them, which also corrects
+the rate of the device's clock.
 """
 
 import json
@@ -35,9 +36,10 @@ class HostClock:
 
     ``anchors``: dicts with ``ts`` (microseconds from mark 0),
     ``monotonic_before_ns`` and ``monotonic_after_ns``, as the ``anchors``
-    of a trace's ``evx`` object. The offset comes from the anchor with the
-    narrowest window; with two anchors at least :data:`MIN_RATE_SPAN_US`
-    apart, the rate comes from the first and the last."""
+    of a trace's ``evx`` object. With the first and the last at least
+    :data:`MIN_RATE_SPAN_US` apart, the map is the line through those two
+    (it corrects the rate of the device's clock); else an offset, from the
+    anchor with the narrowest window."""
 
     def __init__(self, anchors):
         anchors = list(anchors)
@@ -47,20 +49,29 @@ class HostClock:
         for a in anchors:
             if a["monotonic_after_ns"] < a["monotonic_before_ns"]:
                 raise ValueError("evx.trace.HostClock: anchor %r ends before it starts" % (a,))
-        best = min(anchors, key=lambda a: a["monotonic_after_ns"] - a["monotonic_before_ns"])
-        #: Half the narrowest window, in microseconds: how far any time may be off.
-        self.uncertainty_us = (best["monotonic_after_ns"] - best["monotonic_before_ns"]) / 2000.0
-        self.rate = 1.0
         first, last = anchors[0], anchors[-1]
-        span = last["ts"] - first["ts"]
-        if span >= MIN_RATE_SPAN_US:
-            self.rate = (_mid_us(last) - _mid_us(first)) / span
-        self._ts0 = best["ts"]
-        self._host0 = _mid_us(best)
+        if last["ts"] - first["ts"] >= MIN_RATE_SPAN_US:
+            # The line through the two: between them it is off by no more
+            # than the wider of their half windows.
+            self.rate = (_mid_us(last) - _mid_us(first)) / (last["ts"] - first["ts"])
+            ref, chosen = first, (first, last)
+        else:
+            self.rate = 1.0
+            ref = min(anchors, key=_window_ns)
+            chosen = (ref,)
+        #: How far a time may be off, in microseconds: half the widest
+        #: window of the anchors used.
+        self.uncertainty_us = max(_window_ns(a) for a in chosen) / 2000.0
+        self._ts0 = ref["ts"]
+        self._host0 = _mid_us(ref)
 
     def __call__(self, ts_us):
         """``CLOCK_MONOTONIC`` microseconds of the timeline time ``ts_us``."""
         return self._host0 + (ts_us - self._ts0) * self.rate
+
+
+def _window_ns(a):
+    return a["monotonic_after_ns"] - a["monotonic_before_ns"]
 
 
 def _mid_us(a):

@@ -85,6 +85,25 @@ def test_merge_puts_traces_on_one_clock(evx):
         evx.trace.merge([bare])
 
 
+def test_host_clock_rate_from_first_and_last_anchor(evx):
+    import evx.trace
+
+    def anchor(ts_us, mid_us, half_window_ns):
+        mid = int(mid_us * 1000)
+        return {"ts": ts_us, "monotonic_before_ns": mid - half_window_ns,
+                "monotonic_after_ns": mid + half_window_ns}
+    # a device clock 10 ppm fast: 1 s of it is 0.99999 s of the host's
+    clock = evx.trace.HostClock([anchor(0.0, 5000.0, 2000), anchor(1e6, 5000.0 + 999990.0, 4000)])
+    assert abs(clock.rate - 0.99999) < 1e-12
+    assert abs(clock(5e5) - (5000.0 + 499995.0)) < 1e-6
+    assert clock.uncertainty_us == 4.0
+    # closer than MIN_RATE_SPAN_US: an offset from the narrowest window
+    near = evx.trace.HostClock([anchor(0.0, 100.0, 3000), anchor(10.0, 111.0, 1000)])
+    assert near.rate == 1.0 and near.uncertainty_us == 1.0 and near(0.0) == 101.0
+    with pytest.raises(ValueError, match="no anchors"):
+        evx.trace.HostClock([])
+
+
 def test_two_process_pipeline_every_hand_off(evx, tmp_path, pipeline_modules):
     pipeline, _, report = pipeline_modules
     out = str(tmp_path)
