@@ -54,7 +54,7 @@ struct Timeline {
     std::vector<CUevent> retired;
     std::vector<MarkInfo> info;   // one per event: label, kind, stream
     // The anchors among the marks since the last reset, in mark order.
-    std::vector<evx_timeline_anchor_t> anchors;
+    std::vector<evx_timeline_anchor_info_t> anchors;
     HostMark last_hf;             // the failures the last mark covers
 
     // Its marks are made under its mutex (mark_on_stream()).
@@ -65,8 +65,8 @@ constexpr SizedType kMarkInfoType{"evx_timeline_mark_info_t", "info",
                                   offsetof(evx_timeline_mark_info_t, label) +
                                       EVX_MARK_LABEL_SIZE};
 static_assert(kMarkInfoType.first_size == 88, "timing.h publishes 88 bytes of mark info");
-constexpr SizedType kAnchorType{"evx_timeline_anchor_t", "anchor",
-                                offsetof(evx_timeline_anchor_t, realtime_ns) + sizeof(uint64_t),
+constexpr SizedType kAnchorType{"evx_timeline_anchor_info_t", "anchor",
+                                offsetof(evx_timeline_anchor_info_t, realtime_ns) + sizeof(uint64_t),
                                 false};
 static_assert(kAnchorType.first_size == 32, "timing.h publishes 32 bytes of anchor");
 
@@ -381,12 +381,12 @@ EVX_API evx_status_t evx_timeline_reset(evx_timeline_t timeline) {
 
 
 EVX_API evx_status_t evx_timeline_anchor(evx_timeline_t timeline, evx_stream_t stream,
-                                         evx_timeline_anchor_t *anchor) {
+                                         evx_timeline_anchor_info_t *anchor) {
     static const char fn[] = "evx_timeline_anchor";
     uint32_t size = 0;
     evx_status_t st = anchor ? sized_check(fn, kAnchorType, anchor, &size) : EVX_SUCCESS;
     if (st) return st;
-    evx_timeline_anchor_t a;
+    evx_timeline_anchor_info_t a;
     std::memset(&a, 0, sizeof a);
     a.struct_size = size;
     a.realtime_ns = clock_ns(CLOCK_REALTIME);
@@ -417,7 +417,7 @@ EVX_API evx_status_t evx_timeline_anchor(evx_timeline_t timeline, evx_stream_t s
 }
 
 EVX_API evx_status_t evx_timeline_get_anchor(evx_timeline_t timeline, uint32_t index,
-                                             evx_timeline_anchor_t *anchor) {
+                                             evx_timeline_anchor_info_t *anchor) {
     static const char fn[] = "evx_timeline_get_anchor";
     if (!anchor) return fail(EVX_ERROR_INVALID_VALUE, "%s: anchor is NULL", fn);
     uint32_t size;
@@ -426,9 +426,9 @@ EVX_API evx_status_t evx_timeline_get_anchor(evx_timeline_t timeline, uint32_t i
     return with_live(fn, timeline, kTimeline, "timeline", [&](Slot &slot) -> evx_status_t {
         Timeline *t = static_cast<Timeline *>(slot.obj);
         std::lock_guard<std::mutex> lock(t->mu);
-        for (const evx_timeline_anchor_t &a : t->anchors)
+        for (const evx_timeline_anchor_info_t &a : t->anchors)
             if (a.index == index) {
-                evx_timeline_anchor_t out = a;
+                evx_timeline_anchor_info_t out = a;
                 out.struct_size = size;
                 sized_out(anchor, size, out);
                 return EVX_SUCCESS;

@@ -101,7 +101,7 @@ evx_status_t write_anchors(evx_timeline_t timeline,
     char buf[256];
     for (const evx_timeline_mark_info_t &k : m) {
         if (k.kind != EVX_MARK_ANCHOR) continue;
-        evx_timeline_anchor_t a;
+        evx_timeline_anchor_info_t a;
         a.struct_size = sizeof a;
         const evx_status_t st = evx_timeline_get_anchor(timeline, k.index, &a);
         if (st) return st;

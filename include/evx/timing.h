@@ -258,15 +258,15 @@ EVX_API evx_status_t evx_timeline_get_mark(evx_timeline_t timeline,
 
 /** @brief A mark whose time on the host's clocks is known, from
  *  evx_timeline_anchor() and evx_timeline_get_anchor(). Set `struct_size`
- *  to `sizeof(evx_timeline_anchor_t)` first.
+ *  to `sizeof(evx_timeline_anchor_info_t)` first.
  *
  *  The mark's GPU time lies between `monotonic_before_ns` and
  *  `monotonic_after_ns` (`CLOCK_MONOTONIC`, the clock every process of the
  *  machine shares): the midpoint maps the timeline's times (milliseconds
  *  from mark 0) onto the host's clock, to within half the window. evx
  *  accepts any `struct_size` from the size first published (32 bytes) up. */
-typedef struct evx_timeline_anchor {
-    /** `sizeof(evx_timeline_anchor_t)` as the caller compiled it. */
+typedef struct evx_timeline_anchor_info {
+    /** `sizeof(evx_timeline_anchor_info_t)` as the caller compiled it. */
     uint32_t struct_size;
     /** The anchor's mark index (an ::EVX_MARK_ANCHOR mark, label "anchor"). */
     uint32_t index;
@@ -278,7 +278,7 @@ typedef struct evx_timeline_anchor {
     /** `CLOCK_REALTIME` in nanoseconds, read with `monotonic_before_ns`
      *  (wall-clock time, for the reader). */
     uint64_t realtime_ns;
-} evx_timeline_anchor_t;
+} evx_timeline_anchor_info_t;
 
 /**
  * @brief Records an anchor: a mark (::EVX_MARK_ANCHOR, label "anchor") on a
@@ -306,7 +306,7 @@ typedef struct evx_timeline_anchor {
  */
 EVX_API evx_status_t evx_timeline_anchor(evx_timeline_t timeline,
                                          evx_stream_t stream,
-                                         evx_timeline_anchor_t *anchor);
+                                         evx_timeline_anchor_info_t *anchor);
 
 /**
  * @brief The anchor of mark @p index, as evx_timeline_anchor() gave it.
@@ -322,7 +322,7 @@ EVX_API evx_status_t evx_timeline_anchor(evx_timeline_t timeline,
  */
 EVX_API evx_status_t evx_timeline_get_anchor(evx_timeline_t timeline,
                                              uint32_t index,
-                                             evx_timeline_anchor_t *anchor);
+                                             evx_timeline_anchor_info_t *anchor);
 
 /**
  * @brief Writes the timeline as a Chrome trace (JSON trace event format),
@@ -342,7 +342,7 @@ EVX_API evx_status_t evx_timeline_get_anchor(evx_timeline_t timeline,
  * (evx_timeline_anchor()) gets a top-level `"evx"` object after
  * `traceEvents`: `{"clock":"CLOCK_MONOTONIC","anchors":[...]}`, each anchor
  * its `index`, `ts` (microseconds from mark 0) and the fields of
- * ::evx_timeline_anchor_t; trace viewers ignore it.
+ * ::evx_timeline_anchor_info_t; trace viewers ignore it.
  *
  * @param timeline the timeline; with at least one mark.
  * @param path the file to write (replaced).

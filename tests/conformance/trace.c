@@ -180,7 +180,7 @@ static void t_anchor(void)
 {
     evx_stream_t a = NULL;
     evx_timeline_t tl = NULL;
-    evx_timeline_anchor_t an, got;
+    evx_timeline_anchor_info_t an, got;
     evx_timeline_mark_info_t info;
     char path[] = "/tmp/evx-anchor-XXXXXX";
     char *text = NULL;

@@ -795,16 +795,16 @@ class evx_host_func_options(_ct.Structure):
     ]
 
 
-class evx_timeline_anchor(_ct.Structure):
+class evx_timeline_anchor_info(_ct.Structure):
     """A mark whose time on the host's clocks is known, from evx_timeline_anchor()
     and evx_timeline_get_anchor(). Set `struct_size` to
-    `sizeof(evx_timeline_anchor_t)` first.
+    `sizeof(evx_timeline_anchor_info_t)` first.
 
-    C: struct evx_timeline_anchor (include/evx/timing.h): 32 bytes, aligned to 8.
+    C: struct evx_timeline_anchor_info (include/evx/timing.h): 32 bytes, aligned to 8.
     """
 
     _fields_ = [
-        # `sizeof(evx_timeline_anchor_t)` as the caller compiled it.
+        # `sizeof(evx_timeline_anchor_info_t)` as the caller compiled it.
         ("struct_size", _ct.c_uint32),  # offset 0
         # The anchor's mark index (an EVX_MARK_ANCHOR mark, label "anchor").
         ("index", _ct.c_uint32),  # offset 4
@@ -849,7 +849,7 @@ evx_notifier_options_t = evx_notifier_options
 evx_event_pool_options_t = evx_event_pool_options
 evx_event_pool_stats_t = evx_event_pool_stats
 evx_host_func_options_t = evx_host_func_options
-evx_timeline_anchor_t = evx_timeline_anchor
+evx_timeline_anchor_info_t = evx_timeline_anchor_info
 evx_timeline_mark_info_t = evx_timeline_mark_info
 
 
@@ -2693,7 +2693,7 @@ evx_device_create_timer = Prototype(
     Thread-safe.
     """)
 
-# evx_status_t evx_timeline_anchor(evx_timeline_t timeline, evx_stream_t stream, evx_timeline_anchor_t *anchor)
+# evx_status_t evx_timeline_anchor(evx_timeline_t timeline, evx_stream_t stream, evx_timeline_anchor_info_t *anchor)
 #   Records an anchor: a mark (EVX_MARK_ANCHOR, label "anchor") on a stream,
 #   with the host's clocks read before it is recorded and after it has
 #   completed, so that the timeline's times can be put on the host's clock and
@@ -2701,8 +2701,8 @@ evx_device_create_timer = Prototype(
 #   `evx.trace.merge`).
 evx_timeline_anchor = Prototype(
     "evx_timeline_anchor", evx_status_t,
-    (("timeline", evx_timeline_t), ("stream", evx_stream_t), ("anchor", _ct.POINTER(evx_timeline_anchor_t)),),
-    """evx_status_t evx_timeline_anchor(evx_timeline_t timeline, evx_stream_t stream, evx_timeline_anchor_t *anchor)
+    (("timeline", evx_timeline_t), ("stream", evx_stream_t), ("anchor", _ct.POINTER(evx_timeline_anchor_info_t)),),
+    """evx_status_t evx_timeline_anchor(evx_timeline_t timeline, evx_stream_t stream, evx_timeline_anchor_info_t *anchor)
 
     Records an anchor: a mark (EVX_MARK_ANCHOR, label "anchor") on a stream, with the host's clocks read before it is recorded and after it has completed, so that the timeline's times can be put on the host's clock and the traces of several processes and devices merged (Python's `evx.trace.merge`).
 
@@ -2759,12 +2759,12 @@ evx_timeline_destroy = Prototype(
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE. Thread-safe.
     """)
 
-# evx_status_t evx_timeline_get_anchor(evx_timeline_t timeline, uint32_t index, evx_timeline_anchor_t *anchor)
+# evx_status_t evx_timeline_get_anchor(evx_timeline_t timeline, uint32_t index, evx_timeline_anchor_info_t *anchor)
 #   The anchor of mark index, as evx_timeline_anchor() gave it.
 evx_timeline_get_anchor = Prototype(
     "evx_timeline_get_anchor", evx_status_t,
-    (("timeline", evx_timeline_t), ("index", _ct.c_uint32), ("anchor", _ct.POINTER(evx_timeline_anchor_t)),),
-    """evx_status_t evx_timeline_get_anchor(evx_timeline_t timeline, uint32_t index, evx_timeline_anchor_t *anchor)
+    (("timeline", evx_timeline_t), ("index", _ct.c_uint32), ("anchor", _ct.POINTER(evx_timeline_anchor_info_t)),),
+    """evx_status_t evx_timeline_get_anchor(evx_timeline_t timeline, uint32_t index, evx_timeline_anchor_info_t *anchor)
 
     The anchor of mark index, as evx_timeline_anchor() gave it.
 
@@ -2955,7 +2955,7 @@ evx_timeline_write_trace = Prototype(
     timeline with anchors (evx_timeline_anchor()) gets a top-level `"evx"`
     object after `traceEvents`: `{"clock":"CLOCK_MONOTONIC","anchors":[...]}`,
     each anchor its `index`, `ts` (microseconds from mark 0) and the fields of
-    evx_timeline_anchor_t; trace viewers ignore it.
+    evx_timeline_anchor_info_t; trace viewers ignore it.
 
     timeline: the timeline; with at least one mark.
 
@@ -3361,7 +3361,7 @@ STRUCTS = {
     "evx_event_pool_options": evx_event_pool_options,
     "evx_event_pool_stats": evx_event_pool_stats,
     "evx_host_func_options": evx_host_func_options,
-    "evx_timeline_anchor": evx_timeline_anchor,
+    "evx_timeline_anchor_info": evx_timeline_anchor_info,
     "evx_timeline_mark_info": evx_timeline_mark_info,
 }
 
@@ -3387,7 +3387,7 @@ TYPEDEFS = {
     "evx_host_fn_status_t": evx_host_fn_status_t,
     "evx_host_fn_t": evx_host_fn_t,
     "evx_host_func_options_t": evx_host_func_options_t,
-    "evx_timeline_anchor_t": evx_timeline_anchor_t,
+    "evx_timeline_anchor_info_t": evx_timeline_anchor_info_t,
     "evx_timeline_mark_info_t": evx_timeline_mark_info_t,
 }
 

@@ -129,7 +129,7 @@ class Timeline(Owned):
                             % type(stream).__name__)
         h = live(self, op, "the timeline")
         s = live(stream, op, "the stream")
-        a = _capi.evx_timeline_anchor_t()
+        a = _capi.evx_timeline_anchor_info_t()
         a.struct_size = ctypes.sizeof(a)
         check(capi.evx_timeline_anchor(h, s, ctypes.byref(a)), op)
         return Anchor(a.index, a.monotonic_before_ns, a.monotonic_after_ns, a.realtime_ns)
@@ -141,7 +141,7 @@ class Timeline(Owned):
         op = "Timeline.anchors"
         h = live(self, op, "the timeline")
         out = []
-        a = _capi.evx_timeline_anchor_t()
+        a = _capi.evx_timeline_anchor_info_t()
         for m in self.marks():
             if m.kind == "anchor":
                 a.struct_size = ctypes.sizeof(a)

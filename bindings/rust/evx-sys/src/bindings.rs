@@ -1937,7 +1937,7 @@ extern "C" {
 }
 #[doc = " @brief A mark whose time on the host's clocks is known, from"]
 #[doc = "  evx_timeline_anchor() and evx_timeline_get_anchor(). Set `struct_size`"]
-#[doc = "  to `sizeof(evx_timeline_anchor_t)` first."]
+#[doc = "  to `sizeof(evx_timeline_anchor_info_t)` first."]
 #[doc = ""]
 #[doc = "  The mark's GPU time lies between `monotonic_before_ns` and"]
 #[doc = "  `monotonic_after_ns` (`CLOCK_MONOTONIC`, the clock every process of the"]
@@ -1946,8 +1946,8 @@ extern "C" {
 #[doc = "  accepts any `struct_size` from the size first published (32 bytes) up."]
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
-pub struct evx_timeline_anchor {
-    #[doc = " `sizeof(evx_timeline_anchor_t)` as the caller compiled it."]
+pub struct evx_timeline_anchor_info {
+    #[doc = " `sizeof(evx_timeline_anchor_info_t)` as the caller compiled it."]
     pub struct_size: u32,
     #[doc = " The anchor's mark index (an ::EVX_MARK_ANCHOR mark, label \"anchor\")."]
     pub index: u32,
@@ -1961,28 +1961,28 @@ pub struct evx_timeline_anchor {
     pub realtime_ns: u64,
 }
 #[test]
-fn bindgen_test_layout_evx_timeline_anchor() {
+fn bindgen_test_layout_evx_timeline_anchor_info() {
     assert_eq!(
-        ::std::mem::size_of::<evx_timeline_anchor>(),
+        ::std::mem::size_of::<evx_timeline_anchor_info>(),
         32usize,
-        concat!("Size of: ", stringify!(evx_timeline_anchor))
+        concat!("Size of: ", stringify!(evx_timeline_anchor_info))
     );
     assert_eq!(
-        ::std::mem::align_of::<evx_timeline_anchor>(),
+        ::std::mem::align_of::<evx_timeline_anchor_info>(),
         8usize,
-        concat!("Alignment of ", stringify!(evx_timeline_anchor))
+        concat!("Alignment of ", stringify!(evx_timeline_anchor_info))
     );
     fn test_field_struct_size() {
         assert_eq!(
             unsafe {
-                let uninit = ::std::mem::MaybeUninit::<evx_timeline_anchor>::uninit();
+                let uninit = ::std::mem::MaybeUninit::<evx_timeline_anchor_info>::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
             },
             0usize,
             concat!(
                 "Offset of field: ",
-                stringify!(evx_timeline_anchor),
+                stringify!(evx_timeline_anchor_info),
                 "::",
                 stringify!(struct_size)
             )
@@ -1992,14 +1992,14 @@ fn bindgen_test_layout_evx_timeline_anchor() {
     fn test_field_index() {
         assert_eq!(
             unsafe {
-                let uninit = ::std::mem::MaybeUninit::<evx_timeline_anchor>::uninit();
+                let uninit = ::std::mem::MaybeUninit::<evx_timeline_anchor_info>::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).index) as usize - ptr as usize
             },
             4usize,
             concat!(
                 "Offset of field: ",
-                stringify!(evx_timeline_anchor),
+                stringify!(evx_timeline_anchor_info),
                 "::",
                 stringify!(index)
             )
@@ -2009,14 +2009,14 @@ fn bindgen_test_layout_evx_timeline_anchor() {
     fn test_field_monotonic_before_ns() {
         assert_eq!(
             unsafe {
-                let uninit = ::std::mem::MaybeUninit::<evx_timeline_anchor>::uninit();
+                let uninit = ::std::mem::MaybeUninit::<evx_timeline_anchor_info>::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).monotonic_before_ns) as usize - ptr as usize
             },
             8usize,
             concat!(
                 "Offset of field: ",
-                stringify!(evx_timeline_anchor),
+                stringify!(evx_timeline_anchor_info),
                 "::",
                 stringify!(monotonic_before_ns)
             )
@@ -2026,14 +2026,14 @@ fn bindgen_test_layout_evx_timeline_anchor() {
     fn test_field_monotonic_after_ns() {
         assert_eq!(
             unsafe {
-                let uninit = ::std::mem::MaybeUninit::<evx_timeline_anchor>::uninit();
+                let uninit = ::std::mem::MaybeUninit::<evx_timeline_anchor_info>::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).monotonic_after_ns) as usize - ptr as usize
             },
             16usize,
             concat!(
                 "Offset of field: ",
-                stringify!(evx_timeline_anchor),
+                stringify!(evx_timeline_anchor_info),
                 "::",
                 stringify!(monotonic_after_ns)
             )
@@ -2043,14 +2043,14 @@ fn bindgen_test_layout_evx_timeline_anchor() {
     fn test_field_realtime_ns() {
         assert_eq!(
             unsafe {
-                let uninit = ::std::mem::MaybeUninit::<evx_timeline_anchor>::uninit();
+                let uninit = ::std::mem::MaybeUninit::<evx_timeline_anchor_info>::uninit();
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).realtime_ns) as usize - ptr as usize
             },
             24usize,
             concat!(
                 "Offset of field: ",
-                stringify!(evx_timeline_anchor),
+                stringify!(evx_timeline_anchor_info),
                 "::",
                 stringify!(realtime_ns)
             )
@@ -2060,14 +2060,14 @@ fn bindgen_test_layout_evx_timeline_anchor() {
 }
 #[doc = " @brief A mark whose time on the host's clocks is known, from"]
 #[doc = "  evx_timeline_anchor() and evx_timeline_get_anchor(). Set `struct_size`"]
-#[doc = "  to `sizeof(evx_timeline_anchor_t)` first."]
+#[doc = "  to `sizeof(evx_timeline_anchor_info_t)` first."]
 #[doc = ""]
 #[doc = "  The mark's GPU time lies between `monotonic_before_ns` and"]
 #[doc = "  `monotonic_after_ns` (`CLOCK_MONOTONIC`, the clock every process of the"]
 #[doc = "  machine shares): the midpoint maps the timeline's times (milliseconds"]
 #[doc = "  from mark 0) onto the host's clock, to within half the window. evx"]
 #[doc = "  accepts any `struct_size` from the size first published (32 bytes) up."]
-pub type evx_timeline_anchor_t = evx_timeline_anchor;
+pub type evx_timeline_anchor_info_t = evx_timeline_anchor_info;
 extern "C" {
     #[doc = " @brief Records an anchor: a mark (::EVX_MARK_ANCHOR, label \"anchor\") on a"]
     #[doc = " stream, with the host's clocks read before it is recorded and after it"]
@@ -2094,7 +2094,7 @@ extern "C" {
     pub fn evx_timeline_anchor(
         timeline: evx_timeline_t,
         stream: evx_stream_t,
-        anchor: *mut evx_timeline_anchor_t,
+        anchor: *mut evx_timeline_anchor_info_t,
     ) -> evx_status_t;
 }
 extern "C" {
@@ -2111,7 +2111,7 @@ extern "C" {
     pub fn evx_timeline_get_anchor(
         timeline: evx_timeline_t,
         index: u32,
-        anchor: *mut evx_timeline_anchor_t,
+        anchor: *mut evx_timeline_anchor_info_t,
     ) -> evx_status_t;
 }
 extern "C" {
@@ -2132,7 +2132,7 @@ extern "C" {
     #[doc = " (evx_timeline_anchor()) gets a top-level `\"evx\"` object after"]
     #[doc = " `traceEvents`: `{\"clock\":\"CLOCK_MONOTONIC\",\"anchors\":[...]}`, each anchor"]
     #[doc = " its `index`, `ts` (microseconds from mark 0) and the fields of"]
-    #[doc = " ::evx_timeline_anchor_t; trace viewers ignore it."]
+    #[doc = " ::evx_timeline_anchor_info_t; trace viewers ignore it."]
     #[doc = ""]
     #[doc = " @param timeline the timeline; with at least one mark."]
     #[doc = " @param path the file to write (replaced)."]
