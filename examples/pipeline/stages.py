@@ -81,6 +81,12 @@ def _finish(cfg, role, be, lane, tl, t0, cpu0, extra):
     """After the loop: waits for the stream, anchors again, reads the
     marks on the host's clock, writes the trace; the stage's report."""
     import evx.trace
+    # The end is awaited by a blocking-sync event, which sleeps: a
+    # spinning synchronize would charge the whole run to the CPU of a
+    # stage that queued everything at once (the fences').
+    done = be.evx.Device(lane.device).create_event(timing=False, blocking_sync=True)
+    done.record(lane.evx)
+    done.sync()
     be.sync(lane)
     wall = time.perf_counter() - t0
     cpu1 = _cpu()
