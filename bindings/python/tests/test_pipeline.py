@@ -53,6 +53,10 @@ def test_anchor_maps_marks_to_the_host_clock(evx, dev, stream):
     # The end mark runs after the host function: on the host's clock no
     # earlier than it, up to the anchor's uncertainty (and the float ms).
     assert end_us >= seen[0] / 1000.0 - clock.uncertainty_us - 50.0, (end_us, seen)
+    from evx._plot import slices
+    spans, instants = slices(marks)
+    assert (marks[a.index].stream, marks[a.index].ms, "anchor") in instants
+    assert all(label != "anchor" for *_, label, _kind in spans)
     with pytest.raises(ValueError, match="anchor"):
         tl.mark(stream, "x", "anchor")
     tl.reset()
