@@ -22,7 +22,7 @@ one the consumer must know the producer is done with it. How they know:
   the message (as sglang's and vLLM's connectors do).
 
 Each stage keeps an evx timeline: a range per buffer ("fill i", "consume
-i") and an anchor before and after the run, so that its marks have times on
+i") and anchors before and after the run, so that its marks have times on
 the host's clock, which both processes share (evx.trace).
 """
 
@@ -34,6 +34,7 @@ import traceback
 import backends
 
 QUEUE_TIMEOUT_S = 300.0
+ANCHORS = 3  # at the start and at the end of each stage's run
 
 
 def _get(q, what):
@@ -90,7 +91,7 @@ def _finish(cfg, role, be, lane, tl, t0, cpu0, extra):
     be.sync(lane)
     wall = time.perf_counter() - t0
     cpu1 = _cpu()
-    tl.anchor(lane.evx)
+    _anchor(tl, lane)
     marks = tl.marks()
     anchors = [dict(a._asdict(), ts=marks[a.index].ms * 1000.0) for a in tl.anchors()]
     clock = evx.trace.HostClock(anchors)
@@ -113,10 +114,16 @@ def _finish(cfg, role, be, lane, tl, t0, cpu0, extra):
 
 
 def _start(cfg, be, lane):
-    tl = be.evx.Device(lane.device).create_timeline(2 * cfg["buffers"] + 8)
+    tl = be.evx.Device(lane.device).create_timeline(2 * cfg["buffers"] + 2 * ANCHORS + 2)
     be.sync(lane)
-    tl.anchor(lane.evx)
+    _anchor(tl, lane)
     return tl, time.perf_counter(), _cpu()
+
+
+def _anchor(tl, lane, times=ANCHORS):
+    """A few anchors in a row: evx.trace uses the narrowest."""
+    for _ in range(times):
+        tl.anchor(lane.evx)
 
 
 # --- the producer ---------------------------------------------------------

@@ -15,9 +15,9 @@ Perfetto (https://ui.perfetto.dev) then shows the stages of a pipeline, on
 several GPUs and processes, on one time axis. A timeline's times are its
 device's; the anchor maps them to the host's clock to within half its
 window (``monotonic_after_ns - monotonic_before_ns``): :class:`HostClock`
-does it, from the anchor with the narrowest window or, with a first and a
-last anchor far enough apart, by the line through them, which also corrects
-the rate of the device's clock.
+does it, from the anchor with the narrowest window or, with anchors far
+enough apart, by a line through two of them, which also corrects the rate
+of the device's clock.
 """
 
 import json
@@ -36,10 +36,11 @@ class HostClock:
 
     ``anchors``: dicts with ``ts`` (microseconds from mark 0),
     ``monotonic_before_ns`` and ``monotonic_after_ns``, as the ``anchors``
-    of a trace's ``evx`` object. With the first and the last at least
-    :data:`MIN_RATE_SPAN_US` apart, the map is the line through those two
-    (it corrects the rate of the device's clock); else an offset, from the
-    anchor with the narrowest window."""
+    of a trace's ``evx`` object, in time order. With the first and the
+    last at least :data:`MIN_RATE_SPAN_US` apart, the map is the line
+    through the narrowest anchor of each half of that span (it corrects the
+    rate of the device's clock); else an offset, from the anchor with the
+    narrowest window."""
 
     def __init__(self, anchors):
         anchors = list(anchors)
@@ -50,11 +51,17 @@ class HostClock:
             if a["monotonic_after_ns"] < a["monotonic_before_ns"]:
                 raise ValueError("evx.trace.HostClock: anchor %r ends before it starts" % (a,))
         first, last = anchors[0], anchors[-1]
-        if last["ts"] - first["ts"] >= MIN_RATE_SPAN_US:
-            # The line through the two: between them it is off by no more
-            # than the wider of their half windows.
-            self.rate = (_mid_us(last) - _mid_us(first)) / (last["ts"] - first["ts"])
-            ref, chosen = first, (first, last)
+        span = last["ts"] - first["ts"]
+        if span >= MIN_RATE_SPAN_US:
+            # The line through the narrowest anchor of each half of the
+            # span: between them it is off by no more than the wider of
+            # their half windows.
+            early = min((a for a in anchors if a["ts"] - first["ts"] <= span / 2),
+                        key=_window_ns)
+            late = min((a for a in anchors if a["ts"] - first["ts"] > span / 2),
+                       key=_window_ns)
+            self.rate = (_mid_us(late) - _mid_us(early)) / (late["ts"] - early["ts"])
+            ref, chosen = early, (early, late)
         else:
             self.rate = 1.0
             ref = min(anchors, key=_window_ns)

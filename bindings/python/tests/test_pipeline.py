@@ -101,6 +101,12 @@ def test_host_clock_rate_from_first_and_last_anchor(evx):
     assert abs(clock.rate - 0.99999) < 1e-12
     assert abs(clock(5e5) - (5000.0 + 499995.0)) < 1e-6
     assert clock.uncertainty_us == 4.0
+    # several anchors at each end: the narrowest of each half of the span
+    several = evx.trace.HostClock([anchor(0.0, 5000.0, 20000), anchor(10.0, 5010.0, 1000),
+                                   anchor(1e6, 1004990.0, 4000),
+                                   anchor(1e6 + 10.0, 1004990.0 + 50.0, 8000)])
+    assert abs(several.rate - 999980.0 / (1e6 - 10.0)) < 1e-12
+    assert several.uncertainty_us == 4.0 and several(10.0) == 5010.0
     # closer than MIN_RATE_SPAN_US: an offset from the narrowest window
     near = evx.trace.HostClock([anchor(0.0, 100.0, 3000), anchor(10.0, 111.0, 1000)])
     assert near.rate == 1.0 and near.uncertainty_us == 1.0 and near(0.0) == 101.0
