@@ -93,7 +93,7 @@ def _finish(cfg, role, be, lane, tl, t0, cpu0, extra):
     cpu1 = _cpu()
     _anchor(tl, lane)
     marks = tl.marks()
-    anchors = [dict(a._asdict(), ts=marks[a.index].ms * 1000.0) for a in tl.anchors()]
+    anchors = [dict(a._asdict(), ts=marks[a.number].ms * 1000.0) for a in tl.anchors()]
     clock = evx.trace.HostClock(anchors)
     ends = {}
     for m in marks:

@@ -185,7 +185,7 @@ class Mark(NamedTuple):
     stream: int
 
 class Anchor(NamedTuple):
-    index: int
+    number: int
     monotonic_before_ns: int
     monotonic_after_ns: int
     realtime_ns: int

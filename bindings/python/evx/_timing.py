@@ -25,12 +25,12 @@ __all__ = ["timed", "Timeline", "Mark", "Anchor"]
 Mark = collections.namedtuple("Mark", "number ms label kind stream")
 Mark.__module__ = "evx"
 
-#: One anchor of a :class:`Timeline` (:meth:`Timeline.anchor`): the index of
+#: One anchor of a :class:`Timeline` (:meth:`Timeline.anchor`): the number (index) of
 #: its mark, ``CLOCK_MONOTONIC`` in nanoseconds read before the mark was
 #: recorded and after it completed (its GPU time lies between), and
 #: ``CLOCK_REALTIME`` read with the first.
 Anchor = collections.namedtuple("Anchor",
-                                "index monotonic_before_ns monotonic_after_ns realtime_ns")
+                                "number monotonic_before_ns monotonic_after_ns realtime_ns")
 Anchor.__module__ = "evx"
 
 _KINDS = {"point": _capi.EVX_MARK_POINT, "begin": _capi.EVX_MARK_BEGIN,

@@ -46,16 +46,16 @@ def test_anchor_maps_marks_to_the_host_clock(evx, dev, stream):
     a = tl.anchor(stream)
     assert a.monotonic_before_ns <= a.monotonic_after_ns and a.realtime_ns > 0
     marks = tl.marks()
-    assert marks[a.index].kind == "anchor" and marks[a.index].label == "anchor"
+    assert marks[a.number].kind == "anchor" and marks[a.number].label == "anchor"
     assert tl.anchors() == [a]
-    clock = evx.trace.HostClock([dict(a._asdict(), ts=marks[a.index].ms * 1000.0)])
+    clock = evx.trace.HostClock([dict(a._asdict(), ts=marks[a.number].ms * 1000.0)])
     end_us = clock(marks[1].ms * 1000.0)
     # The end mark runs after the host function: on the host's clock no
     # earlier than it, up to the anchor's uncertainty (and the float ms).
     assert end_us >= seen[0] / 1000.0 - clock.uncertainty_us - 50.0, (end_us, seen)
     from evx._plot import slices
     spans, instants = slices(marks)
-    assert (marks[a.index].stream, marks[a.index].ms, "anchor") in instants
+    assert (marks[a.number].stream, marks[a.number].ms, "anchor") in instants
     assert all(label != "anchor" for *_, label, _kind in spans)
     with pytest.raises(ValueError, match="anchor"):
         tl.mark(stream, "x", "anchor")
