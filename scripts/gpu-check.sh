@@ -3,7 +3,7 @@
 # the conformance suite against the real driver and against the host
 # emulation with the same number of devices, then the stages asked for.
 #
-#   scripts/gpu-check.sh [conformance] [sanitizer] [stress] [interop] [docs_examples] [bench] [floorparts] [fencebench] [pybench] [rustbench] [asyncbench] [graphbench] [transcripts] [benchab]
+#   scripts/gpu-check.sh [conformance] [sanitizer] [stress] [interop] [docs_examples] [bench] [floorparts] [fencebench] [pybench] [rustbench] [asyncbench] [graphbench] [transcripts] [pipeline] [benchab]
 #
 # sanitizer: the conformance suite under compute-sanitizer (memcheck with
 # leak checking, then synccheck); the stage fails unless each run exits 0
@@ -35,7 +35,16 @@
 # A recording past $EVX_TRANSCRIPT_SECONDS (default 175) is stopped: its
 # complete programs are replayed and the stage fails. Commit the transcripts
 # under tests/transcript/data/. $EVX_TRANSCRIPT_ARGS: more recorder options.
-
+#
+# pipeline: examples/pipeline with PyTorch (needs torch with CUDA; without,
+# it says so, and fails when named): a producer process on GPU 0 and a consumer on GPU
+# 1 (both on GPU 0 with one GPU), hand-offs by evx fences, IPC events and
+# host synchronize, at 64 KiB, 4 MiB and 64 MiB ($EVX_PIPELINE_BUFFERS
+# buffers, default 500), then the ordering test (4 producer streams, 4
+# consumer processes). Writes $OUT/pipeline/pipeline.{json,md} and the
+# traces; examples/pipeline/report.py --write-doc puts the table into
+# docs/performance.md. Fails if a consumer read a buffer before its signal.
+#
 # No stage named: all of them but benchab. benchab compares this tree's
 # evx-bench with that of git revision $EVX_BENCH_BASE (or the source tree
 # $EVX_BENCH_BASE_SRC), built beside it, run alternately in one go
@@ -45,7 +54,7 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/evx-out}
 mkdir -p "$out"
 build=${EVX_GPU_BUILD:-/tmp/evx-gpu-build}
-stages=${*:-conformance sanitizer stress interop docs_examples bench floorparts fencebench pybench rustbench asyncbench graphbench transcripts}
+stages=${*:-conformance sanitizer stress interop docs_examples bench floorparts fencebench pybench rustbench asyncbench graphbench transcripts pipeline}
 status=0
 
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader || true
@@ -229,6 +238,20 @@ for stage in $stages; do
     done
     python3 tests/transcript/transcript.py table "$tdir/gpu-1dev.txt" >"$tdir/legality-table.md" \
       && echo "legality table: $tdir/legality-table.md"
+    ;;
+  pipeline)
+    if ! python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+      echo "=== pipeline: PyTorch with CUDA is not importable by python3: the pipeline is not run"
+      [ -n "$*" ] && status=1   # named on the command line: a failure
+      continue
+    fi
+    echo "=== pipeline across $( [ "$ndev" -ge 2 ] && echo "two GPUs" || echo "one GPU" ): fences, IPC events, host synchronize (examples/pipeline)"
+    mkdir -p "$out/pipeline"
+    env -u EVX_DRIVER PYTHONPATH="$build/bindings/python" PYTHONUNBUFFERED=1 \
+      python3 examples/pipeline/pipeline.py --backend torch --method all --sizes 64K,4M,64M \
+        --buffers "${EVX_PIPELINE_BUFFERS:-500}" --slots 4 --order-test --out "$out/pipeline" \
+      >"$out/pipeline.txt" 2>&1 || status=1
+    tail -25 "$out/pipeline.txt"
     ;;
   benchab)
     if [ -n "${EVX_BENCH_BASE_SRC:-}" ]; then base=(--base-src "$EVX_BENCH_BASE_SRC")

@@ -92,8 +92,10 @@ EVX_LAYOUT_SAME_TYPE(evx_stream_wait_event, evx_status_t (*)(evx_stream_t, evx_e
 EVX_LAYOUT_SAME_TYPE(evx_stream_wrap_external, evx_status_t (*)(int, void *, evx_stream_t *));
 EVX_LAYOUT_SAME_TYPE(evx_device_create_timeline, evx_status_t (*)(int, uint32_t, evx_timeline_t *));
 EVX_LAYOUT_SAME_TYPE(evx_device_create_timer, evx_status_t (*)(int, evx_timer_t *));
+EVX_LAYOUT_SAME_TYPE(evx_timeline_anchor, evx_status_t (*)(evx_timeline_t, evx_stream_t, evx_timeline_anchor_info_t *));
 EVX_LAYOUT_SAME_TYPE(evx_timeline_count, evx_status_t (*)(evx_timeline_t, uint32_t *));
 EVX_LAYOUT_SAME_TYPE(evx_timeline_destroy, evx_status_t (*)(evx_timeline_t));
+EVX_LAYOUT_SAME_TYPE(evx_timeline_get_anchor, evx_status_t (*)(evx_timeline_t, uint32_t, evx_timeline_anchor_info_t *));
 EVX_LAYOUT_SAME_TYPE(evx_timeline_get_mark, evx_status_t (*)(evx_timeline_t, uint32_t, evx_timeline_mark_info_t *));
 EVX_LAYOUT_SAME_TYPE(evx_timeline_intervals, evx_status_t (*)(evx_timeline_t, float *, uint32_t, uint32_t *));
 EVX_LAYOUT_SAME_TYPE(evx_timeline_mark, evx_status_t (*)(evx_timeline_t, evx_stream_t, uint32_t *));
@@ -269,6 +271,7 @@ int main(void)
     printf("enum EVX_MARK_POINT %lld\n", (long long)(EVX_MARK_POINT));
     printf("enum EVX_MARK_BEGIN %lld\n", (long long)(EVX_MARK_BEGIN));
     printf("enum EVX_MARK_END %lld\n", (long long)(EVX_MARK_END));
+    printf("enum EVX_MARK_ANCHOR %lld\n", (long long)(EVX_MARK_ANCHOR));
     printf("enum EVX_MARK_KIND_FORCE_32BIT %lld\n", (long long)(EVX_MARK_KIND_FORCE_32BIT));
     printf("typedef evx_capture_status_t %llu %llu\n", U(sizeof(evx_capture_status_t)), U(EVX_LAYOUT_ALIGNOF(evx_capture_status_t)));
     printf("typedef evx_event_pool_t %llu %llu\n", U(sizeof(evx_event_pool_t)), U(EVX_LAYOUT_ALIGNOF(evx_event_pool_t)));
@@ -290,6 +293,7 @@ int main(void)
     printf("typedef evx_host_fn_status_t %llu %llu\n", U(sizeof(evx_host_fn_status_t)), U(EVX_LAYOUT_ALIGNOF(evx_host_fn_status_t)));
     printf("typedef evx_host_fn_t %llu %llu\n", U(sizeof(evx_host_fn_t)), U(EVX_LAYOUT_ALIGNOF(evx_host_fn_t)));
     printf("typedef evx_host_func_options_t %llu %llu\n", U(sizeof(evx_host_func_options_t)), U(EVX_LAYOUT_ALIGNOF(evx_host_func_options_t)));
+    printf("typedef evx_timeline_anchor_info_t %llu %llu\n", U(sizeof(evx_timeline_anchor_info_t)), U(EVX_LAYOUT_ALIGNOF(evx_timeline_anchor_info_t)));
     printf("typedef evx_timeline_mark_info_t %llu %llu\n", U(sizeof(evx_timeline_mark_info_t)), U(EVX_LAYOUT_ALIGNOF(evx_timeline_mark_info_t)));
     printf("struct evx_ipc_fence_handle %llu %llu\n", U(sizeof(struct evx_ipc_fence_handle)), U(EVX_LAYOUT_ALIGNOF(struct evx_ipc_fence_handle)));
     printf("field evx_ipc_fence_handle.reserved %llu %llu\n", U(offsetof(struct evx_ipc_fence_handle, reserved)), U(sizeof(((struct evx_ipc_fence_handle *)0)->reserved)));
@@ -318,6 +322,12 @@ int main(void)
     printf("field evx_host_func_options.flags %llu %llu\n", U(offsetof(struct evx_host_func_options, flags)), U(sizeof(((struct evx_host_func_options *)0)->flags)));
     printf("field evx_host_func_options.name %llu %llu\n", U(offsetof(struct evx_host_func_options, name)), U(sizeof(((struct evx_host_func_options *)0)->name)));
     printf("field evx_host_func_options.release %llu %llu\n", U(offsetof(struct evx_host_func_options, release)), U(sizeof(((struct evx_host_func_options *)0)->release)));
+    printf("struct evx_timeline_anchor_info %llu %llu\n", U(sizeof(struct evx_timeline_anchor_info)), U(EVX_LAYOUT_ALIGNOF(struct evx_timeline_anchor_info)));
+    printf("field evx_timeline_anchor_info.struct_size %llu %llu\n", U(offsetof(struct evx_timeline_anchor_info, struct_size)), U(sizeof(((struct evx_timeline_anchor_info *)0)->struct_size)));
+    printf("field evx_timeline_anchor_info.index %llu %llu\n", U(offsetof(struct evx_timeline_anchor_info, index)), U(sizeof(((struct evx_timeline_anchor_info *)0)->index)));
+    printf("field evx_timeline_anchor_info.monotonic_before_ns %llu %llu\n", U(offsetof(struct evx_timeline_anchor_info, monotonic_before_ns)), U(sizeof(((struct evx_timeline_anchor_info *)0)->monotonic_before_ns)));
+    printf("field evx_timeline_anchor_info.monotonic_after_ns %llu %llu\n", U(offsetof(struct evx_timeline_anchor_info, monotonic_after_ns)), U(sizeof(((struct evx_timeline_anchor_info *)0)->monotonic_after_ns)));
+    printf("field evx_timeline_anchor_info.realtime_ns %llu %llu\n", U(offsetof(struct evx_timeline_anchor_info, realtime_ns)), U(sizeof(((struct evx_timeline_anchor_info *)0)->realtime_ns)));
     printf("struct evx_timeline_mark_info %llu %llu\n", U(sizeof(struct evx_timeline_mark_info)), U(EVX_LAYOUT_ALIGNOF(struct evx_timeline_mark_info)));
     printf("field evx_timeline_mark_info.struct_size %llu %llu\n", U(offsetof(struct evx_timeline_mark_info, struct_size)), U(sizeof(((struct evx_timeline_mark_info *)0)->struct_size)));
     printf("field evx_timeline_mark_info.kind %llu %llu\n", U(offsetof(struct evx_timeline_mark_info, kind)), U(sizeof(((struct evx_timeline_mark_info *)0)->kind)));
@@ -399,8 +409,10 @@ int main(void)
     printf("func evx_stream_wrap_external 3\n");
     printf("func evx_device_create_timeline 3\n");
     printf("func evx_device_create_timer 2\n");
+    printf("func evx_timeline_anchor 3\n");
     printf("func evx_timeline_count 2\n");
     printf("func evx_timeline_destroy 1\n");
+    printf("func evx_timeline_get_anchor 3\n");
     printf("func evx_timeline_get_mark 3\n");
     printf("func evx_timeline_intervals 4\n");
     printf("func evx_timeline_mark 3\n");

@@ -42,8 +42,8 @@ others' objects, so its methods import theirs when called):
   for Stream.wrap, Event.wrap and timed;
 - ``_device``, ``_event``, ``_stream``, ``_timing`` (timed, Timeline),
   ``_pool``, ``_fence``: the classes; ``_hostfn``: the host-function trampoline;
-- ``ipc`` and ``aio``: the public modules of interprocess events and of
-  asyncio.
+- ``ipc``, ``aio`` and ``trace``: the public modules of interprocess
+  events, of asyncio, and of merging anchored traces.
 """
 
 import atexit as _atexit
@@ -59,7 +59,7 @@ from ._device import (Device, device_count, driver_path, driver_version,
                       host_func_sync_mode, is_emulation, library_version)
 from ._event import Event
 from ._stream import Stream
-from ._timing import Mark, Timeline, timed
+from ._timing import Anchor, Mark, Timeline, timed
 from ._pool import EventPool, PoolStats
 from ._fence import Fence
 from . import ipc  # noqa: F401
@@ -77,7 +77,8 @@ _device_mod.set_kinds(Event=Event, Stream=Stream, Timeline=Timeline, EventPool=E
 __all__ = [
     "CudaError", "Device", "Event", "EventPool", "LibraryNotFoundError",
     "PoolStats", "Status", "EventFlags", "StreamFlags", "Stream", "Timeline",
-    "timed", "Mark", "device_count", "driver_version", "driver_path", "is_emulation",
+    "timed", "Mark", "Anchor", "device_count", "driver_version", "driver_path",
+    "is_emulation",
     "host_func_sync_mode",
     "library_version", "library_path", "capi", "implementation", "Fence",
 ]

@@ -25,7 +25,8 @@ from ._loader import LibraryNotFoundError as LibraryNotFoundError
 __all__ = [
     "CudaError", "Device", "Event", "EventPool", "LibraryNotFoundError",
     "PoolStats", "Status", "EventFlags", "StreamFlags", "Stream", "Timeline",
-    "timed", "Mark", "device_count", "driver_version", "driver_path", "is_emulation",
+    "timed", "Mark", "Anchor", "device_count", "driver_version", "driver_path",
+    "is_emulation",
     "host_func_sync_mode",
     "library_version", "library_path", "capi", "implementation", "Fence",
 ]
@@ -169,6 +170,8 @@ class Timeline(_Owned):
     def __init__(self, device: _DeviceLike, capacity: int) -> None: ...
     def mark(self, stream: Stream, label: Optional[str] = ..., kind: str = ...) -> int: ...
     def range(self, label: str, stream: Stream) -> contextlib.AbstractContextManager[Timeline]: ...
+    def anchor(self, stream: Stream) -> Anchor: ...
+    def anchors(self) -> list[Anchor]: ...
     def marks(self) -> list[Mark]: ...
     def to_trace(self, path: Union[str, "os.PathLike[str]"], title: Optional[str] = ...
                  ) -> Union[str, "os.PathLike[str]"]: ...
@@ -188,6 +191,12 @@ class Mark(NamedTuple):
     label: str
     kind: str
     stream: int
+
+class Anchor(NamedTuple):
+    number: int
+    monotonic_before_ns: int
+    monotonic_after_ns: int
+    realtime_ns: int
 
 class PoolStats(NamedTuple):
     capacity: int

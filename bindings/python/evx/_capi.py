@@ -218,6 +218,7 @@ EVX_STREAM_FLAGS_FORCE_32BIT = 2147483647  #: Not a flag: forces the enum to 32 
 EVX_MARK_POINT = 0  #: A point: interval i (mark i to mark i + 1) is named by mark i.
 EVX_MARK_BEGIN = 1  #: Opens a range on its stream, closed by the next EVX_MARK_END on that stream not taken by a range opened later (ranges nest).
 EVX_MARK_END = 2  #: Closes the innermost open range of its stream.
+EVX_MARK_ANCHOR = 3  #: A point tied to the host's clock, made by evx_timeline_anchor() only (evx_timeline_mark_labeled() refuses it).
 EVX_MARK_KIND_FORCE_32BIT = 2147483647  #: Not a kind: forces the enum to 32 bits.
 
 
@@ -600,6 +601,9 @@ class MarkKind(_enum.IntEnum):
     BEGIN = EVX_MARK_BEGIN
     #: Closes the innermost open range of its stream.
     END = EVX_MARK_END
+    #: A point tied to the host's clock, made by evx_timeline_anchor() only
+    #: (evx_timeline_mark_labeled() refuses it).
+    ANCHOR = EVX_MARK_ANCHOR
 
 
 # --------------------------------------------------------------------------
@@ -792,6 +796,30 @@ class evx_host_func_options(_ct.Structure):
     ]
 
 
+class evx_timeline_anchor_info(_ct.Structure):
+    """A mark whose time on the host's clocks is known, from evx_timeline_anchor()
+    and evx_timeline_get_anchor(). Set `struct_size` to
+    `sizeof(evx_timeline_anchor_info_t)` first.
+
+    C: struct evx_timeline_anchor_info (include/evx/timing.h): 32 bytes, aligned to 8.
+    """
+
+    _fields_ = [
+        # `sizeof(evx_timeline_anchor_info_t)` as the caller compiled it.
+        ("struct_size", _ct.c_uint32),  # offset 0
+        # The anchor's mark index (an EVX_MARK_ANCHOR mark, label "anchor").
+        ("index", _ct.c_uint32),  # offset 4
+        # `CLOCK_MONOTONIC` in nanoseconds, read just before the mark was
+        # recorded.
+        ("monotonic_before_ns", _ct.c_uint64),  # offset 8
+        # `CLOCK_MONOTONIC` in nanoseconds, read once the mark had completed.
+        ("monotonic_after_ns", _ct.c_uint64),  # offset 16
+        # `CLOCK_REALTIME` in nanoseconds, read with `monotonic_before_ns`
+        # (wall-clock time, for the reader).
+        ("realtime_ns", _ct.c_uint64),  # offset 24
+    ]
+
+
 class evx_timeline_mark_info(_ct.Structure):
     """One mark of a timeline, from evx_timeline_get_mark(). Set `struct_size` to
     `sizeof(evx_timeline_mark_info_t)` first.
@@ -822,6 +850,7 @@ evx_notifier_options_t = evx_notifier_options
 evx_event_pool_options_t = evx_event_pool_options
 evx_event_pool_stats_t = evx_event_pool_stats
 evx_host_func_options_t = evx_host_func_options
+evx_timeline_anchor_info_t = evx_timeline_anchor_info
 evx_timeline_mark_info_t = evx_timeline_mark_info
 
 
@@ -2799,6 +2828,39 @@ evx_device_create_timer = Prototype(
     Thread-safe.
     """)
 
+# evx_status_t evx_timeline_anchor(evx_timeline_t timeline, evx_stream_t stream, evx_timeline_anchor_info_t *anchor)
+#   Records an anchor: a mark (EVX_MARK_ANCHOR, label "anchor") on a stream,
+#   with the host's clocks read before it is recorded and after it has
+#   completed, so that the timeline's times can be put on the host's clock and
+#   the traces of several processes and devices merged (Python's
+#   `evx.trace.merge`).
+evx_timeline_anchor = Prototype(
+    "evx_timeline_anchor", evx_status_t,
+    (("timeline", evx_timeline_t), ("stream", evx_stream_t), ("anchor", _ct.POINTER(evx_timeline_anchor_info_t)),),
+    """evx_status_t evx_timeline_anchor(evx_timeline_t timeline, evx_stream_t stream, evx_timeline_anchor_info_t *anchor)
+
+    Records an anchor: a mark (EVX_MARK_ANCHOR, label "anchor") on a stream, with the host's clocks read before it is recorded and after it has completed, so that the timeline's times can be put on the host's clock and the traces of several processes and devices merged (Python's `evx.trace.merge`).
+
+    Blocks until the mark completes: give it a stream with no work pending, or
+    the window (`monotonic_after_ns - monotonic_before_ns`) covers that work
+    too. The timeline keeps every anchor until evx_timeline_reset();
+    evx_timeline_write_trace() writes them into the trace.
+
+    timeline: the timeline.
+
+    stream: a stream of the timeline's device, not being captured.
+
+    anchor [out]: its `struct_size` set; receives the anchor; may be NULL.
+
+    Returns: as evx_timeline_mark(); EVX_ERROR_INVALID_VALUE if anchor's
+    `struct_size` is below the first published size (nothing is recorded);
+    EVX_ERROR_ILLEGAL_STATE if stream is being captured (nothing is recorded);
+    the status of the wait, as evx_timeline_synchronize() (the mark stays,
+    with no anchor).
+
+    Thread-safe; anchor from the thread that makes the marks.
+    """)
+
 # evx_status_t evx_timeline_count(evx_timeline_t timeline, uint32_t *count)
 #   The number of marks recorded since creation or the last reset.
 evx_timeline_count = Prototype(
@@ -2830,6 +2892,29 @@ evx_timeline_destroy = Prototype(
     timeline: the timeline.
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE. Thread-safe.
+    """)
+
+# evx_status_t evx_timeline_get_anchor(evx_timeline_t timeline, uint32_t index, evx_timeline_anchor_info_t *anchor)
+#   The anchor of mark index, as evx_timeline_anchor() gave it.
+evx_timeline_get_anchor = Prototype(
+    "evx_timeline_get_anchor", evx_status_t,
+    (("timeline", evx_timeline_t), ("index", _ct.c_uint32), ("anchor", _ct.POINTER(evx_timeline_anchor_info_t)),),
+    """evx_status_t evx_timeline_get_anchor(evx_timeline_t timeline, uint32_t index, evx_timeline_anchor_info_t *anchor)
+
+    The anchor of mark index, as evx_timeline_anchor() gave it.
+
+    timeline: the timeline.
+
+    index: the index of a mark made by evx_timeline_anchor().
+
+    anchor [in,out]: its `struct_size` set by the caller; filled.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if anchor is NULL or its
+    `struct_size` is below the first published size, or mark
+
+    index is not an anchor; EVX_ERROR_INVALID_HANDLE.
+
+    Thread-safe.
     """)
 
 # evx_status_t evx_timeline_get_mark(evx_timeline_t timeline, uint32_t index, evx_timeline_mark_info_t *info)
@@ -3000,8 +3085,12 @@ evx_timeline_write_trace = Prototype(
     the begin mark's label; - EVX_MARK_POINT: an `X` event of interval i (to
     the next mark), named by its label (or "interval i"), on its stream's
     track; the last mark, and a mark whose next one completed earlier (on
-    another stream), an instant `i` event. Each event carries the mark's index
-    in `args`.
+    another stream), an instant `i` event; - EVX_MARK_ANCHOR: an instant `i`
+    event named "anchor". Each event carries the mark's index in `args`. A
+    timeline with anchors (evx_timeline_anchor()) gets a top-level `"evx"`
+    object after `traceEvents`: `{"clock":"CLOCK_MONOTONIC","anchors":[...]}`,
+    each anchor its `index`, `ts` (microseconds from mark 0) and the fields of
+    evx_timeline_anchor_info_t; trace viewers ignore it.
 
     timeline: the timeline; with at least one mark.
 
@@ -3204,8 +3293,10 @@ FUNCTIONS = (
     evx_stream_wrap_external,
     evx_device_create_timeline,
     evx_device_create_timer,
+    evx_timeline_anchor,
     evx_timeline_count,
     evx_timeline_destroy,
+    evx_timeline_get_anchor,
     evx_timeline_get_mark,
     evx_timeline_intervals,
     evx_timeline_mark,
@@ -3395,6 +3486,7 @@ ENUMS = {
         "EVX_MARK_POINT",
         "EVX_MARK_BEGIN",
         "EVX_MARK_END",
+        "EVX_MARK_ANCHOR",
         "EVX_MARK_KIND_FORCE_32BIT",
     )),
 }
@@ -3407,6 +3499,7 @@ STRUCTS = {
     "evx_event_pool_options": evx_event_pool_options,
     "evx_event_pool_stats": evx_event_pool_stats,
     "evx_host_func_options": evx_host_func_options,
+    "evx_timeline_anchor_info": evx_timeline_anchor_info,
     "evx_timeline_mark_info": evx_timeline_mark_info,
 }
 
@@ -3432,6 +3525,7 @@ TYPEDEFS = {
     "evx_host_fn_status_t": evx_host_fn_status_t,
     "evx_host_fn_t": evx_host_fn_t,
     "evx_host_func_options_t": evx_host_func_options_t,
+    "evx_timeline_anchor_info_t": evx_timeline_anchor_info_t,
     "evx_timeline_mark_info_t": evx_timeline_mark_info_t,
 }
 

@@ -1798,6 +1798,9 @@ pub const EVX_MARK_POINT: evx_mark_kind = 0;
 pub const EVX_MARK_BEGIN: evx_mark_kind = 1;
 #[doc = " Closes the innermost open range of its stream."]
 pub const EVX_MARK_END: evx_mark_kind = 2;
+#[doc = " A point tied to the host's clock, made by evx_timeline_anchor()"]
+#[doc = "  only (evx_timeline_mark_labeled() refuses it)."]
+pub const EVX_MARK_ANCHOR: evx_mark_kind = 3;
 #[doc = " Not a kind: forces the enum to 32 bits."]
 pub const EVX_MARK_KIND_FORCE_32BIT: evx_mark_kind = 2147483647;
 #[doc = " @brief What a labeled mark is, for evx_timeline_mark_labeled()."]
@@ -2005,6 +2008,185 @@ extern "C" {
         info: *mut evx_timeline_mark_info_t,
     ) -> evx_status_t;
 }
+#[doc = " @brief A mark whose time on the host's clocks is known, from"]
+#[doc = "  evx_timeline_anchor() and evx_timeline_get_anchor(). Set `struct_size`"]
+#[doc = "  to `sizeof(evx_timeline_anchor_info_t)` first."]
+#[doc = ""]
+#[doc = "  The mark's GPU time lies between `monotonic_before_ns` and"]
+#[doc = "  `monotonic_after_ns` (`CLOCK_MONOTONIC`, the clock every process of the"]
+#[doc = "  machine shares): the midpoint maps the timeline's times (milliseconds"]
+#[doc = "  from mark 0) onto the host's clock, to within half the window. evx"]
+#[doc = "  accepts any `struct_size` from the size first published (32 bytes) up."]
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct evx_timeline_anchor_info {
+    #[doc = " `sizeof(evx_timeline_anchor_info_t)` as the caller compiled it."]
+    pub struct_size: u32,
+    #[doc = " The anchor's mark index (an ::EVX_MARK_ANCHOR mark, label \"anchor\")."]
+    pub index: u32,
+    #[doc = " `CLOCK_MONOTONIC` in nanoseconds, read just before the mark was"]
+    #[doc = "  recorded."]
+    pub monotonic_before_ns: u64,
+    #[doc = " `CLOCK_MONOTONIC` in nanoseconds, read once the mark had completed."]
+    pub monotonic_after_ns: u64,
+    #[doc = " `CLOCK_REALTIME` in nanoseconds, read with `monotonic_before_ns`"]
+    #[doc = "  (wall-clock time, for the reader)."]
+    pub realtime_ns: u64,
+}
+#[test]
+fn bindgen_test_layout_evx_timeline_anchor_info() {
+    assert_eq!(
+        ::std::mem::size_of::<evx_timeline_anchor_info>(),
+        32usize,
+        concat!("Size of: ", stringify!(evx_timeline_anchor_info))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<evx_timeline_anchor_info>(),
+        8usize,
+        concat!("Alignment of ", stringify!(evx_timeline_anchor_info))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_timeline_anchor_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_timeline_anchor_info),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_index() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_timeline_anchor_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).index) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_timeline_anchor_info),
+                "::",
+                stringify!(index)
+            )
+        );
+    }
+    test_field_index();
+    fn test_field_monotonic_before_ns() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_timeline_anchor_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).monotonic_before_ns) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_timeline_anchor_info),
+                "::",
+                stringify!(monotonic_before_ns)
+            )
+        );
+    }
+    test_field_monotonic_before_ns();
+    fn test_field_monotonic_after_ns() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_timeline_anchor_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).monotonic_after_ns) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_timeline_anchor_info),
+                "::",
+                stringify!(monotonic_after_ns)
+            )
+        );
+    }
+    test_field_monotonic_after_ns();
+    fn test_field_realtime_ns() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_timeline_anchor_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).realtime_ns) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_timeline_anchor_info),
+                "::",
+                stringify!(realtime_ns)
+            )
+        );
+    }
+    test_field_realtime_ns();
+}
+#[doc = " @brief A mark whose time on the host's clocks is known, from"]
+#[doc = "  evx_timeline_anchor() and evx_timeline_get_anchor(). Set `struct_size`"]
+#[doc = "  to `sizeof(evx_timeline_anchor_info_t)` first."]
+#[doc = ""]
+#[doc = "  The mark's GPU time lies between `monotonic_before_ns` and"]
+#[doc = "  `monotonic_after_ns` (`CLOCK_MONOTONIC`, the clock every process of the"]
+#[doc = "  machine shares): the midpoint maps the timeline's times (milliseconds"]
+#[doc = "  from mark 0) onto the host's clock, to within half the window. evx"]
+#[doc = "  accepts any `struct_size` from the size first published (32 bytes) up."]
+pub type evx_timeline_anchor_info_t = evx_timeline_anchor_info;
+extern "C" {
+    #[doc = " @brief Records an anchor: a mark (::EVX_MARK_ANCHOR, label \"anchor\") on a"]
+    #[doc = " stream, with the host's clocks read before it is recorded and after it"]
+    #[doc = " has completed, so that the timeline's times can be put on the host's"]
+    #[doc = " clock and the traces of several processes and devices merged (Python's"]
+    #[doc = " `evx.trace.merge`)."]
+    #[doc = ""]
+    #[doc = " Blocks until the mark completes: give it a stream with no work pending,"]
+    #[doc = " or the window (`monotonic_after_ns - monotonic_before_ns`) covers that"]
+    #[doc = " work too. The timeline keeps every anchor until evx_timeline_reset();"]
+    #[doc = " evx_timeline_write_trace() writes them into the trace."]
+    #[doc = ""]
+    #[doc = " @param timeline the timeline."]
+    #[doc = " @param stream a stream of the timeline's device, not being captured."]
+    #[doc = " @param[out] anchor its `struct_size` set; receives the anchor; may be"]
+    #[doc = "        NULL."]
+    #[doc = " @return as evx_timeline_mark(); ::EVX_ERROR_INVALID_VALUE if @p anchor's"]
+    #[doc = "         `struct_size` is below the first published size (nothing is"]
+    #[doc = "         recorded); ::EVX_ERROR_ILLEGAL_STATE if @p stream is being"]
+    #[doc = "         captured (nothing is recorded); the status of the wait, as"]
+    #[doc = "         evx_timeline_synchronize() (the mark stays, with no anchor)."]
+    #[doc = ""]
+    #[doc = " Thread-safe; anchor from the thread that makes the marks."]
+    pub fn evx_timeline_anchor(
+        timeline: evx_timeline_t,
+        stream: evx_stream_t,
+        anchor: *mut evx_timeline_anchor_info_t,
+    ) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief The anchor of mark @p index, as evx_timeline_anchor() gave it."]
+    #[doc = ""]
+    #[doc = " @param timeline the timeline."]
+    #[doc = " @param index the index of a mark made by evx_timeline_anchor()."]
+    #[doc = " @param[in,out] anchor its `struct_size` set by the caller; filled."]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p anchor is NULL or"]
+    #[doc = "         its `struct_size` is below the first published size, or mark"]
+    #[doc = "         @p index is not an anchor; ::EVX_ERROR_INVALID_HANDLE."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_timeline_get_anchor(
+        timeline: evx_timeline_t,
+        index: u32,
+        anchor: *mut evx_timeline_anchor_info_t,
+    ) -> evx_status_t;
+}
 extern "C" {
     #[doc = " @brief Writes the timeline as a Chrome trace (JSON trace event format),"]
     #[doc = " which Perfetto (ui.perfetto.dev) and chrome://tracing open."]
@@ -2017,8 +2199,13 @@ extern "C" {
     #[doc = " - ::EVX_MARK_POINT: an `X` event of interval i (to the next mark), named"]
     #[doc = "   by its label (or \"interval i\"), on its stream's track; the last mark,"]
     #[doc = "   and a mark whose next one completed earlier (on another stream), an"]
-    #[doc = "   instant `i` event."]
-    #[doc = " Each event carries the mark's index in `args`."]
+    #[doc = "   instant `i` event;"]
+    #[doc = " - ::EVX_MARK_ANCHOR: an instant `i` event named \"anchor\"."]
+    #[doc = " Each event carries the mark's index in `args`. A timeline with anchors"]
+    #[doc = " (evx_timeline_anchor()) gets a top-level `\"evx\"` object after"]
+    #[doc = " `traceEvents`: `{\"clock\":\"CLOCK_MONOTONIC\",\"anchors\":[...]}`, each anchor"]
+    #[doc = " its `index`, `ts` (microseconds from mark 0) and the fields of"]
+    #[doc = " ::evx_timeline_anchor_info_t; trace viewers ignore it."]
     #[doc = ""]
     #[doc = " @param timeline the timeline; with at least one mark."]
     #[doc = " @param path the file to write (replaced)."]
