@@ -3,7 +3,10 @@
  * "Transcripts").
  *
  *   record --seed S --programs N --devices D --driver PATH -o FILE
- *          [--no-stale] [--no-legality] [--only K]
+ *          [--no-stale] [--no-legality] [--only K] [--jobs N]
+ *
+ * --jobs N: N processes record contiguous ranges of the programs at once,
+ * each with its own driver context; the transcript is the same for any N.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,18 +24,18 @@
 #include "ops.h"
 
 /* A program takes well under a second; one past this hangs. */
-enum { PROGRAM_SECONDS = 60 };
+enum { PROGRAM_SECONDS = 10, MAX_JOBS = 64 };
 
 struct opts {
   unsigned long long seed;
   long programs, only;
-  int devices, stale, legality;
+  int devices, stale, legality, jobs;
   const char *driver, *out;
 };
 
 static int parse(int argc, char **argv, struct opts *o) {
   *o = (struct opts){.seed = 1, .programs = 100, .only = -1, .devices = 1, .stale = 1,
-                     .legality = 1, .out = "-"};
+                     .legality = 1, .jobs = 1, .out = "-"};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--no-stale")) o->stale = 0;
@@ -43,11 +46,13 @@ static int parse(int argc, char **argv, struct opts *o) {
     else if (!strcmp(a, "--devices")) o->devices = atoi(v), i++;
     else if (!strcmp(a, "--driver")) o->driver = v, i++;
     else if (!strcmp(a, "--only")) o->only = strtol(v, NULL, 0), i++;
+    else if (!strcmp(a, "--jobs")) o->jobs = atoi(v), i++;
     else if (!strcmp(a, "-o")) o->out = v, i++;
     else return fprintf(stderr, "record: unknown option %s\n", a), 2;
   }
   if (!o->driver) return fprintf(stderr, "record: --driver PATH is required\n"), 2;
   if (o->devices < 1 || o->devices > 2) return fprintf(stderr, "record: --devices is 1 or 2\n"), 2;
+  if (o->jobs < 1 || o->jobs > MAX_JOBS) return fprintf(stderr, "record: --jobs is 1 to %d\n", MAX_JOBS), 2;
   return 0;
 }
 
@@ -110,7 +115,7 @@ static void run_one(struct prog *p, const struct opts *o, long k) {
 /* A worker: loads and initialises the driver (never before the fork: a
  * CUDA driver is unusable in a child forked after cuInit), then runs the
  * programs from `from` on, telling the parent through *cur which one runs. */
-static int worker(const struct opts *o, int fd, long from, long total, volatile long *cur) {
+static int worker(const struct opts *o, int fd, long from, long to, long total, volatile long *cur) {
   static struct prog p;
   char gpu[128];
   if (tx_load(o->driver) || init_devices(&p, o->devices, gpu, sizeof gpu)) return 1;
@@ -121,7 +126,7 @@ static int worker(const struct opts *o, int fd, long from, long total, volatile 
   p.driver = o->driver;
   if (from == 0) header(p.out, o, gpu, total);
   tx_helper_start();
-  for (long k = from; k < total; k++) {
+  for (long k = from; k < to; k++) {
     if (o->only >= 0 && o->only != k) continue;
     *cur = k;
     alarm(PROGRAM_SECONDS);
@@ -130,7 +135,7 @@ static int worker(const struct opts *o, int fd, long from, long total, volatile 
   }
   *cur = -1;
   tx_helper_stop();
-  fprintf(stderr, "record: %ld programs from %ld, %ld calls\n", o->only < 0 ? total - from : 1,
+  fprintf(stderr, "record: %ld programs from %ld, %ld calls\n", o->only < 0 ? to - from : 1,
           from, p.calls);
   return fclose(p.out) ? 1 : 0;
 }
@@ -151,15 +156,16 @@ static void sig_name(int sig, char *buf, size_t len) {
  * crash in the driver, or a program past PROGRAM_SECONDS) leaves its
  * program's lines so far, then "CRASH <signal>" and its end line; the next
  * worker starts at the program after it. */
-static int supervise(const struct opts *o, int fd, long total) {
+static int supervise(const struct opts *o, int fd, long from, long to, long total) {
   volatile long *cur = mmap(NULL, sizeof *cur, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (cur == MAP_FAILED) return perror("record: mmap"), 1;
-  long from = 0, crashes = 0;
+  long crashes = 0;
+  if (from >= to) return 0;
   for (;;) {
     *cur = -1;
     pid_t pid = fork();
     if (pid < 0) return perror("record: fork"), 1;
-    if (pid == 0) _exit(worker(o, fd, from, total, cur));
+    if (pid == 0) _exit(worker(o, fd, from, to, total, cur));
     int st;
     while (waitpid(pid, &st, 0) < 0)
       if (errno != EINTR) return perror("record: waitpid"), 1;
@@ -175,8 +181,47 @@ static int supervise(const struct opts *o, int fd, long total) {
     dprintf(fd, "  CRASH %s\nend %ld\n", sig, k);
     crashes++;
     from = k + 1;
-    if (from >= total) return 0;
+    if (from >= to) return 0;
   }
+}
+
+/* Copies what a job wrote, from its start, to the transcript. */
+static int append(int to, int from) {
+  char buf[1 << 16];
+  ssize_t n;
+  if (lseek(from, 0, SEEK_SET) < 0) return perror("record: lseek"), 1;
+  while ((n = read(from, buf, sizeof buf)) > 0)
+    for (ssize_t w = 0; w < n;) {
+      ssize_t m = write(to, buf + w, (size_t)(n - w));
+      if (m < 0 && errno != EINTR) return perror("record: write"), 1;
+      w += m > 0 ? m : 0;
+    }
+  return n < 0 ? (perror("record: read"), 1) : 0;
+}
+
+/* --jobs N: job j supervises programs [j*total/N, (j+1)*total/N) into a
+ * file of its own; the parent writes the files in order. */
+static int run_jobs(const struct opts *o, int fd, long total) {
+  int n = o->jobs, files[MAX_JOBS], rc = 0;
+  pid_t pids[MAX_JOBS];
+  for (int j = 0; j < n; j++) {
+    FILE *t = tmpfile();
+    files[j] = t ? dup(fileno(t)) : -1;
+    if (t) fclose(t);
+    if (files[j] < 0) return perror("record: tmpfile"), 1;
+    pids[j] = fork();
+    if (pids[j] < 0) return perror("record: fork"), 1;
+    if (pids[j] == 0) _exit(supervise(o, files[j], total * j / n, total * (j + 1) / n, total));
+  }
+  for (int j = 0; j < n; j++) {
+    int st;
+    while (waitpid(pids[j], &st, 0) < 0)
+      if (errno != EINTR) return perror("record: waitpid"), 1;
+    if (!WIFEXITED(st) || WEXITSTATUS(st)) rc = 1;
+    if (append(fd, files[j])) rc = 1;
+    close(files[j]);
+  }
+  return rc;
 }
 
 int main(int argc, char **argv) {
@@ -188,7 +233,7 @@ int main(int argc, char **argv) {
   int fd = strcmp(o.out, "-") ? open(o.out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : 1;
   if (fd < 0) return perror(o.out), 1;
   long total = o.programs + 1 + (o.legality ? legality_count() : 0); /* + the probe */
-  rc = supervise(&o, fd, total);
+  rc = o.jobs > 1 ? run_jobs(&o, fd, total) : supervise(&o, fd, 0, total, total);
   if (fd != 1 && close(fd)) return perror(o.out), 1;
   return rc;
 }
