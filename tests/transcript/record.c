@@ -185,22 +185,41 @@ static int supervise(const struct opts *o, int fd, long from, long to, long tota
   }
 }
 
-/* Copies what a job wrote, from its start, to the transcript. */
-static int append(int to, int from) {
-  char buf[1 << 16];
-  ssize_t n;
-  if (lseek(from, 0, SEEK_SET) < 0) return perror("record: lseek"), 1;
-  while ((n = read(from, buf, sizeof buf)) > 0)
-    for (ssize_t w = 0; w < n;) {
-      ssize_t m = write(to, buf + w, (size_t)(n - w));
-      if (m < 0 && errno != EINTR) return perror("record: write"), 1;
-      w += m > 0 ? m : 0;
+static volatile sig_atomic_t stopped;
+static void on_stop(int sig) { stopped = sig; }
+
+/* Copies what a job wrote, from its start, to the transcript; of a job cut
+ * short, only up to its last complete program (a program's lines must not
+ * run into the next job's). */
+static int append(int to, int from, int whole) {
+  off_t len = lseek(from, 0, SEEK_END);
+  char *buf = len > 0 ? mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, from, 0) : NULL;
+  if (len <= 0) return len < 0 ? (perror("record: lseek"), 1) : 0;
+  if (buf == MAP_FAILED) return perror("record: mmap"), 1;
+  size_t n = (size_t)len;
+  if (!whole) { /* up to the last end line, or the header only */
+    size_t keep = 0, first = 0;
+    for (size_t l = 0, e; l < n; l = e) {
+      const char *nl = memchr(buf + l, '\n', n - l);
+      e = nl ? (size_t)(nl - buf) + 1 : n;
+      if (nl && !memcmp(buf + l, "end ", 4 < e - l ? 4 : e - l)) keep = e;
+      if (!first && !keep && !memcmp(buf + l, "program ", 8 < e - l ? 8 : e - l)) first = l;
     }
-  return n < 0 ? (perror("record: read"), 1) : 0;
+    n = keep ? keep : first;
+  }
+  int rc = 0;
+  for (size_t w = 0; w < n && !rc;) {
+    ssize_t m = write(to, buf + w, n - w);
+    if (m < 0 && errno != EINTR) rc = (perror("record: write"), 1);
+    w += m > 0 ? (size_t)m : 0;
+  }
+  munmap(buf, (size_t)len);
+  return rc;
 }
 
 /* --jobs N: job j supervises programs [j*total/N, (j+1)*total/N) into a
- * file of its own; the parent writes the files in order. */
+ * file of its own; the parent writes the files in order. Stopped (SIGTERM,
+ * SIGINT: a time limit), it writes the complete programs the jobs have. */
 static int run_jobs(const struct opts *o, int fd, long total) {
   int n = o->jobs, files[MAX_JOBS], rc = 0;
   pid_t pids[MAX_JOBS];
@@ -213,15 +232,21 @@ static int run_jobs(const struct opts *o, int fd, long total) {
     if (pids[j] < 0) return perror("record: fork"), 1;
     if (pids[j] == 0) _exit(supervise(o, files[j], total * j / n, total * (j + 1) / n, total));
   }
+  struct sigaction sa = {.sa_handler = on_stop};
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
   for (int j = 0; j < n; j++) {
     int st;
-    while (waitpid(pids[j], &st, 0) < 0)
+    while (waitpid(pids[j], &st, 0) < 0) {
       if (errno != EINTR) return perror("record: waitpid"), 1;
-    if (!WIFEXITED(st) || WEXITSTATUS(st)) rc = 1;
-    if (append(fd, files[j])) rc = 1;
+      for (int i = j; i < n; i++) kill(pids[i], SIGTERM);
+    }
+    const int whole = WIFEXITED(st) && !WEXITSTATUS(st);
+    if (append(fd, files[j], whole) || !whole) rc = 1;
     close(files[j]);
   }
-  return rc;
+  if (stopped) fprintf(stderr, "record: stopped by signal %d: the complete programs are kept\n", (int)stopped);
+  return rc || stopped;
 }
 
 int main(int argc, char **argv) {
