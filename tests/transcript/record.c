@@ -221,7 +221,7 @@ static int append(int to, int from, int whole) {
  * file of its own; the parent writes the files in order. Stopped (SIGTERM,
  * SIGINT: a time limit), it writes the complete programs the jobs have. */
 static int run_jobs(const struct opts *o, int fd, long total) {
-  int n = o->jobs, files[MAX_JOBS], rc = 0;
+  int n = o->jobs < total ? o->jobs : (int)total, files[MAX_JOBS], rc = 0; /* job 0 writes the header */
   pid_t pids[MAX_JOBS];
   for (int j = 0; j < n; j++) {
     FILE *t = tmpfile();
