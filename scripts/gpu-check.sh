@@ -222,7 +222,7 @@ for stage in $stages; do
         --jobs "${EVX_TRANSCRIPT_JOBS:-$(( $(nproc) / 2 > 1 ? $(nproc) / 2 : 1 ))}" \
         --devices "$d" --driver libcuda.so.1 ${EVX_TRANSCRIPT_ARGS:-} -o "$tfile" || rc=$?
       echo "recorded in $(( $(date +%s) - t0 )) s (exit $rc): $tfile"
-      echo "programs: $(grep -c '^end ' "$tfile"), calls: $(grep -c '^  [^#]' "$tfile")," \
+      echo "programs: $(grep -c '^end ' "$tfile"), calls: $(grep -cE '^  (T )?cu|^  child\(' "$tfile")," \
         "crashed: $(grep -c '^  CRASH ' "$tfile")"
       [ "$rc" = 0 ] || { echo "the recorder failed or ran out of time: what it recorded is replayed"; status=1; }
       echo "=== transcripts: replayed against the host emulation"
