@@ -26,10 +26,11 @@
 #
 # transcripts: records driver transcripts (tests/transcript; docs/host-emulation.md,
 # "Transcripts") on the real driver, $EVX_TRANSCRIPT_PROGRAMS random programs
-# (default 300: a fixed size that records in well under 3 minutes a device
-# count; each program may make a context or start an IPC child process) and the
-# legality programs, seed $EVX_TRANSCRIPT_SEED (default 1), on one device and,
-# with two GPUs, on two; writes them to $OUT/transcripts, then replays each
+# (default 2000) and the legality programs, seed $EVX_TRANSCRIPT_SEED (default
+# 1), in $EVX_TRANSCRIPT_JOBS recorder processes at once (default half the
+# cores: each program may make a context or start an IPC child process, which
+# costs the driver far more than the calls), on one device and, with two GPUs,
+# on two; prints the programs and calls recorded; writes them to $OUT/transcripts, then replays each
 # against libevx-host.so and prints the difference count (the stage fails on
 # any difference; a program that crashed the recorder, CRASH <signal>, is one).
 # A recording past $EVX_TRANSCRIPT_SECONDS (default 175) is stopped: its
@@ -226,10 +227,12 @@ for stage in $stages; do
       t0=$(date +%s)
       rc=0
       env -u EVX_DRIVER timeout "${EVX_TRANSCRIPT_SECONDS:-175}" "$rec" \
-        --seed "${EVX_TRANSCRIPT_SEED:-1}" --programs "${EVX_TRANSCRIPT_PROGRAMS:-300}" \
+        --seed "${EVX_TRANSCRIPT_SEED:-1}" --programs "${EVX_TRANSCRIPT_PROGRAMS:-2000}" \
+        --jobs "${EVX_TRANSCRIPT_JOBS:-$(( $(nproc) / 2 > 1 ? $(nproc) / 2 : 1 ))}" \
         --devices "$d" --driver libcuda.so.1 ${EVX_TRANSCRIPT_ARGS:-} -o "$tfile" || rc=$?
       echo "recorded in $(( $(date +%s) - t0 )) s (exit $rc): $tfile"
-      echo "programs: $(grep -c '^end ' "$tfile"), crashed: $(grep -c '^  CRASH ' "$tfile")"
+      echo "programs: $(grep -c '^end ' "$tfile"), calls: $(grep -cE '^  (T )?cu|^  child\(' "$tfile")," \
+        "crashed: $(grep -c '^  CRASH ' "$tfile")"
       [ "$rc" = 0 ] || { echo "the recorder failed or ran out of time: what it recorded is replayed"; status=1; }
       echo "=== transcripts: replayed against the host emulation"
       python3 tests/transcript/transcript.py replay --recorder "$rec" \

@@ -50,7 +50,7 @@ struct Item {
     std::uint64_t gen = 0;
     CUhostFn fn = nullptr;          // HostFn
     void *data = nullptr;
-    std::shared_ptr<IpcLink> ipc;   // Wait: also for this IPC event's record
+    std::shared_ptr<IpcLink> ipc;   // Wait, Record: first this IPC event's record
     std::uint64_t ipc_gen = 0;
     std::uint64_t *addr = nullptr;  // WriteValue, WaitValue (memops.cpp)
     std::uint64_t value = 0;

@@ -29,6 +29,7 @@ void forget(Stream *s) {
 
 void run_item(Stream &s, Item &it) {
     for (const Dep &d : it.deps) wait_reached(d);
+    if (it.ipc) ipc_wait(*it.ipc, it.ipc_gen);  // a record of any process
     switch (it.kind) {
     case Item::Kind::Record: complete_record(*it.event, it.gen); break;
     case Item::Kind::HostFn: {
@@ -38,9 +39,7 @@ void run_item(Stream &s, Item &it) {
         global().host_funcs_pending.fetch_sub(1, std::memory_order_acq_rel);
         break;
     }
-    case Item::Kind::Wait:
-        if (it.ipc) ipc_wait(*it.ipc, it.ipc_gen);  // a record of any process
-        break;
+    case Item::Kind::Wait: break;  // its wait is it.ipc's, above
     case Item::Kind::WriteValue: run_write_value(it); break;
     case Item::Kind::WaitValue: run_wait_value(it); break;
     }

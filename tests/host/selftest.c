@@ -490,6 +490,32 @@ static void test_flags_and_handles(void) {
     EXPECT(d.StreamDestroy(sb), CUDA_SUCCESS);
 }
 
+/* The driver orders the records of an INTERPROCESS event: a record waits
+ * for the one before it (a GPU transcript hung in cuStreamSynchronize of the
+ * legacy stream after such a record on a blocking stream). */
+static void test_ipc_record_order(void) {
+    CUstream gated, sb;
+    CUevent ie;
+    struct gate g = {0, 0};
+    EXPECT(d.StreamCreate(&gated, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    EXPECT(d.StreamCreate(&sb, 0), CUDA_SUCCESS);
+    EXPECT(d.EventCreate(&ie, CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+    EXPECT(d.LaunchHostFunc(gated, gate_fn, &g), CUDA_SUCCESS);
+    EXPECT(d.EventRecord(ie, gated), CUDA_SUCCESS);
+    EXPECT(d.EventRecord(ie, sb), CUDA_SUCCESS);
+    gate_wait_started(&g);
+    EXPECT(d.StreamQuery(sb), CUDA_ERROR_NOT_READY);
+    EXPECT(d.EventQuery(ie), CUDA_ERROR_NOT_READY);
+    gate_open(&g);
+    EXPECT(d.StreamSynchronize(CU_STREAM_LEGACY), CUDA_SUCCESS);
+    EXPECT(d.StreamQuery(sb), CUDA_SUCCESS);
+    EXPECT(d.EventQuery(ie), CUDA_SUCCESS);
+    EXPECT(d.StreamSynchronize(gated), CUDA_SUCCESS);
+    EXPECT(d.EventDestroy(ie), CUDA_SUCCESS);
+    EXPECT(d.StreamDestroy(sb), CUDA_SUCCESS);
+    EXPECT(d.StreamDestroy(gated), CUDA_SUCCESS);
+}
+
 static void test_elapsed(void) {
     CUevent never, rec, rec2, dis_rec, dis_never, pend, bsync;
     CUstream sg, s;
@@ -1192,6 +1218,7 @@ int main(void) {
     test_devices_and_contexts();
     test_flags_and_handles();
     test_elapsed();
+    test_ipc_record_order();
     test_rerecord_and_waits();
     test_legacy();
     test_two_devices();

@@ -7,7 +7,7 @@
 
 #include "drv.h"
 
-#define TX_GENERATOR "evx-transcript 2"
+#define TX_GENERATOR "evx-transcript 3"
 enum { NS = 6, NE = 8, NC = 4, NG = 16, NM = 2, NGR = 4, NU = 4 };
 /* Stream operands that are not slots. */
 enum { S_NULL = -1, S_LEGACY = -2, S_PTDS = -3 };

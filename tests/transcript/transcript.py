@@ -57,9 +57,9 @@ def crashed(lines):
     return any(l.startswith("  CRASH ") for l in lines)
 
 
-def record(recorder, driver, header, out):
+def record(recorder, driver, header, out, jobs=1):
     args = [recorder, "--seed", header["seed"], "--programs", header["programs"],
-            "--devices", header["devices"], "--driver", driver, "-o", out]
+            "--devices", header["devices"], "--driver", driver, "-o", out, "--jobs", str(jobs)]
     if header.get("stale") == "0":
         args.append("--no-stale")
     if header.get("legality") == "0":
@@ -178,6 +178,9 @@ def cmd_selftest(a):
         with open(mutated, "w") as f:
             f.write(text.replace("generator evx-transcript", "generator old-transcript"))
         ok &= check(replay_one(a.recorder, a.driver, mutated) is None, "another generator is refused")
+        jobs = os.path.join(tmp, "jobs.txt")
+        ok &= check(record(a.recorder, a.driver, header, jobs, jobs=4).returncode == 0
+                    and read_text(jobs) == text, "--jobs 4 writes the same transcript")
     return 0 if ok else 1
 
 
