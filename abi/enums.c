@@ -38,3 +38,11 @@ EVX_API void evx_abi_enums_hostfn_trace(enum evx_host_func_flags host_func,
 {
     (void)host_func; (void)mark;
 }
+
+/* Added in 1.x: the fence flags, macros before they became an enum. */
+EVX_API void evx_abi_enums_fence(enum evx_fence_flags fence);
+
+EVX_API void evx_abi_enums_fence(enum evx_fence_flags fence)
+{
+    (void)fence;
+}

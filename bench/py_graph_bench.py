@@ -56,13 +56,16 @@ def _find_evx():
 
 
 _find_evx()
+# The driver's calls evx does not wrap, shared with the graph tests.
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "bindings", "python", "tests"))
 
 import evx  # noqa: E402
+import rawdriver  # noqa: E402
 
 PHASES = ("kernel 1", "kernel 2", "kernel 3")
 MARKS = 4
-THREAD_LOCAL = 1  # CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
-HOSTFN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+THREAD_LOCAL = rawdriver.CAPTURE_THREAD_LOCAL
+HOSTFN = rawdriver.HOSTFN
 
 
 class TorchBackend:
@@ -155,21 +158,7 @@ class DriverBackend:
     name = "driver"
 
     def __init__(self, args):
-        cu = self.cu = ctypes.CDLL(evx.driver_path())
-        for name in ("cuCtxGetCurrent", "cuCtxSetCurrent", "cuDevicePrimaryCtxRetain",
-                     "cuDevicePrimaryCtxRelease_v2", "cuStreamBeginCapture_v2",
-                     "cuStreamEndCapture", "cuGraphInstantiateWithFlags", "cuGraphLaunch",
-                     "cuGraphExecDestroy", "cuGraphDestroy", "cuLaunchHostFunc"):
-            getattr(cu, name).restype = ctypes.c_int
-        cu.cuCtxSetCurrent.argtypes = [ctypes.c_void_p]
-        cu.cuStreamBeginCapture_v2.argtypes = [ctypes.c_void_p, ctypes.c_int]
-        cu.cuStreamEndCapture.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-        cu.cuGraphInstantiateWithFlags.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
-                                                   ctypes.c_ulonglong]
-        cu.cuGraphLaunch.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-        cu.cuGraphExecDestroy.argtypes = [ctypes.c_void_p]
-        cu.cuGraphDestroy.argtypes = [ctypes.c_void_p]
-        cu.cuLaunchHostFunc.argtypes = [ctypes.c_void_p, HOSTFN, ctypes.c_void_p]
+        self.cu = rawdriver.open_driver(evx)
         self.prev = ctypes.c_void_p()
         self._cu("cuCtxGetCurrent", ctypes.byref(self.prev))
         ctx = ctypes.c_void_p()

@@ -52,7 +52,8 @@ LAYERS = [
     ["pool.hpp", "pool.cpp"],                     # event pools
     ["event.hpp", "event.cpp",                    # the modules of the public calls
      "mark.hpp", "mark.cpp", "timer.hpp", "timer.cpp", "timeline.cpp",
-     "fence.hpp", "fence.cpp", "fence_ipc.cpp", "notify.cpp", "ipc.cpp"],
+     "fence.hpp", "fence.cpp", "fence_ipc.cpp", "notify.cpp", "ipc.cpp",
+     "event_wrap.hpp", "event_wrap.cpp"],
     ["stream.hpp", "stream.cpp",                  # streams, and the modules that use
      "device.cpp", "version.cpp", "trace.cpp"],   # the others' public calls
     ["lifetime.cpp"],                             # borrows with a release callback

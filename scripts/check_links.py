@@ -3,7 +3,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Checks that the documentation cites only files in the repository.
 
-    scripts/check_links.py [FILE.md ...]    (default: README.md docs/*.md)
+    scripts/check_links.py [FILE.md ...]    (default: README.md docs/*.md,
+                                             and the source files' citations)
 
 Two kinds of citation are checked, outside fenced code blocks:
 
@@ -18,6 +19,12 @@ Two kinds of citation are checked, outside fenced code blocks:
   the repository (`docs/`, `bench/`, `tests/`, ...: relative to the root)
   must name a file or folder that exists. Spans with wildcards or
   placeholders (`*`, `<`, `{`, `$`, `...`) are not paths and are skipped.
+
+In the repository's source files (C, C++, Python, Cython, shell, Rust,
+meson and the other files git tracks with those suffixes), every script a
+comment or a string cites by its path from the top of the repository
+(`scripts/test.sh`, `tests/fuzz/py_fuzz.py`: a path ending in `.sh` or
+`.py` whose first folder is one at the top) must exist.
 
 A target that git ignores (a build output) does not count as in the
 repository. Prints one line per broken citation (FILE:LINE: what) and a
@@ -108,6 +115,44 @@ def citations(path, tops):
     return out
 
 
+SOURCE_SUFFIXES = (".c", ".h", ".cpp", ".hpp", ".py", ".pyx", ".pyi", ".pxd", ".sh",
+                   ".rs", ".build", ".toml", ".txt", ".in", ".cfg", ".yml", ".yaml")
+SCRIPT_RE = re.compile(r"(?<![\w./-])([A-Za-z_][\w.-]*(?:/[\w.-]+)+\.(?:sh|py))\b")
+
+
+def tracked_sources():
+    """The files git tracks that are source (by suffix, or executable
+    scripts without one such as bindings/generate)."""
+    try:
+        r = subprocess.run(["git", "-C", ROOT, "ls-files"], capture_output=True, text=True)
+    except OSError:
+        return []
+    out = []
+    for f in r.stdout.split():
+        full = os.path.join(ROOT, f)
+        if f.endswith(SOURCE_SUFFIXES) or ("." not in os.path.basename(f)
+                                           and os.access(full, os.X_OK)):
+            out.append(f)
+    return out
+
+
+def source_citations(tops):
+    """(file, line number, kind, target, resolved) for each script path a
+    source file cites."""
+    out = []
+    for f in tracked_sources():
+        try:
+            with open(os.path.join(ROOT, f), encoding="utf-8") as fh:
+                lines = fh.read().split("\n")
+        except (OSError, UnicodeDecodeError):
+            continue
+        for no, line in enumerate(lines, 1):
+            for m in SCRIPT_RE.finditer(line):
+                if m.group(1).split("/", 1)[0] in tops:
+                    out.append((f, no, "script", m.group(1), os.path.normpath(m.group(1))))
+    return out
+
+
 def main(argv):
     files = argv or ["README.md"] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
     files = [f if os.path.isabs(f) else os.path.join(ROOT, f) for f in files]
@@ -116,6 +161,8 @@ def main(argv):
     for f in files:
         for no, kind, target, resolved in citations(f, tops):
             found.append((os.path.relpath(f, ROOT), no, kind, target, resolved))
+    if not argv:
+        found.extend(source_citations(tops))
     ignored = git_ignored({r for *_, r in found if r and os.path.exists(os.path.join(ROOT, r))})
     broken = 0
     for name, no, kind, target, resolved in found:

@@ -3,7 +3,7 @@
 # the conformance suite against the real driver and against the host
 # emulation with the same number of devices, then the stages asked for.
 #
-#   scripts/gpu-check.sh [conformance] [sanitizer] [stress] [interop] [bench] [floorparts] [fencebench] [pybench] [rustbench] [asyncbench] [graphbench] [transcripts] [benchab]
+#   scripts/gpu-check.sh [conformance] [sanitizer] [stress] [interop] [docs_examples] [bench] [floorparts] [fencebench] [pybench] [rustbench] [asyncbench] [graphbench] [transcripts] [pipeline] [benchab]
 #
 # sanitizer: the conformance suite under compute-sanitizer (memcheck with
 # leak checking, then synccheck); the stage fails unless each run exits 0
@@ -18,16 +18,33 @@
 # torch.cuda.graph, evx marks in and out of the graph against torch's
 # external events, and what the marks add to a replay (needs torch, else it
 # says so and that half is skipped); then the same without PyTorch (raw
-# driver capture, host functions as the step).
+# driver capture, host functions as the step). docs_examples: the examples of
+# README.md and docs/*.md that need PyTorch, CuPy or cuda.core
+# (`<!-- example-gpu: NAME.py -->`, scripts/doc_examples.py run-gpu), each
+# run as written on the real driver; one whose framework does not import
+# fails.
 #
 # transcripts: records driver transcripts (tests/transcript; docs/host-emulation.md,
 # "Transcripts") on the real driver, $EVX_TRANSCRIPT_PROGRAMS random programs
-# (default 2000) and the legality programs, seed $EVX_TRANSCRIPT_SEED (default 1),
-# on one device and, with two GPUs, on two; writes them to $OUT/transcripts,
-# then replays each against libevx-host.so and prints the difference count
-# (the stage fails on any difference). Commit them under tests/transcript/data/.
-# $EVX_TRANSCRIPT_ARGS: more recorder options (--no-stale if the driver
-# crashes on a destroyed handle).
+# (default 2000) and the legality programs, seed $EVX_TRANSCRIPT_SEED (default
+# 1), in $EVX_TRANSCRIPT_JOBS recorder processes at once (default half the
+# cores: each program may make a context or start an IPC child process, which
+# costs the driver far more than the calls), on one device and, with two GPUs,
+# on two; prints the programs and calls recorded; writes them to $OUT/transcripts, then replays each
+# against libevx-host.so and prints the difference count (the stage fails on
+# any difference; a program that crashed the recorder, CRASH <signal>, is one).
+# A recording past $EVX_TRANSCRIPT_SECONDS (default 175) is stopped: its
+# complete programs are replayed and the stage fails. Commit the transcripts
+# under tests/transcript/data/. $EVX_TRANSCRIPT_ARGS: more recorder options.
+#
+# pipeline: examples/pipeline with PyTorch (needs torch with CUDA; without,
+# it says so, and fails when named): a producer process on GPU 0 and a consumer on GPU
+# 1 (both on GPU 0 with one GPU), hand-offs by evx fences, IPC events and
+# host synchronize, at 64 KiB, 4 MiB and 64 MiB ($EVX_PIPELINE_BUFFERS
+# buffers, default 500), then the ordering test (4 producer streams, 4
+# consumer processes). Writes $OUT/pipeline/pipeline.{json,md} and the
+# traces; examples/pipeline/report.py --write-doc puts the table into
+# docs/performance.md. Fails if a consumer read a buffer before its signal.
 #
 # No stage named: all of them but benchab. benchab compares this tree's
 # evx-bench with that of git revision $EVX_BENCH_BASE (or the source tree
@@ -38,7 +55,7 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/evx-out}
 mkdir -p "$out"
 build=${EVX_GPU_BUILD:-/tmp/evx-gpu-build}
-stages=${*:-conformance sanitizer stress interop bench floorparts fencebench pybench rustbench asyncbench graphbench transcripts}
+stages=${*:-conformance sanitizer stress interop docs_examples bench floorparts fencebench pybench rustbench asyncbench graphbench transcripts pipeline}
 status=0
 
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader || true
@@ -112,6 +129,12 @@ for stage in $stages; do
       python3 -m pytest -q -rs -p no:cacheprovider "$OLDPWD/bindings/python/tests/gpu" \
         "$OLDPWD/bindings/python/tests") >"$out/interop.txt" 2>&1 || status=1
     tail -12 "$out/interop.txt"
+    ;;
+  docs_examples)
+    echo "=== documentation examples that need PyTorch, CuPy or cuda.core (real driver)"
+    (PYTHONPATH="$build/bindings/python" env -u EVX_DRIVER \
+      python3 scripts/doc_examples.py run-gpu) >"$out/docs-examples.txt" 2>&1 || status=1
+    tail -20 "$out/docs-examples.txt"
     ;;
   bench)
     echo "=== C benchmarks, real driver"
@@ -202,11 +225,15 @@ for stage in $stages; do
       tfile="$tdir/gpu-${d}dev.txt"
       echo "=== transcripts: recording on the real driver, $d device(s)"
       t0=$(date +%s)
-      env -u EVX_DRIVER "$rec" --seed "${EVX_TRANSCRIPT_SEED:-1}" \
-        --programs "${EVX_TRANSCRIPT_PROGRAMS:-2000}" --devices "$d" --driver libcuda.so.1 \
-        ${EVX_TRANSCRIPT_ARGS:-} \
-        -o "$tfile" || { echo "the recorder failed (the transcript so far: $tfile)"; status=1; continue; }
-      echo "recorded in $(( $(date +%s) - t0 )) s: $tfile"
+      rc=0
+      env -u EVX_DRIVER timeout "${EVX_TRANSCRIPT_SECONDS:-175}" "$rec" \
+        --seed "${EVX_TRANSCRIPT_SEED:-1}" --programs "${EVX_TRANSCRIPT_PROGRAMS:-2000}" \
+        --jobs "${EVX_TRANSCRIPT_JOBS:-$(( $(nproc) / 2 > 1 ? $(nproc) / 2 : 1 ))}" \
+        --devices "$d" --driver libcuda.so.1 ${EVX_TRANSCRIPT_ARGS:-} -o "$tfile" || rc=$?
+      echo "recorded in $(( $(date +%s) - t0 )) s (exit $rc): $tfile"
+      echo "programs: $(grep -c '^end ' "$tfile"), calls: $(grep -cE '^  (T )?cu|^  child\(' "$tfile")," \
+        "crashed: $(grep -c '^  CRASH ' "$tfile")"
+      [ "$rc" = 0 ] || { echo "the recorder failed or ran out of time: what it recorded is replayed"; status=1; }
       echo "=== transcripts: replayed against the host emulation"
       python3 tests/transcript/transcript.py replay --recorder "$rec" \
         --driver "$build/src/host/libevx-host.so" "$tfile" | tee "$tdir/replay-${d}dev.txt" | tail -60
@@ -214,6 +241,20 @@ for stage in $stages; do
     done
     python3 tests/transcript/transcript.py table "$tdir/gpu-1dev.txt" >"$tdir/legality-table.md" \
       && echo "legality table: $tdir/legality-table.md"
+    ;;
+  pipeline)
+    if ! python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+      echo "=== pipeline: PyTorch with CUDA is not importable by python3: the pipeline is not run"
+      [ -n "$*" ] && status=1   # named on the command line: a failure
+      continue
+    fi
+    echo "=== pipeline across $( [ "$ndev" -ge 2 ] && echo "two GPUs" || echo "one GPU" ): fences, IPC events, host synchronize (examples/pipeline)"
+    mkdir -p "$out/pipeline"
+    env -u EVX_DRIVER PYTHONPATH="$build/bindings/python" PYTHONUNBUFFERED=1 \
+      python3 examples/pipeline/pipeline.py --backend torch --method all --sizes 64K,4M,64M \
+        --buffers "${EVX_PIPELINE_BUFFERS:-500}" --slots 4 --order-test --out "$out/pipeline" \
+      >"$out/pipeline.txt" 2>&1 || status=1
+    tail -25 "$out/pipeline.txt"
     ;;
   benchab)
     if [ -n "${EVX_BENCH_BASE_SRC:-}" ]; then base=(--base-src "$EVX_BENCH_BASE_SRC")

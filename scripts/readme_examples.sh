@@ -17,8 +17,14 @@
 #       with no EVX_LIB_DIR, PKG_CONFIG_PATH or LD_LIBRARY_PATH (the build
 #       tree, ./build), `cargo test` the same way, and the example again
 #       against WORK_DIR's install by PKG_CONFIG_PATH (run `c` first)
-# WORK_DIR defaults to build-readme. The Python example runs against the
-# installed wheel in scripts/wheel_test.sh.
+#   readme_examples.sh docs [WORK_DIR]     the C examples of docs/*.md
+#       (`<!-- example: NAME.c -->`, cut out by scripts/doc_examples.py, which
+#       also fails on a block marked neither example nor fragment): each built
+#       with pkg-config against WORK_DIR's install (run `c` first) and run on
+#       the emulation with no LD_LIBRARY_PATH; it must exit 0
+# WORK_DIR defaults to build-readme. The Python examples run against the
+# installed wheel in scripts/wheel_test.sh (the README's) and in the Python
+# tests (docs/*.md's: bindings/python/tests/test_docs_examples.py).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 README="$ROOT/README.md"
@@ -120,6 +126,35 @@ run_rust() {
     echo "readme_examples: Rust ok"
 }
 
+run_docs() {
+    local work prefix flags name page n=0
+    work=$(work_dir "${1:-}")
+    prefix="$work/prefix"
+    python3 "$ROOT/scripts/doc_examples.py" check || return 1
+    if [ ! -f "$prefix/lib/pkgconfig/evx.pc" ]; then
+        echo "readme_examples: FAIL: no install in $prefix (run '$0 c' first)"
+        return 1
+    fi
+    flags=$(clean PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs evx)
+    mkdir -p "$work/docs"
+    while read -r name page; do
+        case "$name" in *.c) ;; *) continue ;; esac
+        case "$page" in docs/*) ;; *) continue ;; esac
+        python3 "$ROOT/scripts/doc_examples.py" extract "$name" "$work/docs/$name"
+        # shellcheck disable=SC2086 # the flags are words
+        (cd "$work/docs" && cc -std=c99 -Wall -Wextra -Werror "$name" -o "${name%.c}" $flags) ||
+            { echo "readme_examples: FAIL: $page's $name does not build"; return 1; }
+        if ! (cd / && clean EVX_DRIVER=host EVX_HOST_DEVICES=2 "$work/docs/${name%.c}"); then
+            echo "readme_examples: FAIL: $page's $name exited nonzero"
+            return 1
+        fi
+        echo "readme_examples: $page: $name ok"
+        n=$((n + 1))
+    done < <(python3 "$ROOT/scripts/doc_examples.py" list)
+    [ "$n" -gt 0 ] || { echo "readme_examples: FAIL: no C example in docs/*.md"; return 1; }
+    echo "readme_examples: $n C examples of docs/*.md ok"
+}
+
 case "${1:-}" in
     list) sed -n 's/^<!-- example: \(.*\) -->$/\1/p' "$README" ;;
     extract)
@@ -127,6 +162,7 @@ case "${1:-}" in
         if [ $# -ge 3 ]; then extract "$2" >"$3"; else extract "$2"; fi ;;
     c) run_c "${2:-}" ;;
     rust) run_rust "${2:-}" ;;
-    *) echo "usage: $0 list | extract NAME [FILE] | c [WORK_DIR] | rust [WORK_DIR]" >&2
+    docs) run_docs "${2:-}" ;;
+    *) echo "usage: $0 list | extract NAME [FILE] | c [WORK_DIR] | rust [WORK_DIR] | docs [WORK_DIR]" >&2
        exit 2 ;;
 esac

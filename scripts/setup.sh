@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing evx needs, by package name only:
 # Debian packages (meson, ninja, doxygen, bindgen, rustfmt, python3-dev, clang, abigail-tools,
-# valgrind, ...) and, into
+# valgrind, spin, ...) and, into
 # a virtual environment at .venv, PyPI packages (pytest, libclang, cython, uvloop, matplotlib, atheris). Safe to run again:
 # it installs only what is missing. The CUDA toolkit (for cuda.h) is expected
 # at /usr/local/cuda, or wherever CUDA_INCLUDE points.
@@ -23,7 +23,7 @@ for pair in meson:meson ninja:ninja-build doxygen:doxygen pkg-config:pkg-config 
             valgrind:valgrind \
             bindgen:bindgen cc:gcc c++:g++ readelf:binutils nm:binutils \
             python3:python3 cargo:cargo rustfmt:rustfmt clang:clang \
-            abidw:abigail-tools abidiff:abigail-tools; do
+            abidw:abigail-tools abidiff:abigail-tools spin:spin; do
   cmd=${pair%%:*}; pkg=${pair#*:}
   command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
 done

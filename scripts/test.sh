@@ -15,7 +15,16 @@
 #   install_test    meson install into a temporary folder, a client built
 #                   with pkg-config alone, the installed Python package
 #   docs            the Doxygen reference (zero warnings)
-#   links           README.md and docs/*.md cite only files in the repository
+#   links           README.md and docs/*.md cite only files in the repository,
+#                   source files cite only scripts that exist, the case
+#                   counts and handle kinds in the docs are the code's
+#                   (scripts/conformance_cases.py), and every code block of
+#                   the docs is an example or marked a fragment
+#                   (scripts/doc_examples.py)
+#   spin            the Promela models of models/ (fence signals, hazards and
+#                   reclaim) checked exhaustively by SPIN: each verifies, and
+#                   each broken variant (the fence protocol before issue 30, a
+#                   barrier left out) yields a counterexample
 #   asan            the conformance suite and the threads stress under AddressSanitizer + UBSan
 #   asan_python     the Python tests on the compiled core built with them
 #   tsan            the conformance suite and the threads stress under ThreadSanitizer
@@ -30,7 +39,9 @@
 #                   python -m evx, the Python tests on the installed package,
 #                   the README's Python example, stubtest and mypy --strict
 #   readme_examples the README's C program against a prefix install (pkg-config,
-#                   no LD_LIBRARY_PATH) and its Rust program by cargo
+#                   no LD_LIBRARY_PATH) and its Rust program by cargo; the C
+#                   examples of docs/*.md the same way, and every code block
+#                   of the docs an example or marked a fragment
 #   transcripts     the committed GPU driver transcripts replayed against the
 #                   emulation, the comparison's self-test, the legality table
 #                   of docs/host-emulation.md (tests/transcript)
@@ -205,7 +216,15 @@ docs() {
 }
 
 links() {
-  python3 scripts/check_links.py
+  local rc=0
+  python3 scripts/check_links.py || rc=1
+  python3 scripts/conformance_cases.py docs --check || rc=1
+  python3 scripts/doc_examples.py check || rc=1
+  return $rc
+}
+
+spin() {
+  models/check.sh
 }
 
 asan() {
@@ -364,7 +383,8 @@ wheel() {
 
 # The README's C and Rust programs, as written (the Python one runs in wheel).
 readme_examples() {
-  scripts/readme_examples.sh c build-readme && scripts/readme_examples.sh rust build-readme
+  scripts/readme_examples.sh c build-readme && scripts/readme_examples.sh rust build-readme &&
+    scripts/readme_examples.sh docs build-readme
 }
 
 # Driver transcripts (docs/host-emulation.md, "Transcripts"): the
@@ -446,6 +466,7 @@ step "clang build (warnings are errors) + conformance, header and ABI tests" cla
 step "install test (meson install, pkg-config client, installed Python package)" install_test
 step "docs (Doxygen, zero warnings)" docs
 step "README.md and docs/*.md cite only files in the repository" links
+step "SPIN: the fence and hazard models verify, their broken variants fail (models/)" spin
 step "conformance and stress under ASan + UBSan" asan
 step "the compiled Python core's tests under ASan + UBSan" asan_python
 step "conformance and stress under TSan" tsan
@@ -455,7 +476,7 @@ step "bench/py_bench.py smoke run (host emulation)" pybench
 step "instruction budgets per hot call (callgrind)" insn_budget
 step "cargo test (bindings/rust)" rust
 step "the wheel: pip wheel, installed in a fresh venv; python -m evx, Python tests, types" wheel
-step "README examples: C against a prefix install, Rust by cargo (no LD_LIBRARY_PATH)" readme_examples
+step "README and docs examples: C against a prefix install, Rust by cargo (no LD_LIBRARY_PATH)" readme_examples
 step "driver transcripts replayed on the host emulation (tests/transcript)" transcripts
 step "fuzz: the C API under libFuzzer, ASan + UBSan (docs/fuzzing.md)" fuzz_c
 step "fuzz: the Python layer under atheris (docs/fuzzing.md)" fuzz_py

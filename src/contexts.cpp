@@ -88,6 +88,27 @@ evx_status_t other_context_refused(const char *fn, const char *what, const void 
 
 namespace {
 
+// A borrowed event recorded on a stream of another context than its own:
+// refused (its driver event is its maker's, made in one context, and the
+// borrow cannot make another).
+evx_status_t borrowed_other_context(const char *fn, const Event *e, const Stream *s,
+                                    const void *event, const void *stream)
+    __attribute__((cold, noinline));
+
+evx_status_t borrowed_other_context(const char *fn, const Event *e, const Stream *s,
+                                    const void *event, const void *stream) {
+    char ectx[128], sctx[128];
+    context_name(ectx, sizeof ectx, e->ctx.load(std::memory_order_acquire), nullptr, e->device);
+    context_name(sctx, sizeof sctx, s->ctx, s->green, s->device);
+    return fail(EVX_ERROR_INVALID_HANDLE,
+                "%s: stream 0x%" PRIx64 " belongs to %s, but borrowed event 0x%" PRIx64
+                " was borrowed as an event of %s; the driver records an event only on streams "
+                "of its context, and evx never moves a borrowed event to another one (wrap it "
+                "with EVX_DEVICE_CURRENT while its context is current, if that is not where "
+                "it was made)",
+                fn, handle_value(stream), sctx, handle_value(event), ectx);
+}
+
 evx_status_t interprocess_refused(const char *fn, const Event *e, const void *event,
                                   const void *stream, const char *sctx)
     __attribute__((cold, noinline));
@@ -184,6 +205,7 @@ evx_status_t record_other_context(const char *fn, Event *e, const Stream *s, con
                                   const void *stream, bool with_flags, unsigned flags,
                                   bool *pop_failed) {
     *pop_failed = false;
+    if (e->borrowed) return borrowed_other_context(fn, e, s, event, stream);
     Move m(fn, e, s, event, stream);
     context_name(m.sctx, sizeof m.sctx, s->ctx, s->green, s->device);
     if (e->flags & EVX_EVENT_INTERPROCESS) return interprocess_refused(fn, e, event, stream, m.sctx);

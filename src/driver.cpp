@@ -345,6 +345,30 @@ int device_ordinal(CUdevice dev) {
     return -1;
 }
 
+evx_status_t current_context(const char *fn, CUcontext *ctx, int *device) {
+    CUresult res = cu().cuCtxGetCurrent(ctx);
+    if (res != CUDA_SUCCESS)
+        return driver_failed(res, fn, "cuCtxGetCurrent", "EVX_DEVICE_CURRENT");
+    if (!*ctx) return 0;
+    if (!cu().cuCtxGetDevice)
+        return fail(EVX_ERROR_NOT_SUPPORTED,
+                    "%s: the driver has no cuCtxGetDevice, so the device of the current context "
+                    "(EVX_DEVICE_CURRENT) cannot be read",
+                    fn);
+    CUdevice dev = 0;
+    res = cu().cuCtxGetDevice(&dev);
+    if (res != CUDA_SUCCESS)
+        return driver_failed(res, fn, "cuCtxGetDevice", "the current context %p (EVX_DEVICE_CURRENT)",
+                             static_cast<void *>(*ctx));
+    *device = device_ordinal(dev);
+    if (*device < 0)
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: the current context %p is of driver device %d, which is not among the "
+                    "%d devices the driver listed",
+                    fn, static_cast<void *>(*ctx), static_cast<int>(dev), g_driver.device_count);
+    return 0;
+}
+
 evx_status_t ContextGuard::enter(const char *fn, int device) {
     CUcontext ctx = nullptr;
     evx_status_t st = primary_context(fn, device, &ctx);

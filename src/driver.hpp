@@ -199,6 +199,11 @@ evx_status_t priority_range(const char *fn, int device, int *least,
 // The ordinal of a driver CUdevice, or -1.
 int device_ordinal(CUdevice dev);
 
+// EVX_DEVICE_CURRENT: the calling thread's current context and the ordinal
+// of its device. No current context is no failure here: *ctx is nullptr,
+// and the caller words what that means for its call.
+evx_status_t current_context(const char *fn, CUcontext *ctx, int *device);
+
 // Makes a device's primary context current, if it is not already, until
 // leave() (or the end of its scope); leaves the caller's context stack as it
 // found it. A call that made its driver call under the guard ends it with

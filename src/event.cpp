@@ -15,6 +15,7 @@
 #include "error.hpp"
 #include "event.hpp"
 #include "event_state.hpp"
+#include "event_wrap.hpp"
 #include "evx/event.h"
 #include "evx/status.h"
 #include "evx/stream.h"
@@ -221,6 +222,7 @@ namespace {
 
 evx_status_t event_free(ThreadRecord *r, void *obj) {
     Event *e = static_cast<Event *>(obj);
+    if (e->borrowed) return 0;  // its maker's driver event: nothing to give back
     const bool recorded = e->recorded.load(std::memory_order_acquire);
     const bool former = recorded || e->former.load(std::memory_order_relaxed) != kOwn;
     // An event that was recorded in other contexts: their driver events are
@@ -341,6 +343,8 @@ evx_status_t elapsed_failed(evx_event_t start, evx_event_t end, const Event *a, 
     const char *fn = kElapsedFn;
     const CUcontext ac = a->ctx.load(std::memory_order_acquire);
     const CUcontext bc = b->ctx.load(std::memory_order_acquire);
+    if (__builtin_expect(a->borrowed || b->borrowed, 0) && ac == bc)
+        return borrowed_elapsed_failed(fn, res, start, a, end, b);
     if (ac != bc) {
         char actx[128], bctx[128];
         context_name(actx, sizeof actx, ac, nullptr, a->device);
@@ -443,13 +447,14 @@ EVX_API evx_status_t evx_event_destroy(evx_event_t event) {
     Slot *s = nullptr;
     st = unpublish(event, kEvent, fn, "event", &s);
     if (st) return st;
-    // The common case without retire()'s hooks: a plain event to the
-    // thread's batch (event_batch()).
+    // The common case without retire()'s hooks: a plain own event to the
+    // thread's batch (event_batch()). A borrowed one ends its borrow
+    // (event_wrap.cpp).
     const Event *e = &s->event;
-    if (__builtin_expect(!e->pool && batchable(e), 1) &&
+    if (__builtin_expect(!e->pool && !e->borrowed && batchable(e), 1) &&
         retire_batched(r, handle_index(handle_value(event))))
         return EVX_SUCCESS;
-    return retire(r, event);
+    return retire_event(r, event, *e);  // event_wrap.cpp
 }
 
 EVX_API evx_status_t evx_event_record(evx_event_t event, evx_stream_t stream) {
@@ -482,7 +487,10 @@ EVX_API evx_status_t evx_event_elapsed_time(float *ms, evx_event_t start, evx_ev
 EVX_API evx_status_t evx_event_get_flags(evx_event_t event, unsigned *flags) {
     static const char fn[] = "evx_event_get_flags";
     if (!flags) return fail(EVX_ERROR_INVALID_VALUE, "%s: flags (the out-pointer) is NULL", fn);
-    return with_live(fn, event, kEvent, "event", [flags](Slot &s) {
+    return with_live(fn, event, kEvent, "event", [event, flags](Slot &s) -> evx_status_t {
+        if (s.event.borrowed)
+            return borrowed_refused(fn, event,
+                                    "the driver has no call that tells a CUevent's flags");
         *flags = s.event.flags;
         return EVX_SUCCESS;
     });

@@ -63,6 +63,13 @@ struct Event {
     // launched by then: the failures its synchronize reports (hostfn.cpp).
     std::atomic<uint64_t> hf_id{0};
     std::atomic<uint64_t> hf_ticket{0};
+    // A borrowed event (evx_event_wrap_external(), event_wrap.cpp): its
+    // driver event is its maker's, never destroyed, kept, pooled or moved
+    // to another context. release: called once the borrow has ended
+    // (evx_event_wrap_external_with_release()), never by the free.
+    bool borrowed = false;
+    void (*release)(void *) = nullptr;
+    void *release_user = nullptr;
 };
 
 enum : uint8_t { kOwn = 0, kFormer = 1, kClaimed = 2 };

@@ -42,11 +42,10 @@ inline evx_status_t check_event_flags(const char *fn, unsigned flags) {
     return 0;
 }
 
-// Makes the free slot `index` a live event handle for a driver event;
-// former: the driver event was recorded in a former life (see cache.hpp).
-inline evx_event_t publish_event(uint32_t index, int device, unsigned flags, CUevent cu,
-                                 Pool *pool, bool former) {
-    Event &e = slot_ref(index).event;
+// Sets every field of a slot's event for a new life, not yet published: a
+// plain event, not borrowed (event_wrap.cpp makes a borrow of it).
+inline void fill_event(Event &e, int device, unsigned flags, CUevent cu, Pool *pool,
+                       bool former) {
     e.cu.store(cu, std::memory_order_relaxed);
     e.ctx.store(known_primary(device), std::memory_order_relaxed);
     e.away.store(nullptr, std::memory_order_relaxed);
@@ -59,6 +58,17 @@ inline evx_event_t publish_event(uint32_t index, int device, unsigned flags, CUe
     e.pool = pool;
     e.hf_id.store(0, std::memory_order_relaxed);
     e.hf_ticket.store(0, std::memory_order_relaxed);
+    e.borrowed = false;
+    e.release = nullptr;
+    e.release_user = nullptr;
+}
+
+// Makes the free slot `index` a live event handle for a driver event;
+// former: the driver event was recorded in a former life (see cache.hpp).
+inline evx_event_t publish_event(uint32_t index, int device, unsigned flags, CUevent cu,
+                                 Pool *pool, bool former) {
+    Event &e = slot_ref(index).event;
+    fill_event(e, device, flags, cu, pool, former);
     return publish_as<evx_event_t>(index, kEvent, &e);
 }
 

@@ -12,7 +12,11 @@
 // in its Fence (fence.hpp), with plain loads and stores while one thread
 // alone signals it (claim_value()). A host signal that would overtake a signal
 // queued and not yet run is refused: that signal would set the counter back
-// when it ran.
+// when it ran. A host signal stores the counter after its claim, as an
+// atomic maximum (or a plain store while its claim holds off every other
+// claimer), so that a larger signal claimed after it and stored before it
+// is never overwritten. The protocol, and the Promela model that checks
+// it, are in docs/fences.md ("What is atomic") and models/fence.pml.
 #include "fence.hpp"
 
 #include <linux/futex.h>
@@ -39,6 +43,15 @@
 
 static_assert(sizeof(evx_ipc_fence_handle_t) == EVX_IPC_FENCE_HANDLE_SIZE,
               "evx_ipc_fence_handle_t is EVX_IPC_FENCE_HANDLE_SIZE bytes");
+
+// The debug hook (docs/fences.md, "The window, for tests"): where the
+// program defines it (exported, C linkage), every host signal calls it
+// between its claim and its store of the counter, so that a test can hold
+// a thread there as a debugger would. Weak and undefined in every other
+// program: a load of its address and a branch not taken. Not part of the
+// API; its signature may change.
+extern "C" __attribute__((weak, visibility("default"))) void evx_debug_fence_window(
+    evx_fence_t fence, uint64_t value);
 
 namespace evx {
 
@@ -133,6 +146,25 @@ evx_status_t queued_not_run(const char *fn, const void *h, uint64_t value, uint6
                 fn, handle_value(h), last, cur, value);
 }
 
+// `last` (Fence::last, FenceWord::last): the largest value claimed, with
+// this bit set when that claim is a queued signal's (values are below
+// 2^63). A host signal's claim leaves it clear.
+constexpr uint64_t kQueuedBit = uint64_t{1} << 63;
+
+// Whether `value` may be claimed over `last`. A host signal is refused
+// only while the last claim is a queued signal the counter has not reached
+// (the counter only grows, so that signal has not run).
+inline evx_status_t check_claim(const char *fn, const void *h, const Fence *f, uint64_t value,
+                                uint64_t last, bool host) {
+    const uint64_t lv = last & ~kQueuedBit;
+    if (__builtin_expect(value <= lv, 0)) return not_above(fn, h, value, lv);
+    if (host && (last & kQueuedBit)) {
+        const uint64_t cur = __atomic_load_n(&f->word->value, __ATOMIC_ACQUIRE);
+        if (cur < lv) return queued_not_run(fn, h, value, lv, cur);
+    }
+    return 0;
+}
+
 // Fence::claimer when every claim is a compare-and-swap.
 const void *const kClaimShared = reinterpret_cast<const void *>(uintptr_t{1});
 
@@ -164,15 +196,24 @@ void not_the_claimer(Fence *f, const void *c, const void *me) {
 }
 
 // Claims `value` as the last value signalled or queued; INVALID_VALUE if it
-// is not above it. host: also refuses while a queued signal has not run.
-// *prev receives the value it replaced.
+// is not above it. A queued signal's claim is stored with kQueuedBit (the
+// claim of a write that runs later); a host signal's without. host: also
+// refuses while the last claim is a queued signal whose value the counter
+// has not reached, and only then: after a host claim every earlier queued
+// signal has run (its own claim checked so), even if that host signal has
+// not stored the counter yet. *prev receives the `last` it replaced.
 //
 // The thread that claimed a fence of this process first claims with plain
 // loads and stores, as long as no other thread claims: a compare-and-swap
 // is a locked instruction, the largest cost of a signal after the driver
-// call. A second thread takes that away (not_the_claimer()), once.
+// call. A second thread takes that away (not_the_claimer()), once. *held
+// (a host signal; else nullptr) is set when the claim was plain: the
+// caller then stores the counter with a plain store and clears `claiming`
+// after it (end_plain_claim()), so that a thread taking the claims away
+// waits for that store too.
 inline evx_status_t claim_value(const char *fn, const void *h, Fence *f, uint64_t value,
-                                bool host, uint64_t *prev) {
+                                uint64_t *prev, bool *held) {
+    const uint64_t mine = held ? value : value | kQueuedBit;
     const void *const me = t_record;
     for (;;) {
         const void *c = f->claimer.load(std::memory_order_relaxed);
@@ -183,16 +224,14 @@ inline evx_status_t claim_value(const char *fn, const void *h, Fence *f, uint64_
             std::atomic_signal_fence(std::memory_order_seq_cst);
             if (__builtin_expect(f->claimer.load(std::memory_order_relaxed) == me, 1)) {
                 const uint64_t last = __atomic_load_n(&f->last_local, __ATOMIC_RELAXED);
-                evx_status_t st = 0;
-                if (__builtin_expect(value <= last, 0)) {
-                    st = not_above(fn, h, value, last);
-                } else if (host) {
-                    const uint64_t cur = __atomic_load_n(&f->word->value, __ATOMIC_ACQUIRE);
-                    if (cur < last) st = queued_not_run(fn, h, value, last, cur);
-                }
-                if (!st) __atomic_store_n(&f->last_local, value, __ATOMIC_RELAXED);
-                f->claiming.store(0, std::memory_order_release);
+                const evx_status_t st = check_claim(fn, h, f, value, last, held != nullptr);
+                if (!st) __atomic_store_n(&f->last_local, mine, __ATOMIC_RELAXED);
                 *prev = last;
+                if (!st && held) {
+                    *held = true;  // `claiming` stays 1 until the counter is stored
+                    return 0;
+                }
+                f->claiming.store(0, std::memory_order_release);
                 return st;
             }
             f->claiming.store(0, std::memory_order_release);
@@ -206,12 +245,9 @@ inline evx_status_t claim_value(const char *fn, const void *h, Fence *f, uint64_
     // it fails (another signaller came in between).
     uint64_t last = __atomic_load_n(lastp, __ATOMIC_ACQUIRE);
     for (;;) {
-        if (value <= last) return not_above(fn, h, value, last);
-        if (host) {
-            const uint64_t cur = __atomic_load_n(&f->word->value, __ATOMIC_ACQUIRE);
-            if (cur < last) return queued_not_run(fn, h, value, last, cur);
-        }
-        if (__builtin_expect(__atomic_compare_exchange_n(lastp, &last, value, false,
+        const evx_status_t st = check_claim(fn, h, f, value, last, held != nullptr);
+        if (st) return st;
+        if (__builtin_expect(__atomic_compare_exchange_n(lastp, &last, mine, false,
                                                          __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE),
                              1))
             break;
@@ -220,10 +256,26 @@ inline evx_status_t claim_value(const char *fn, const void *h, Fence *f, uint64_
     return 0;
 }
 
-// Gives a claim back after the driver refused the signal (unless a later
-// claim came in between: then the value stays claimed, which only makes
-// the next signals stricter).
+// The end of a host signal's plain claim: the counter was stored.
+inline void end_plain_claim(Fence *f) { f->claiming.store(0, std::memory_order_release); }
+
+// The counter becomes at least `value`: an atomic maximum, so that a host
+// signal whose store comes after a larger signal's (claimed after its own,
+// stored before it) leaves the larger value. A queued write that lands
+// between the load and the compare-and-swap is larger (claimed after this
+// one): the compare-and-swap fails and the loop ends.
+inline void raise_counter(FenceWord *w, uint64_t value) {
+    uint64_t cur = __atomic_load_n(&w->value, __ATOMIC_RELAXED);
+    while (cur < value && !__atomic_compare_exchange_n(&w->value, &cur, value, true,
+                                                       __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+    }
+}
+
+// Gives a queued signal's claim back after the driver refused the signal
+// (unless a later claim came in between: then the value stays claimed,
+// which only makes the next signals stricter until a later one runs).
 void unclaim_value(Fence *f, uint64_t value, uint64_t prev) {
+    value |= kQueuedBit;
     __atomic_compare_exchange_n(f->last, &value, prev, false, __ATOMIC_ACQ_REL,
                                 __ATOMIC_RELAXED);
 }
@@ -447,7 +499,7 @@ EVX_API evx_status_t evx_fence_signal(evx_fence_t fence, evx_stream_t stream, ui
     if (st) return st;
     return on_fence_and_stream(fn, fence, stream, [&](Fence *f, const Stream *s) -> evx_status_t {
         uint64_t prev = 0;
-        const evx_status_t cst = claim_value(fn, fence, f, value, false, &prev);
+        const evx_status_t cst = claim_value(fn, fence, f, value, &prev, nullptr);
         if (cst) return cst;
         if (__builtin_expect(s->default_stream, 0))
             return on_default_stream(fn, fence, stream, f, s, value, prev, write_value);
@@ -478,9 +530,20 @@ EVX_API evx_status_t evx_fence_signal_host(evx_fence_t fence, uint64_t value) {
     return with_live(fn, fence, kFence, "fence", [&](Slot &slot) -> evx_status_t {
         Fence *f = static_cast<Fence *>(slot.obj);
         uint64_t prev = 0;
-        const evx_status_t cst = claim_value(fn, fence, f, value, true, &prev);
+        bool held = false;
+        const evx_status_t cst = claim_value(fn, fence, f, value, &prev, &held);
         if (cst) return cst;
-        __atomic_store_n(&f->word->value, value, __ATOMIC_RELEASE);
+        if (__builtin_expect(evx_debug_fence_window != nullptr, 0))
+            evx_debug_fence_window(fence, value);
+        if (__builtin_expect(held, 1)) {
+            // The one claimer: nothing else stores the counter now (every
+            // queued signal claimed before has run; a thread that takes
+            // the claims away waits for `claiming`).
+            __atomic_store_n(&f->word->value, value, __ATOMIC_RELEASE);
+            end_plain_claim(f);
+        } else {
+            raise_counter(f->word, value);
+        }
         __atomic_add_fetch(f->wake, 1, __ATOMIC_SEQ_CST);
         futex(f->wake, f->futex_private ? FUTEX_WAKE_PRIVATE : FUTEX_WAKE, INT_MAX, nullptr);
         return EVX_SUCCESS;

@@ -79,51 +79,64 @@ struct HandleFields {
     uint64_t nonce;
 };
 
-// The fences this process made and has not destroyed yet: their names are
-// unlinked at exit, as the driver's objects go with the process, and a
-// handle of one of them is refused here (opened in its own process). The
-// pid tells a forked child's copy of the list from its parent's. A plain
-// array: nothing to destroy.
-struct Made {
+// The fences this process made or opened and has not destroyed yet: the
+// names of those it made are unlinked at exit, as the driver's objects go
+// with the process, and a handle this process exported is refused here
+// (opened in its own process): one of a fence it made, whoever exported
+// it, or one it exported from a fence it opened (re-exported: its pid and
+// descriptor in the handle). The pid tells a forked child's copy of the
+// list from its parent's. A plain array: nothing to destroy.
+struct Held {
     uint64_t nonce;
     pid_t pid;
+    int fd;
+    bool made;
     bool named;
     char name[sizeof Fence::name];
 };
-std::mutex g_made_mu;
-Made *g_made = nullptr;
-size_t g_made_n = 0, g_made_cap = 0;
+std::mutex g_held_mu;
+Held *g_held = nullptr;
+size_t g_held_n = 0, g_held_cap = 0;
 
 void remember(const Fence *f) {
-    std::lock_guard<std::mutex> lk(g_made_mu);
-    if (g_made_n == g_made_cap) {
-        const size_t cap = g_made_cap ? g_made_cap * 2 : 16;
-        void *p = std::realloc(g_made, cap * sizeof *g_made);
+    std::lock_guard<std::mutex> lk(g_held_mu);
+    if (g_held_n == g_held_cap) {
+        const size_t cap = g_held_cap ? g_held_cap * 2 : 16;
+        void *p = std::realloc(g_held, cap * sizeof *g_held);
         if (!p) return;  // only the unlink at exit and the same-process check are lost
-        g_made = static_cast<Made *>(p);
-        g_made_cap = cap;
+        g_held = static_cast<Held *>(p);
+        g_held_cap = cap;
     }
-    Made &m = g_made[g_made_n++];
+    Held &m = g_held[g_held_n++];
     m.nonce = f->nonce;
     m.pid = getpid();
+    m.fd = f->fd;
+    m.made = !f->opened;
     m.named = f->named;
     std::memcpy(m.name, f->name, sizeof m.name);
 }
 
 void forget(const Fence *f) {
-    std::lock_guard<std::mutex> lk(g_made_mu);
-    for (size_t i = 0; i < g_made_n; ++i)
-        if (g_made[i].nonce == f->nonce) {
-            g_made[i] = g_made[--g_made_n];
+    const pid_t self = getpid();
+    std::lock_guard<std::mutex> lk(g_held_mu);
+    for (size_t i = 0; i < g_held_n; ++i)
+        if (g_held[i].nonce == f->nonce && g_held[i].fd == f->fd && g_held[i].pid == self) {
+            g_held[i] = g_held[--g_held_n];
             return;
         }
 }
 
-bool made_here(uint64_t nonce) {
+// Whether this process exported the handle: it made the fence, or it holds
+// the fence open through the very descriptor the handle names, as the
+// process the handle names.
+bool exported_here(uint64_t nonce, int32_t pid, int32_t fd) {
     const pid_t self = getpid();
-    std::lock_guard<std::mutex> lk(g_made_mu);
-    for (size_t i = 0; i < g_made_n; ++i)
-        if (g_made[i].nonce == nonce && g_made[i].pid == self) return true;
+    std::lock_guard<std::mutex> lk(g_held_mu);
+    for (size_t i = 0; i < g_held_n; ++i) {
+        const Held &m = g_held[i];
+        if (m.pid != self || m.nonce != nonce) continue;
+        if (m.made || (pid == static_cast<int32_t>(self) && m.fd == fd)) return true;
+    }
     return false;
 }
 
@@ -132,10 +145,11 @@ bool made_here(uint64_t nonce) {
 void unlink_names_at_exit() __attribute__((destructor));
 void unlink_names_at_exit() {
     const pid_t self = getpid();
-    std::lock_guard<std::mutex> lk(g_made_mu);
-    for (size_t i = 0; i < g_made_n; ++i)
-        if (g_made[i].named && g_made[i].pid == self) shm_unlink(g_made[i].name);
-    g_made_n = 0;
+    std::lock_guard<std::mutex> lk(g_held_mu);
+    for (size_t i = 0; i < g_held_n; ++i)
+        if (g_held[i].made && g_held[i].named && g_held[i].pid == self)
+            shm_unlink(g_held[i].name);
+    g_held_n = 0;
 }
 
 uint64_t new_nonce() {
@@ -338,7 +352,11 @@ evx_status_t fence_ipc_create(const char *fn, Fence *f, uint64_t initial) {
 evx_status_t fence_ipc_open(const char *fn, Fence *f, const unsigned char *handle, size_t size) {
     static_assert(EVX_IPC_FENCE_HANDLE_SIZE == 64, "handle layout");
     (void)size;
-    if (std::memcmp(handle, kMagic, sizeof kMagic) == 0) return open_v1(fn, f, handle);
+    if (std::memcmp(handle, kMagic, sizeof kMagic) == 0) {
+        const evx_status_t st = open_v1(fn, f, handle);
+        if (!st) remember(f);
+        return st;
+    }
     if (std::memcmp(handle, kHandleMagic, sizeof kHandleMagic) != 0)
         return fail(EVX_ERROR_INVALID_VALUE,
                     "%s: the handle is not one that evx_fence_get_ipc_handle() made", fn);
@@ -359,11 +377,12 @@ evx_status_t fence_ipc_open(const char *fn, Fence *f, const unsigned char *handl
         h.nonce == 0)
         return fail(EVX_ERROR_INVALID_VALUE,
                     "%s: the handle is not one that evx_fence_get_ipc_handle() made", fn);
-    if (made_here(h.nonce))
+    if (exported_here(h.nonce, h.pid, h.fd))
         return fail(EVX_ERROR_INVALID_CONTEXT,
-                    "%s: the handle was exported by this same process: use the fence itself "
-                    "(as the driver, evx opens an IPC handle only in another process)",
-                    fn);
+                    "%s: the handle was exported by this same process (pid %d): use the "
+                    "fence itself (as the driver, evx opens an IPC handle only in another "
+                    "process)",
+                    fn, static_cast<int>(getpid()));
     f->nonce = h.nonce;
     f->maker_pid = h.maker;
     f->named = h.flags & kNamed;
@@ -402,8 +421,12 @@ evx_status_t fence_ipc_open(const char *fn, Fence *f, const unsigned char *handl
                       fn, static_cast<int>(h.fd), static_cast<int>(h.pid), f->name);
     }
     if (!st) st = register_page(fn, f);
-    if (st) undo(f, false);
-    return st;
+    if (st) {
+        undo(f, false);
+        return st;
+    }
+    remember(f);
+    return 0;
 }
 
 void fence_ipc_handle(const Fence *f, unsigned char *out, size_t size) {
@@ -419,10 +442,8 @@ void fence_ipc_handle(const Fence *f, unsigned char *out, size_t size) {
 }
 
 CUresult fence_ipc_release(Fence *f) {
-    if (!f->opened) {
-        if (f->named) shm_unlink(f->name);
-        forget(f);
-    }
+    if (!f->opened && f->named) shm_unlink(f->name);
+    forget(f);
     close(f->fd);  // the handle's /proc path opens no more
     f->fd = -1;
     if (f->used.load(std::memory_order_acquire)) return CUDA_SUCCESS;  // the GPU may reach it

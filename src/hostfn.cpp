@@ -32,7 +32,7 @@ std::atomic<uint32_t> g_graph_failures{0};
 
 namespace {
 
-constexpr size_t kNameSize = 128;     // the longest name is 127 bytes
+constexpr size_t kNameSize = EVX_HOST_FUNC_NAME_SIZE;
 constexpr size_t kMaxFailures = 4096;  // unreported, in the process
 
 constexpr SizedType kOptionsType{"evx_host_func_options_t", "options",

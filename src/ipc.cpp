@@ -18,6 +18,7 @@
 #include "driver.hpp"
 #include "error.hpp"
 #include "event_state.hpp"
+#include "event_wrap.hpp"
 #include "evx/event.h"
 #include "evx/ipc.h"
 #include "handle.hpp"
@@ -45,6 +46,10 @@ EVX_API evx_status_t evx_event_get_ipc_handle(evx_event_t event, evx_ipc_event_h
     if (!out) return fail(EVX_ERROR_INVALID_VALUE, "%s: out (the out-pointer) is NULL", fn);
     return with_live(fn, event, kEvent, "event", [event, out](Slot &s) -> evx_status_t {
         Event &e = s.event;
+        if (e.borrowed)
+            return borrowed_refused(fn, event,
+                                    "evx exports only events it made; export it where it was "
+                                    "made (cuIpcGetEventHandle)");
         if (!(e.flags & EVX_EVENT_INTERPROCESS))
             return fail(EVX_ERROR_INVALID_HANDLE,
                         "%s: event 0x%" PRIx64 " was created without EVX_EVENT_INTERPROCESS "

@@ -2,8 +2,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The end of a borrow with a release callback (evx/lifetime.h), for
-// evx_stream_destroy(): below the stream module, which calls it; the
-// public wrap call that starts such a borrow is lifetime.cpp's.
+// evx_stream_destroy() and evx_event_destroy(): below the modules that call
+// it; the public wrap calls that start such a borrow are lifetime.cpp's and
+// event_wrap.cpp's.
 #ifndef EVX_SRC_LIFETIME_HPP
 #define EVX_SRC_LIFETIME_HPP
 
@@ -17,12 +18,16 @@ namespace evx {
 // evx_stream_destroy() of a borrow with a release callback: waits until no
 // racing call holds the stream, frees it, then calls the callback.
 // The handle is already unpublished.
-inline evx_status_t end_borrow(ThreadRecord *r, const void *h, const Stream *s) {
-    void (*const release)(void *) = s->release;
-    void *const user = s->release_user;
+// Events borrowed with a release callback end the same way (event_wrap.cpp).
+inline evx_status_t end_borrow(ThreadRecord *r, const void *h, void (*release)(void *),
+                               void *user) {
     retire_waiting(r, h);  // borrowed: frees no driver object, cannot fail
     release(user);
     return EVX_SUCCESS;
+}
+
+inline evx_status_t end_borrow(ThreadRecord *r, const void *h, const Stream *s) {
+    return end_borrow(r, h, s->release, s->release_user);
 }
 
 }  // namespace evx

@@ -371,8 +371,10 @@ EVX_API evx_status_t evx_event_pool_release(evx_event_pool_t pool, evx_event_t e
                         "%s: event 0x%" PRIx64 " did not come from pool 0x%" PRIx64
                         " (%s); it stays live",
                         fn, handle_value(event), handle_value(pool),
-                        from ? "it came from another pool"
-                             : "it was made by evx_device_create_event");
+                        from                 ? "it came from another pool"
+                        : se->event.borrowed ? "it is borrowed (evx_event_wrap_external), and "
+                                               "a pool never takes a borrowed event"
+                                             : "it was made by evx_device_create_event");
     }
     return destroy_handle(event, kEvent, fn, "event");
 }

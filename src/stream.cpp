@@ -132,9 +132,9 @@ evx_status_t native_stream_device(const char *fn, CUstream cs, bool capturing, i
 // (cuCtxCreate's, a green context's) would mean another stream.
 evx_status_t current_device(const char *fn, const void *native_stream, bool dflt, int *device) {
     CUcontext cur = nullptr;
-    CUresult res = cu().cuCtxGetCurrent(&cur);
-    if (res != CUDA_SUCCESS)
-        return driver_failed(res, fn, "cuCtxGetCurrent", "EVX_DEVICE_CURRENT");
+    int ordinal = -1;
+    const evx_status_t cst = current_context(fn, &cur, &ordinal);
+    if (cst) return cst;
     if (!cur) {
         if (dflt)
             return fail(EVX_ERROR_INVALID_VALUE,
@@ -148,22 +148,6 @@ evx_status_t current_device(const char *fn, const void *native_stream, bool dflt
                     "thread: pass the device ordinal or EVX_DEVICE_FROM_STREAM",
                     fn);
     }
-    if (!cu().cuCtxGetDevice)
-        return fail(EVX_ERROR_NOT_SUPPORTED,
-                    "%s: the driver has no cuCtxGetDevice, so the device of the current context "
-                    "(EVX_DEVICE_CURRENT) cannot be read",
-                    fn);
-    CUdevice dev = 0;
-    res = cu().cuCtxGetDevice(&dev);
-    if (res != CUDA_SUCCESS)
-        return driver_failed(res, fn, "cuCtxGetDevice", "the current context %p (EVX_DEVICE_CURRENT)",
-                             static_cast<void *>(cur));
-    const int ordinal = device_ordinal(dev);
-    if (ordinal < 0)
-        return fail(EVX_ERROR_INVALID_VALUE,
-                    "%s: the current context %p is of driver device %d, which is not among the "
-                    "%d devices the driver listed",
-                    fn, static_cast<void *>(cur), static_cast<int>(dev), g_driver.device_count);
     if (dflt) {
         CUcontext primary = nullptr;
         evx_status_t st = primary_context(fn, ordinal, &primary);

@@ -5,6 +5,7 @@
 // from the reuse cache and go back to it. A timeline has its own mutex: its
 // marks grow its list of events.
 #include <cinttypes>
+#include <ctime>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -52,6 +53,8 @@ struct Timeline {
     std::vector<uint8_t> in_graph;
     std::vector<CUevent> retired;
     std::vector<MarkInfo> info;   // one per event: label, kind, stream
+    // The anchors among the marks since the last reset, in mark order.
+    std::vector<evx_timeline_anchor_info_t> anchors;
     HostMark last_hf;             // the failures the last mark covers
 
     // Its marks are made under its mutex (mark_on_stream()).
@@ -62,6 +65,16 @@ constexpr SizedType kMarkInfoType{"evx_timeline_mark_info_t", "info",
                                   offsetof(evx_timeline_mark_info_t, label) +
                                       EVX_MARK_LABEL_SIZE};
 static_assert(kMarkInfoType.first_size == 88, "timing.h publishes 88 bytes of mark info");
+constexpr SizedType kAnchorType{"evx_timeline_anchor_info_t", "anchor",
+                                offsetof(evx_timeline_anchor_info_t, realtime_ns) + sizeof(uint64_t),
+                                false};
+static_assert(kAnchorType.first_size == 32, "timing.h publishes 32 bytes of anchor");
+
+uint64_t clock_ns(clockid_t clock) {
+    timespec ts{};
+    clock_gettime(clock, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
 
 evx_status_t timeline_free(ThreadRecord *r, void *obj) {
     Timeline *t = static_cast<Timeline *>(obj);
@@ -143,6 +156,12 @@ evx_status_t timeline_mark(const char *fn, evx_timeline_t timeline, evx_stream_t
         bool capturing = false;
         evx_status_t st = mark_capturing(fn, &s, stream, &capturing);
         if (st) return st;
+        // An anchor is waited for at once, which a graph node cannot be.
+        if (capturing && kind == EVX_MARK_ANCHOR)
+            return fail(EVX_ERROR_ILLEGAL_STATE,
+                        "%s: stream 0x%" PRIx64 " is being captured; an anchor needs a "
+                        "stream that runs its work now",
+                        fn, handle_value(stream));
         const bool fresh = t.count == t.events.size();
         if (fresh || capturing || t.in_graph[t.count]) {
             try {
@@ -215,6 +234,10 @@ EVX_API evx_status_t evx_timeline_mark_labeled(evx_timeline_t timeline, evx_stre
     if (n >= EVX_MARK_LABEL_SIZE)
         return fail(EVX_ERROR_INVALID_VALUE, "%s: label \"%.32s...\" is %zu bytes long; at most %d",
                     fn, label, n, EVX_MARK_LABEL_SIZE - 1);
+    if (kind == EVX_MARK_ANCHOR)
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: kind 3 is EVX_MARK_ANCHOR, which only evx_timeline_anchor() makes",
+                    fn);
     if (kind > EVX_MARK_END)
         return fail(EVX_ERROR_INVALID_VALUE,
                     "%s: kind %u is not a mark kind (EVX_MARK_POINT 0, EVX_MARK_BEGIN 1, "
@@ -350,8 +373,70 @@ EVX_API evx_status_t evx_timeline_reset(evx_timeline_t timeline) {
         Timeline *t = static_cast<Timeline *>(slot.obj);
         std::lock_guard<std::mutex> lock(t->mu);
         t->count = 0;
+        t->anchors.clear();
         t->last_hf.clear();
         return EVX_SUCCESS;
+    });
+}
+
+
+EVX_API evx_status_t evx_timeline_anchor(evx_timeline_t timeline, evx_stream_t stream,
+                                         evx_timeline_anchor_info_t *anchor) {
+    static const char fn[] = "evx_timeline_anchor";
+    uint32_t size = 0;
+    evx_status_t st = anchor ? sized_check(fn, kAnchorType, anchor, &size) : EVX_SUCCESS;
+    if (st) return st;
+    evx_timeline_anchor_info_t a;
+    std::memset(&a, 0, sizeof a);
+    a.struct_size = size;
+    a.realtime_ns = clock_ns(CLOCK_REALTIME);
+    a.monotonic_before_ns = clock_ns(CLOCK_MONOTONIC);
+    st = timeline_mark(fn, timeline, stream, "anchor", EVX_MARK_ANCHOR, &a.index);
+    if (st) return st;
+    st = evx_timeline_synchronize(timeline);
+    if (st) return st;
+    a.monotonic_after_ns = clock_ns(CLOCK_MONOTONIC);
+    st = with_live(fn, timeline, kTimeline, "timeline", [&](Slot &slot) -> evx_status_t {
+        Timeline *t = static_cast<Timeline *>(slot.obj);
+        std::lock_guard<std::mutex> lock(t->mu);
+        // A reset by another thread since the mark leaves nothing to anchor.
+        if (a.index >= t->count || t->info[a.index].kind != EVX_MARK_ANCHOR)
+            return fail(EVX_ERROR_ILLEGAL_STATE,
+                        "%s: timeline 0x%" PRIx64 " was reset while mark %u was waited for",
+                        fn, handle_value(timeline), a.index);
+        try {
+            t->anchors.push_back(a);
+        } catch (const std::bad_alloc &) {
+            return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+        }
+        return EVX_SUCCESS;
+    });
+    if (st) return st;
+    if (anchor) sized_out(anchor, size, a);
+    return EVX_SUCCESS;
+}
+
+EVX_API evx_status_t evx_timeline_get_anchor(evx_timeline_t timeline, uint32_t index,
+                                             evx_timeline_anchor_info_t *anchor) {
+    static const char fn[] = "evx_timeline_get_anchor";
+    if (!anchor) return fail(EVX_ERROR_INVALID_VALUE, "%s: anchor is NULL", fn);
+    uint32_t size;
+    evx_status_t st = sized_check(fn, kAnchorType, anchor, &size);
+    if (st) return st;
+    return with_live(fn, timeline, kTimeline, "timeline", [&](Slot &slot) -> evx_status_t {
+        Timeline *t = static_cast<Timeline *>(slot.obj);
+        std::lock_guard<std::mutex> lock(t->mu);
+        for (const evx_timeline_anchor_info_t &a : t->anchors)
+            if (a.index == index) {
+                evx_timeline_anchor_info_t out = a;
+                out.struct_size = size;
+                sized_out(anchor, size, out);
+                return EVX_SUCCESS;
+            }
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: mark %u of timeline 0x%" PRIx64 " is not an anchor "
+                    "(evx_timeline_anchor() makes them)",
+                    fn, index, handle_value(timeline));
     });
 }
 

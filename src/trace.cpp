@@ -90,7 +90,33 @@ void write_names(std::string *out, const char *title, const std::vector<evx_stre
                       t + 1, static_cast<uint64_t>(reinterpret_cast<uintptr_t>(streams[t])));
         *out += buf;
     }
-    *out += "\n]}\n";
+    *out += "\n]";
+}
+
+// The anchors (evx_timeline_anchor()), as the top-level "evx" object, and
+// the end of the trace.
+evx_status_t write_anchors(evx_timeline_t timeline,
+                           const std::vector<evx_timeline_mark_info_t> &m, std::string *out) {
+    bool first = true;
+    char buf[256];
+    for (const evx_timeline_mark_info_t &k : m) {
+        if (k.kind != EVX_MARK_ANCHOR) continue;
+        evx_timeline_anchor_info_t a;
+        a.struct_size = sizeof a;
+        const evx_status_t st = evx_timeline_get_anchor(timeline, k.index, &a);
+        if (st) return st;
+        *out += first ? ",\n\"evx\":{\"clock\":\"CLOCK_MONOTONIC\",\"anchors\":[" : ",";
+        first = false;
+        std::snprintf(buf, sizeof buf,
+                      "\n{\"index\":%u,\"ts\":%.3f,\"monotonic_before_ns\":%" PRIu64
+                      ",\"monotonic_after_ns\":%" PRIu64 ",\"realtime_ns\":%" PRIu64 "}",
+                      a.index, static_cast<double>(k.ms) * 1000.0, a.monotonic_before_ns,
+                      a.monotonic_after_ns, a.realtime_ns);
+        *out += buf;
+    }
+    if (!first) *out += "]}";
+    *out += "}\n";
+    return 0;
 }
 
 evx_status_t build(const char *fn, evx_timeline_t timeline, const char *title,
@@ -124,6 +150,9 @@ evx_status_t build(const char *fn, evx_timeline_t timeline, const char *title,
             name = m[stack.back()].label;
             stack.pop_back();
             event_head(out, "E", name, ts, tid);
+        } else if (k.kind == EVX_MARK_ANCHOR) {
+            event_head(out, "i", name, ts, tid);
+            *out += ",\"s\":\"t\"";
         } else {
             if (!name[0]) {
                 std::snprintf(fallback, sizeof fallback, "interval %u", i);
@@ -153,7 +182,7 @@ evx_status_t build(const char *fn, evx_timeline_t timeline, const char *title,
                         static_cast<uint64_t>(reinterpret_cast<uintptr_t>(m[i].stream)));
         }
     write_names(out, title, streams);
-    return 0;
+    return write_anchors(timeline, m, out);
 }
 
 }  // namespace

@@ -34,10 +34,12 @@ EVX_LAYOUT_SAME_TYPE(evx_event_elapsed_time, evx_status_t (*)(float *, evx_event
 EVX_LAYOUT_SAME_TYPE(evx_event_get_device, evx_status_t (*)(evx_event_t, int *));
 EVX_LAYOUT_SAME_TYPE(evx_event_get_flags, evx_status_t (*)(evx_event_t, unsigned int *));
 EVX_LAYOUT_SAME_TYPE(evx_event_get_native, evx_status_t (*)(evx_event_t, void **));
+EVX_LAYOUT_SAME_TYPE(evx_event_is_owned, evx_status_t (*)(evx_event_t, int *));
 EVX_LAYOUT_SAME_TYPE(evx_event_query, evx_status_t (*)(evx_event_t));
 EVX_LAYOUT_SAME_TYPE(evx_event_record, evx_status_t (*)(evx_event_t, evx_stream_t));
 EVX_LAYOUT_SAME_TYPE(evx_event_record_with_flags, evx_status_t (*)(evx_event_t, evx_stream_t, unsigned int));
 EVX_LAYOUT_SAME_TYPE(evx_event_synchronize, evx_status_t (*)(evx_event_t));
+EVX_LAYOUT_SAME_TYPE(evx_event_wrap_external, evx_status_t (*)(int, void *, evx_event_t *));
 EVX_LAYOUT_SAME_TYPE(evx_device_create_fence, evx_status_t (*)(int, uint64_t, unsigned int, evx_fence_t *));
 EVX_LAYOUT_SAME_TYPE(evx_device_open_ipc_fence, evx_status_t (*)(int, const evx_ipc_fence_handle_t *, evx_fence_t *));
 EVX_LAYOUT_SAME_TYPE(evx_fence_destroy, evx_status_t (*)(evx_fence_t));
@@ -51,6 +53,7 @@ EVX_LAYOUT_SAME_TYPE(evx_notifier_watch_fence_callback, evx_status_t (*)(evx_not
 EVX_LAYOUT_SAME_TYPE(evx_stream_wait_fence, evx_status_t (*)(evx_stream_t, evx_fence_t, uint64_t));
 EVX_LAYOUT_SAME_TYPE(evx_device_open_ipc_event, evx_status_t (*)(int, const evx_ipc_event_handle_t *, evx_event_t *));
 EVX_LAYOUT_SAME_TYPE(evx_event_get_ipc_handle, evx_status_t (*)(evx_event_t, evx_ipc_event_handle_t *));
+EVX_LAYOUT_SAME_TYPE(evx_event_wrap_external_with_release, evx_status_t (*)(int, void *, evx_release_fn_t, void *, evx_event_t *));
 EVX_LAYOUT_SAME_TYPE(evx_stream_wrap_external_with_release, evx_status_t (*)(int, void *, evx_release_fn_t, void *, evx_stream_t *));
 EVX_LAYOUT_SAME_TYPE(evx_notifier_create, evx_status_t (*)(const evx_notifier_options_t *, evx_notifier_t *));
 EVX_LAYOUT_SAME_TYPE(evx_notifier_destroy, evx_status_t (*)(evx_notifier_t));
@@ -89,8 +92,10 @@ EVX_LAYOUT_SAME_TYPE(evx_stream_wait_event, evx_status_t (*)(evx_stream_t, evx_e
 EVX_LAYOUT_SAME_TYPE(evx_stream_wrap_external, evx_status_t (*)(int, void *, evx_stream_t *));
 EVX_LAYOUT_SAME_TYPE(evx_device_create_timeline, evx_status_t (*)(int, uint32_t, evx_timeline_t *));
 EVX_LAYOUT_SAME_TYPE(evx_device_create_timer, evx_status_t (*)(int, evx_timer_t *));
+EVX_LAYOUT_SAME_TYPE(evx_timeline_anchor, evx_status_t (*)(evx_timeline_t, evx_stream_t, evx_timeline_anchor_info_t *));
 EVX_LAYOUT_SAME_TYPE(evx_timeline_count, evx_status_t (*)(evx_timeline_t, uint32_t *));
 EVX_LAYOUT_SAME_TYPE(evx_timeline_destroy, evx_status_t (*)(evx_timeline_t));
+EVX_LAYOUT_SAME_TYPE(evx_timeline_get_anchor, evx_status_t (*)(evx_timeline_t, uint32_t, evx_timeline_anchor_info_t *));
 EVX_LAYOUT_SAME_TYPE(evx_timeline_get_mark, evx_status_t (*)(evx_timeline_t, uint32_t, evx_timeline_mark_info_t *));
 EVX_LAYOUT_SAME_TYPE(evx_timeline_intervals, evx_status_t (*)(evx_timeline_t, float *, uint32_t, uint32_t *));
 EVX_LAYOUT_SAME_TYPE(evx_timeline_mark, evx_status_t (*)(evx_timeline_t, evx_stream_t, uint32_t *));
@@ -112,13 +117,12 @@ int main(void)
     printf("const EVX_VERSION_MINOR %lld\n", (long long)(EVX_VERSION_MINOR));
     printf("const EVX_VERSION_NUMBER %lld\n", (long long)(EVX_VERSION_NUMBER));
     printf("const EVX_VERSION_PATCH %lld\n", (long long)(EVX_VERSION_PATCH));
-    printf("const EVX_FENCE_DEFAULT %lld\n", (long long)(EVX_FENCE_DEFAULT));
-    printf("const EVX_FENCE_INTERPROCESS %lld\n", (long long)(EVX_FENCE_INTERPROCESS));
     printf("const EVX_FENCE_MAX_VALUE %lld\n", (long long)(EVX_FENCE_MAX_VALUE));
     printf("const EVX_IPC_FENCE_HANDLE_SIZE %lld\n", (long long)(EVX_IPC_FENCE_HANDLE_SIZE));
     printf("const EVX_IPC_HANDLE_SIZE %lld\n", (long long)(EVX_IPC_HANDLE_SIZE));
     printf("const EVX_NOTIFIER_DEFAULT_STREAMS %lld\n", (long long)(EVX_NOTIFIER_DEFAULT_STREAMS));
     printf("const EVX_NOTIFIER_MAX_STREAMS %lld\n", (long long)(EVX_NOTIFIER_MAX_STREAMS));
+    printf("const EVX_HOST_FUNC_NAME_SIZE %lld\n", (long long)(EVX_HOST_FUNC_NAME_SIZE));
     printf("const EVX_STREAM_LEGACY %llu\n", U((uintptr_t)(EVX_STREAM_LEGACY)));
     printf("const EVX_STREAM_PER_THREAD %llu\n", U((uintptr_t)(EVX_STREAM_PER_THREAD)));
     printf("const EVX_MARK_LABEL_SIZE %lld\n", (long long)(EVX_MARK_LABEL_SIZE));
@@ -141,6 +145,10 @@ int main(void)
     printf("enum EVX_EVENT_RECORD_DEFAULT %lld\n", (long long)(EVX_EVENT_RECORD_DEFAULT));
     printf("enum EVX_EVENT_RECORD_EXTERNAL %lld\n", (long long)(EVX_EVENT_RECORD_EXTERNAL));
     printf("enum EVX_EVENT_RECORD_FLAGS_FORCE_32BIT %lld\n", (long long)(EVX_EVENT_RECORD_FLAGS_FORCE_32BIT));
+    printf("enumsize evx_fence_flags %llu\n", U(sizeof(enum evx_fence_flags)));
+    printf("enum EVX_FENCE_DEFAULT %lld\n", (long long)(EVX_FENCE_DEFAULT));
+    printf("enum EVX_FENCE_INTERPROCESS %lld\n", (long long)(EVX_FENCE_INTERPROCESS));
+    printf("enum EVX_FENCE_FLAGS_FORCE_32BIT %lld\n", (long long)(EVX_FENCE_FLAGS_FORCE_32BIT));
     printf("enumsize evx_notifier_flags %llu\n", U(sizeof(enum evx_notifier_flags)));
     printf("enum EVX_NOTIFIER_DEFAULT %lld\n", (long long)(EVX_NOTIFIER_DEFAULT));
     printf("enum EVX_NOTIFIER_FLAGS_FORCE_32BIT %lld\n", (long long)(EVX_NOTIFIER_FLAGS_FORCE_32BIT));
@@ -263,6 +271,7 @@ int main(void)
     printf("enum EVX_MARK_POINT %lld\n", (long long)(EVX_MARK_POINT));
     printf("enum EVX_MARK_BEGIN %lld\n", (long long)(EVX_MARK_BEGIN));
     printf("enum EVX_MARK_END %lld\n", (long long)(EVX_MARK_END));
+    printf("enum EVX_MARK_ANCHOR %lld\n", (long long)(EVX_MARK_ANCHOR));
     printf("enum EVX_MARK_KIND_FORCE_32BIT %lld\n", (long long)(EVX_MARK_KIND_FORCE_32BIT));
     printf("typedef evx_capture_status_t %llu %llu\n", U(sizeof(evx_capture_status_t)), U(EVX_LAYOUT_ALIGNOF(evx_capture_status_t)));
     printf("typedef evx_event_pool_t %llu %llu\n", U(sizeof(evx_event_pool_t)), U(EVX_LAYOUT_ALIGNOF(evx_event_pool_t)));
@@ -284,6 +293,7 @@ int main(void)
     printf("typedef evx_host_fn_status_t %llu %llu\n", U(sizeof(evx_host_fn_status_t)), U(EVX_LAYOUT_ALIGNOF(evx_host_fn_status_t)));
     printf("typedef evx_host_fn_t %llu %llu\n", U(sizeof(evx_host_fn_t)), U(EVX_LAYOUT_ALIGNOF(evx_host_fn_t)));
     printf("typedef evx_host_func_options_t %llu %llu\n", U(sizeof(evx_host_func_options_t)), U(EVX_LAYOUT_ALIGNOF(evx_host_func_options_t)));
+    printf("typedef evx_timeline_anchor_info_t %llu %llu\n", U(sizeof(evx_timeline_anchor_info_t)), U(EVX_LAYOUT_ALIGNOF(evx_timeline_anchor_info_t)));
     printf("typedef evx_timeline_mark_info_t %llu %llu\n", U(sizeof(evx_timeline_mark_info_t)), U(EVX_LAYOUT_ALIGNOF(evx_timeline_mark_info_t)));
     printf("struct evx_ipc_fence_handle %llu %llu\n", U(sizeof(struct evx_ipc_fence_handle)), U(EVX_LAYOUT_ALIGNOF(struct evx_ipc_fence_handle)));
     printf("field evx_ipc_fence_handle.reserved %llu %llu\n", U(offsetof(struct evx_ipc_fence_handle, reserved)), U(sizeof(((struct evx_ipc_fence_handle *)0)->reserved)));
@@ -312,6 +322,12 @@ int main(void)
     printf("field evx_host_func_options.flags %llu %llu\n", U(offsetof(struct evx_host_func_options, flags)), U(sizeof(((struct evx_host_func_options *)0)->flags)));
     printf("field evx_host_func_options.name %llu %llu\n", U(offsetof(struct evx_host_func_options, name)), U(sizeof(((struct evx_host_func_options *)0)->name)));
     printf("field evx_host_func_options.release %llu %llu\n", U(offsetof(struct evx_host_func_options, release)), U(sizeof(((struct evx_host_func_options *)0)->release)));
+    printf("struct evx_timeline_anchor_info %llu %llu\n", U(sizeof(struct evx_timeline_anchor_info)), U(EVX_LAYOUT_ALIGNOF(struct evx_timeline_anchor_info)));
+    printf("field evx_timeline_anchor_info.struct_size %llu %llu\n", U(offsetof(struct evx_timeline_anchor_info, struct_size)), U(sizeof(((struct evx_timeline_anchor_info *)0)->struct_size)));
+    printf("field evx_timeline_anchor_info.index %llu %llu\n", U(offsetof(struct evx_timeline_anchor_info, index)), U(sizeof(((struct evx_timeline_anchor_info *)0)->index)));
+    printf("field evx_timeline_anchor_info.monotonic_before_ns %llu %llu\n", U(offsetof(struct evx_timeline_anchor_info, monotonic_before_ns)), U(sizeof(((struct evx_timeline_anchor_info *)0)->monotonic_before_ns)));
+    printf("field evx_timeline_anchor_info.monotonic_after_ns %llu %llu\n", U(offsetof(struct evx_timeline_anchor_info, monotonic_after_ns)), U(sizeof(((struct evx_timeline_anchor_info *)0)->monotonic_after_ns)));
+    printf("field evx_timeline_anchor_info.realtime_ns %llu %llu\n", U(offsetof(struct evx_timeline_anchor_info, realtime_ns)), U(sizeof(((struct evx_timeline_anchor_info *)0)->realtime_ns)));
     printf("struct evx_timeline_mark_info %llu %llu\n", U(sizeof(struct evx_timeline_mark_info)), U(EVX_LAYOUT_ALIGNOF(struct evx_timeline_mark_info)));
     printf("field evx_timeline_mark_info.struct_size %llu %llu\n", U(offsetof(struct evx_timeline_mark_info, struct_size)), U(sizeof(((struct evx_timeline_mark_info *)0)->struct_size)));
     printf("field evx_timeline_mark_info.kind %llu %llu\n", U(offsetof(struct evx_timeline_mark_info, kind)), U(sizeof(((struct evx_timeline_mark_info *)0)->kind)));
@@ -335,10 +351,12 @@ int main(void)
     printf("func evx_event_get_device 2\n");
     printf("func evx_event_get_flags 2\n");
     printf("func evx_event_get_native 2\n");
+    printf("func evx_event_is_owned 2\n");
     printf("func evx_event_query 1\n");
     printf("func evx_event_record 2\n");
     printf("func evx_event_record_with_flags 3\n");
     printf("func evx_event_synchronize 1\n");
+    printf("func evx_event_wrap_external 3\n");
     printf("func evx_device_create_fence 4\n");
     printf("func evx_device_open_ipc_fence 3\n");
     printf("func evx_fence_destroy 1\n");
@@ -352,6 +370,7 @@ int main(void)
     printf("func evx_stream_wait_fence 3\n");
     printf("func evx_device_open_ipc_event 3\n");
     printf("func evx_event_get_ipc_handle 2\n");
+    printf("func evx_event_wrap_external_with_release 5\n");
     printf("func evx_stream_wrap_external_with_release 5\n");
     printf("func evx_notifier_create 2\n");
     printf("func evx_notifier_destroy 1\n");
@@ -390,8 +409,10 @@ int main(void)
     printf("func evx_stream_wrap_external 3\n");
     printf("func evx_device_create_timeline 3\n");
     printf("func evx_device_create_timer 2\n");
+    printf("func evx_timeline_anchor 3\n");
     printf("func evx_timeline_count 2\n");
     printf("func evx_timeline_destroy 1\n");
+    printf("func evx_timeline_get_anchor 3\n");
     printf("func evx_timeline_get_mark 3\n");
     printf("func evx_timeline_intervals 4\n");
     printf("func evx_timeline_mark 3\n");

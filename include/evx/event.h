@@ -31,6 +31,13 @@ EVX_BEGIN_DECLS
  * wrong-kind handle gets ::EVX_ERROR_INVALID_HANDLE and a message, and a
  * handle value is not handed out again soon after it is destroyed.
  *
+ * An event handle either owns its driver event (evx_device_create_event(),
+ * an event pool, evx_device_open_ipc_event(): evx_event_destroy() gives the
+ * driver event back to evx) or borrows it (evx_event_wrap_external():
+ * evx_event_destroy() ends the handle and never touches the driver event,
+ * which its maker must keep alive while the handle is used).
+ * evx_event_is_owned() tells which.
+ *
  * All calls are thread-safe. Record, query, synchronize, elapsed time and
  * stream waits take no global lock. Destroying an event while another
  * thread uses it is safe: the other call either completes on the event or
@@ -89,6 +96,64 @@ EVX_API evx_status_t evx_device_create_event(int device, unsigned flags,
                                              evx_event_t *event);
 
 /**
+ * @brief Borrows an event made elsewhere: PyTorch, CuPy, cuda.core,
+ * `cudaEventCreateWithFlags`, `cuEventCreate`.
+ *
+ * evx never destroys a borrowed event, never keeps its driver event for
+ * reuse and never puts it in a pool. The caller keeps it alive for as long
+ * as the evx handle is used (or see evx_event_wrap_external_with_release()).
+ * evx cannot check a foreign pointer: a @p native_event that is not a live
+ * `CUevent` (or `cudaEvent_t`) is undefined behaviour, as in CUDA.
+ *
+ * The driver has no call that tells the context or the flags of a
+ * `CUevent`, so the borrow carries its context, and evx learns the flags
+ * from the driver's answers. A borrowed event is recorded on streams of
+ * its context only: another context's stream is refused before the driver
+ * (evx moves its own events between contexts, docs/engines.md, but never a
+ * borrowed one). Its query, synchronize and elapsed time always ask the
+ * driver (evx cannot know whether its maker recorded it); when the driver
+ * refuses an elapsed time, the message says that a borrowed event may have
+ * been made with `CU_EVENT_DISABLE_TIMING` or not recorded. Everything else
+ * works as with an event of evx's own: records with flags and under stream
+ * capture, stream waits, elapsed time against events of the same context,
+ * notifier watches (evx/notify.h). evx_event_get_flags() refuses a borrowed
+ * event (evx cannot know them), evx_event_get_ipc_handle() too (export it
+ * where it was made), and an event pool never takes one.
+ *
+ * @param device the event's device: a device ordinal, whose primary
+ *        context is then the event's context, or ::EVX_DEVICE_CURRENT: the
+ *        context current on the calling thread is the event's context,
+ *        a primary one or not (cuCtxCreate's).
+ * @param native_event the `CUevent`; not NULL.
+ * @param[out] event receives the borrowed event.
+ * @return ::EVX_SUCCESS;
+ *         ::EVX_ERROR_INVALID_VALUE if @p event or @p native_event is NULL,
+ *         or if ::EVX_DEVICE_CURRENT is given and no context is current;
+ *         ::EVX_ERROR_INVALID_DEVICE if @p device is out of range (or is
+ *         ::EVX_DEVICE_FROM_STREAM: the driver cannot read an event's
+ *         device);
+ *         ::EVX_ERROR_OUT_OF_MEMORY; a driver-loading status; a status
+ *         from the driver.
+ *         On failure `*event` is set to NULL when @p event is not NULL.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_event_wrap_external(int device, void *native_event,
+                                             evx_event_t *event);
+
+/**
+ * @brief Whether evx owns the event's driver event (evx_device_create_event(),
+ * a pool, evx_device_open_ipc_event()) or borrows it
+ * (evx_event_wrap_external(), evx_event_wrap_external_with_release()).
+ * @param event the event.
+ * @param[out] owned receives 1 when evx owns it, 0 when borrowed.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p owned is NULL;
+ *         ::EVX_ERROR_INVALID_HANDLE.
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_event_is_owned(evx_event_t event, int *owned);
+
+/**
  * @brief Destroys an event. Its handle is dead from now on.
  *
  * Work it was recorded on may still be pending: the call does not wait, and
@@ -101,9 +166,14 @@ EVX_API evx_status_t evx_device_create_event(int device, unsigned flags,
  * use), the driver event of an interprocess event or of one recorded in
  * another context is destroyed, and that of any other event is among
  * those evx keeps for reuse, where evx_device_trim() on any thread
- * destroys it. (Its reuse by this thread's creates may wait for up to 31
- * more destroys on this thread: such destroys are collected, to look at
- * other threads' calls once per 32.)
+ * destroys it. (Its reuse by this thread's creates may wait for more
+ * destroys on this thread: such destroys are collected in batches, to look
+ * at other threads' calls once per batch.)
+ *
+ * A borrowed event's driver event (evx_event_wrap_external()) is never
+ * destroyed, kept or pooled: the destroy only ends evx's borrow (and, for
+ * evx_event_wrap_external_with_release(), waits for racing calls, then
+ * calls the release callback).
  *
  * @param event the event.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE if @p event is not a
@@ -198,7 +268,10 @@ EVX_API evx_status_t evx_event_synchronize(evx_event_t event);
  *         event was never recorded, either was created with
  *         ::EVX_EVENT_DISABLE_TIMING, or the two belong to different
  *         devices (the message says which);
- *         ::EVX_ERROR_NOT_READY if either event's work is pending.
+ *         ::EVX_ERROR_NOT_READY if either event's work is pending;
+ *         for a borrowed event (evx_event_wrap_external()), which evx
+ *         cannot know to be recorded or timed, the driver's status (such
+ *         as ::EVX_ERROR_INVALID_HANDLE), the message saying so.
  *
  * Thread-safe; takes no global lock.
  */
@@ -210,7 +283,9 @@ EVX_API evx_status_t evx_event_elapsed_time(float *ms, evx_event_t start,
  * @param event the event.
  * @param[out] flags receives the flags.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p flags is NULL;
- *         ::EVX_ERROR_INVALID_HANDLE.
+ *         ::EVX_ERROR_INVALID_HANDLE; ::EVX_ERROR_NOT_SUPPORTED for a
+ *         borrowed event (evx_event_wrap_external()): the driver has no
+ *         call that tells a `CUevent`'s flags.
  * Thread-safe.
  */
 EVX_API evx_status_t evx_event_get_flags(evx_event_t event, unsigned *flags);
@@ -231,7 +306,8 @@ EVX_API evx_status_t evx_event_get_device(evx_event_t event, int *device);
  *
  * The `CUevent` stays owned by evx: it is valid while the evx event is
  * live, must not be destroyed by the caller, and after evx_event_destroy()
- * may be reused for another evx event.
+ * may be reused for another evx event. For a borrowed event
+ * (evx_event_wrap_external()) it is the `CUevent` borrowed, its maker's.
  *
  * Other code sees the event's own state: if evx reused the driver event
  * (see evx_device_create_event()) and the event has not been recorded

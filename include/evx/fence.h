@@ -65,11 +65,16 @@ EVX_BEGIN_DECLS
  * ::EVX_ERROR_INVALID_HANDLE, never a crash). */
 typedef struct evx_fence_s *evx_fence_t;
 
-/** @brief Flags of evx_device_create_fence(): none. */
-#define EVX_FENCE_DEFAULT 0x0u
-/** @brief The fence may be exported to other processes
- *  (evx_fence_get_ipc_handle()). */
-#define EVX_FENCE_INTERPROCESS 0x1u
+/** @brief Flags of evx_device_create_fence(). */
+enum evx_fence_flags {
+    /** None. */
+    EVX_FENCE_DEFAULT = 0x0,
+    /** The fence may be exported to other processes
+     *  (evx_fence_get_ipc_handle()). */
+    EVX_FENCE_INTERPROCESS = 0x1,
+    /** Not a flag: forces the enum to 32 bits. */
+    EVX_FENCE_FLAGS_FORCE_32BIT = 0x7FFFFFFF
+};
 
 /** @brief The largest value a fence may hold: 2^63 - 1 (the GPU's wait
  *  compares cyclically, so values stay below 2^63). */

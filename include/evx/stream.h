@@ -79,6 +79,11 @@ enum evx_host_func_flags {
     EVX_HOST_FUNC_FLAGS_FORCE_32BIT = 0x7FFFFFFF
 };
 
+/** @brief The size of a host function's name with its terminating NUL, in
+ *  bytes: a name (::evx_host_func_options_t `name`) is at most
+ *  `EVX_HOST_FUNC_NAME_SIZE - 1` bytes long. */
+#define EVX_HOST_FUNC_NAME_SIZE 128
+
 /** @brief Options of evx_stream_launch_host_func_status(). Initialize with
  *  ::EVX_HOST_FUNC_OPTIONS_INIT (or zero it and set `struct_size` to
  *  `sizeof(evx_host_func_options_t)`), then set the fields.
@@ -92,8 +97,8 @@ typedef struct evx_host_func_options {
     uint32_t struct_size;
     /** ::evx_host_func_flags. */
     uint32_t flags;
-    /** The function's name in the message of a failure: at most 127 bytes,
-     *  copied at launch. NULL: the symbol name the dynamic linker gives for
+    /** The function's name in the message of a failure: shorter than
+     *  ::EVX_HOST_FUNC_NAME_SIZE bytes, copied at launch. NULL: the symbol name the dynamic linker gives for
      *  the function's address, else the address. */
     const char *name;
     /** Called once with the function's `user_data` when evx no longer
@@ -324,7 +329,8 @@ EVX_API evx_status_t evx_stream_launch_host_func(evx_stream_t stream,
  * @param options flags and name; NULL for the defaults.
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p fn is NULL, the
  *         options' `struct_size` is below the first published size, a flag
- *         is unknown or the name is longer than 127 bytes;
+ *         is unknown or the name is not shorter than
+ *         ::EVX_HOST_FUNC_NAME_SIZE bytes;
  *         ::EVX_ERROR_INVALID_HANDLE; ::EVX_ERROR_OUT_OF_MEMORY; a status
  *         from the driver (then @p fn never runs).
  *

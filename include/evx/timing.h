@@ -176,6 +176,9 @@ enum evx_mark_kind {
     EVX_MARK_BEGIN = 1,
     /** Closes the innermost open range of its stream. */
     EVX_MARK_END = 2,
+    /** A point tied to the host's clock, made by evx_timeline_anchor()
+     *  only (evx_timeline_mark_labeled() refuses it). */
+    EVX_MARK_ANCHOR = 3,
     /** Not a kind: forces the enum to 32 bits. */
     EVX_MARK_KIND_FORCE_32BIT = 0x7FFFFFFF
 };
@@ -253,6 +256,74 @@ EVX_API evx_status_t evx_timeline_get_mark(evx_timeline_t timeline,
                                            uint32_t index,
                                            evx_timeline_mark_info_t *info);
 
+/** @brief A mark whose time on the host's clocks is known, from
+ *  evx_timeline_anchor() and evx_timeline_get_anchor(). Set `struct_size`
+ *  to `sizeof(evx_timeline_anchor_info_t)` first.
+ *
+ *  The mark's GPU time lies between `monotonic_before_ns` and
+ *  `monotonic_after_ns` (`CLOCK_MONOTONIC`, the clock every process of the
+ *  machine shares): the midpoint maps the timeline's times (milliseconds
+ *  from mark 0) onto the host's clock, to within half the window. evx
+ *  accepts any `struct_size` from the size first published (32 bytes) up. */
+typedef struct evx_timeline_anchor_info {
+    /** `sizeof(evx_timeline_anchor_info_t)` as the caller compiled it. */
+    uint32_t struct_size;
+    /** The anchor's mark index (an ::EVX_MARK_ANCHOR mark, label "anchor"). */
+    uint32_t index;
+    /** `CLOCK_MONOTONIC` in nanoseconds, read just before the mark was
+     *  recorded. */
+    uint64_t monotonic_before_ns;
+    /** `CLOCK_MONOTONIC` in nanoseconds, read once the mark had completed. */
+    uint64_t monotonic_after_ns;
+    /** `CLOCK_REALTIME` in nanoseconds, read with `monotonic_before_ns`
+     *  (wall-clock time, for the reader). */
+    uint64_t realtime_ns;
+} evx_timeline_anchor_info_t;
+
+/**
+ * @brief Records an anchor: a mark (::EVX_MARK_ANCHOR, label "anchor") on a
+ * stream, with the host's clocks read before it is recorded and after it
+ * has completed, so that the timeline's times can be put on the host's
+ * clock and the traces of several processes and devices merged (Python's
+ * `evx.trace.merge`).
+ *
+ * Blocks until the mark completes: give it a stream with no work pending,
+ * or the window (`monotonic_after_ns - monotonic_before_ns`) covers that
+ * work too. The timeline keeps every anchor until evx_timeline_reset();
+ * evx_timeline_write_trace() writes them into the trace.
+ *
+ * @param timeline the timeline.
+ * @param stream a stream of the timeline's device, not being captured.
+ * @param[out] anchor its `struct_size` set; receives the anchor; may be
+ *        NULL.
+ * @return as evx_timeline_mark(); ::EVX_ERROR_INVALID_VALUE if @p anchor's
+ *         `struct_size` is below the first published size (nothing is
+ *         recorded); ::EVX_ERROR_ILLEGAL_STATE if @p stream is being
+ *         captured (nothing is recorded); the status of the wait, as
+ *         evx_timeline_synchronize() (the mark stays, with no anchor).
+ *
+ * Thread-safe; anchor from the thread that makes the marks.
+ */
+EVX_API evx_status_t evx_timeline_anchor(evx_timeline_t timeline,
+                                         evx_stream_t stream,
+                                         evx_timeline_anchor_info_t *anchor);
+
+/**
+ * @brief The anchor of mark @p index, as evx_timeline_anchor() gave it.
+ *
+ * @param timeline the timeline.
+ * @param index the index of a mark made by evx_timeline_anchor().
+ * @param[in,out] anchor its `struct_size` set by the caller; filled.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p anchor is NULL or
+ *         its `struct_size` is below the first published size, or mark
+ *         @p index is not an anchor; ::EVX_ERROR_INVALID_HANDLE.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_timeline_get_anchor(evx_timeline_t timeline,
+                                             uint32_t index,
+                                             evx_timeline_anchor_info_t *anchor);
+
 /**
  * @brief Writes the timeline as a Chrome trace (JSON trace event format),
  * which Perfetto (ui.perfetto.dev) and chrome://tracing open.
@@ -265,8 +336,13 @@ EVX_API evx_status_t evx_timeline_get_mark(evx_timeline_t timeline,
  * - ::EVX_MARK_POINT: an `X` event of interval i (to the next mark), named
  *   by its label (or "interval i"), on its stream's track; the last mark,
  *   and a mark whose next one completed earlier (on another stream), an
- *   instant `i` event.
- * Each event carries the mark's index in `args`.
+ *   instant `i` event;
+ * - ::EVX_MARK_ANCHOR: an instant `i` event named "anchor".
+ * Each event carries the mark's index in `args`. A timeline with anchors
+ * (evx_timeline_anchor()) gets a top-level `"evx"` object after
+ * `traceEvents`: `{"clock":"CLOCK_MONOTONIC","anchors":[...]}`, each anchor
+ * its `index`, `ts` (microseconds from mark 0) and the fields of
+ * ::evx_timeline_anchor_info_t; trace viewers ignore it.
  *
  * @param timeline the timeline; with at least one mark.
  * @param path the file to write (replaced).

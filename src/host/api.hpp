@@ -75,6 +75,7 @@ CUresult stream_get_priority(CUstream h, int *priority, bool ptsz);
 CUresult stream_get_flags(CUstream h, unsigned *flags, bool ptsz);
 CUresult stream_get_device(CUstream h, CUdevice *device, bool ptsz);
 CUresult stream_get_ctx(CUstream h, CUcontext *pctx, CUgreenCtx *pgreen, bool ptsz);
+CUresult stream_get_id(CUstream h, unsigned long long *id, bool ptsz);
 
 // capture.cpp
 // mode: the caller's bits (capture_mode_bits()), which may name no mode.

@@ -131,6 +131,7 @@ EVXH_STREAM_CALL(cuStreamGetFlags, "cuStreamGetFlags", stream_get_flags, (CUstre
 EVXH_STREAM_CALL(cuStreamGetDevice, "cuStreamGetDevice", stream_get_device, (CUstream s, CUdevice *d), EVXH_ARGS(s, d))
 EVXH_STREAM_CALL(cuStreamGetCtx, "cuStreamGetCtx", stream_get_ctx, (CUstream s, CUcontext *c), EVXH_ARGS(s, c, nullptr))
 EVXH_STREAM_CALL(cuStreamGetCtx_v2, "cuStreamGetCtx", stream_get_ctx, (CUstream s, CUcontext *c, CUgreenCtx *g), EVXH_ARGS(s, c, g))
+EVXH_STREAM_CALL(cuStreamGetId, "cuStreamGetId", stream_get_id, (CUstream s, unsigned long long *id), EVXH_ARGS(s, id))
 EVXH_CALL(cuMemHostAlloc, "cuMemHostAlloc", (void **p, size_t n, unsigned int f), mem_host_alloc(p, n, f))
 EVXH_CALL(cuMemFreeHost, "cuMemFreeHost", (void *p), mem_free_host(p))
 EVXH_CALL(cuMemHostGetDevicePointer_v2, "cuMemHostGetDevicePointer", (CUdeviceptr *d, void *p, unsigned int f),
@@ -243,6 +244,7 @@ const Proc kProcs[] = {
     EVXH_PT("cuStreamGetDevice", 12080, &cuStreamGetDevice),
     {"cuStreamGetCtx",
      {{9020, fn(&cuStreamGetCtx), fn(&cuStreamGetCtx_ptsz)}, {12050, fn(&cuStreamGetCtx_v2), fn(&cuStreamGetCtx_v2_ptsz)}}},
+    EVXH_PT("cuStreamGetId", 12000, &cuStreamGetId),
     EVXH_PT("cuStreamIsCapturing", 10000, &cuStreamIsCapturing),
     EVXH_P1("cuMemHostAlloc", 2020, &cuMemHostAlloc),
     EVXH_P1("cuMemFreeHost", 2000, &cuMemFreeHost),

@@ -85,6 +85,13 @@ CUresult record_queued(const std::shared_ptr<Event> &ev, const std::shared_ptr<S
     Item it;
     it.kind = Item::Kind::Record;
     it.event = ev;
+    if (ev->ipc) {
+        // The driver orders the records of an INTERPROCESS event: a record
+        // waits for the one before it, so a record behind work that never
+        // ends holds back the stream of the next one too.
+        it.ipc_gen = ipc_pending(*ev->ipc);
+        if (it.ipc_gen) it.ipc = ev->ipc;
+    }
     it.gen = ev->ipc ? ipc_issue(*ev->ipc) : ev->issued + 1;
     const std::uint64_t gen = it.gen;
     CUresult r = submit(s, std::move(it), seq);

@@ -50,7 +50,7 @@ struct Item {
     std::uint64_t gen = 0;
     CUhostFn fn = nullptr;          // HostFn
     void *data = nullptr;
-    std::shared_ptr<IpcLink> ipc;   // Wait: also for this IPC event's record
+    std::shared_ptr<IpcLink> ipc;   // Wait, Record: first this IPC event's record
     std::uint64_t ipc_gen = 0;
     std::uint64_t *addr = nullptr;  // WriteValue, WaitValue (memops.cpp)
     std::uint64_t value = 0;
@@ -58,15 +58,20 @@ struct Item {
     std::shared_ptr<void> keep;     // HostFn of a graph launch: its executable
 };
 
+// A new stream's cuStreamGetId: unique in the process, as the driver's.
+std::uint64_t new_stream_id();
+
 struct Stream {
     enum class Kind { Ordinary, Legacy, PerThread };
 
-    Stream(Context *c, Kind k, unsigned f, int p) : ctx(c), kind(k), flags(f), priority(p) {}
+    Stream(Context *c, Kind k, unsigned f, int p)
+        : ctx(c), kind(k), flags(f), priority(p), id(new_stream_id()) {}
 
     Context *const ctx;
     const Kind kind;
     const unsigned flags;
     const int priority;
+    const std::uint64_t id;
 
     // Takes part in the legacy default stream's implicit synchronization.
     bool blocking() const {

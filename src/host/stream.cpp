@@ -29,6 +29,7 @@ void forget(Stream *s) {
 
 void run_item(Stream &s, Item &it) {
     for (const Dep &d : it.deps) wait_reached(d);
+    if (it.ipc) ipc_wait(*it.ipc, it.ipc_gen);  // a record of any process
     switch (it.kind) {
     case Item::Kind::Record: complete_record(*it.event, it.gen); break;
     case Item::Kind::HostFn: {
@@ -38,9 +39,7 @@ void run_item(Stream &s, Item &it) {
         global().host_funcs_pending.fetch_sub(1, std::memory_order_acq_rel);
         break;
     }
-    case Item::Kind::Wait:
-        if (it.ipc) ipc_wait(*it.ipc, it.ipc_gen);  // a record of any process
-        break;
+    case Item::Kind::Wait: break;  // its wait is it.ipc's, above
     case Item::Kind::WriteValue: run_write_value(it); break;
     case Item::Kind::WaitValue: run_wait_value(it); break;
     }
@@ -195,6 +194,11 @@ CUresult stream_wait_event(CUstream h, CUevent e, unsigned flags, bool ptsz) {
     r = capture_wait(s, ev, (flags & CU_EVENT_WAIT_EXTERNAL) != 0, &taken);
     if (taken) return r;
     if (flags & CU_EVENT_WAIT_EXTERNAL) return CUDA_ERROR_ILLEGAL_STATE;  // only in a capture
+    // A wait on the legacy stream is work on it whether or not it has
+    // anything left to wait for: checked here, not only when an item is
+    // queued, or the answer would hang on whether the event's last record
+    // has completed yet.
+    if ((r = capture_legacy_check(*s)) != CUDA_SUCCESS) return r;
     std::uint64_t seq = 0;
     return wait_queued(s, ev, &seq);
 }
@@ -333,6 +337,21 @@ CUresult stream_get_ctx(CUstream h, CUcontext *pctx, CUgreenCtx *pgreen, bool pt
     if (r != CUDA_SUCCESS) return r;
     *pctx = to_handle(s->ctx);
     if (pgreen) *pgreen = nullptr;  // no green contexts
+    return CUDA_SUCCESS;
+}
+
+std::uint64_t new_stream_id() {
+    static std::atomic<std::uint64_t> last{0};
+    return ++last;
+}
+
+CUresult stream_get_id(CUstream h, unsigned long long *id, bool ptsz) {
+    if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (!id) return CUDA_ERROR_INVALID_VALUE;
+    std::shared_ptr<Stream> s;
+    CUresult r = resolve_stream(h, ptsz, &s);
+    if (r != CUDA_SUCCESS) return r;
+    *id = s->id;
     return CUDA_SUCCESS;
 }
 

@@ -17,8 +17,6 @@
 #include "harness.h"
 #include "util.h"
 
-static int have_graphs(const conf_cu *cu);
-
 static void t_not_capturing(void)
 {
     evx_stream_t own = NULL, borrowed = NULL, legacy = NULL, per_thread = NULL;
@@ -91,7 +89,7 @@ static void t_active(void)
 
     if (cu == NULL)
         return;
-    if (!have_graphs(cu))
+    if (!conf_have_graphs(cu))
         return;
     REQUIRE((own = make_stream(0)) != NULL);
     REQUIRE_OK(evx_stream_get_native(own, &native));
@@ -162,7 +160,7 @@ static void t_forbidden(void)
     int capturing = 0;
     const char *m;
 
-    if (cu == NULL || !have_graphs(cu))
+    if (cu == NULL || !conf_have_graphs(cu))
         return;
     REQUIRE((s = make_stream(0)) != NULL);
     REQUIRE((e = make_event(0, EVX_EVENT_DEFAULT)) != NULL);
@@ -199,40 +197,6 @@ out:
 /* cuGraphInstantiate and cuGraphExecDestroy work on the current context,
  * and evx leaves none current: the cases make device 0's primary context
  * current around them, and leave as they found it. */
-static int primary_push(const conf_cu *cu)
-{
-    CUcontext ctx = NULL;
-    if (cu->primary_retain(&ctx, 0) != CUDA_SUCCESS)
-        return 0;
-    if (cu->ctx_push_current == NULL || cu->ctx_push_current(ctx) != CUDA_SUCCESS) {
-        cu->primary_release(0);
-        return 0;
-    }
-    return 1;
-}
-
-static void primary_pop(const conf_cu *cu)
-{
-    CUcontext ctx = NULL;
-    cu->ctx_pop_current(&ctx);
-    cu->primary_release(0);
-}
-
-static int have_graphs(const conf_cu *cu)
-{
-    if (cu->stream_begin_capture != NULL && cu->stream_end_capture != NULL &&
-        cu->graph_destroy != NULL && cu->graph_instantiate != NULL &&
-        cu->graph_launch != NULL && cu->graph_exec_destroy != NULL &&
-        cu->stream_is_capturing != NULL)
-        return 1;
-    /* the host emulation models them: there a missing one is a failure */
-    if (!EXPECTF(host_debug_get() == NULL, "the host emulation lacks a capture or graph call"))
-        return 0;
-    conf_skip("the driver has no stream capture or graphs (cuStreamBeginCapture, "
-              "cuGraphInstantiateWithFlags, cuGraphLaunch ...)");
-    return 0;
-}
-
 /* External event nodes in a captured graph, replayed several
  * times and timed by evx. The graph waits for an event recorded outside it
  * (an external wait node, on `pre`), records `a`, runs a host function that
@@ -251,7 +215,7 @@ static void t_external_nodes(void)
     int capturing = 0, i, pushed = 0;
     float ms = -1.0f;
 
-    if (cu == NULL || !have_graphs(cu))
+    if (cu == NULL || !conf_have_graphs(cu))
         return;
     REQUIRE((s = make_stream(0)) != NULL);
     REQUIRE((other = make_stream(0)) != NULL);
@@ -275,7 +239,7 @@ static void t_external_nodes(void)
     capturing = 0;
     REQUIRE(EXPECTF(r == CUDA_SUCCESS && graph != NULL,
                     "cuStreamEndCapture -> %d", (int)r));
-    REQUIRE(EXPECTF((pushed = primary_push(cu)) != 0, "primary context current"));
+    REQUIRE(EXPECTF((pushed = conf_primary_push(cu)) != 0, "primary context current"));
     r = cu->graph_instantiate(&exec, graph, 0);
     REQUIRE(EXPECTF(r == CUDA_SUCCESS, "cuGraphInstantiateWithFlags -> %d", (int)r));
     for (i = 0; i < 5; i++) {
@@ -310,7 +274,7 @@ out:
     if (graph != NULL)
         cu->graph_destroy(graph);
     if (pushed)
-        primary_pop(cu);
+        conf_primary_pop(cu);
     if (s != NULL)
         evx_stream_synchronize(s);
     drop_event(&pre);
@@ -437,7 +401,7 @@ static void t_global_mode(void)
     int capturing = 0, started = 0, i, polls = 0, flag = 0, pushed = 0;
 
     memset(w, 0, sizeof w);
-    if (cu == NULL || !have_graphs(cu))
+    if (cu == NULL || !conf_have_graphs(cu))
         return;
     REQUIRE((s = make_stream(0)) != NULL);
     REQUIRE_OK(evx_stream_get_native(s, &native));
@@ -477,7 +441,7 @@ static void t_global_mode(void)
     REQUIRE(EXPECTF(r == CUDA_SUCCESS && graph != NULL,
                     "cuStreamEndCapture after the workers -> %d", (int)r));
     EXPECT(!flag_get(&flag)); /* captured, not run */
-    REQUIRE(EXPECTF((pushed = primary_push(cu)) != 0, "primary context current"));
+    REQUIRE(EXPECTF((pushed = conf_primary_push(cu)) != 0, "primary context current"));
     r = cu->graph_instantiate(&exec, graph, 0);
     REQUIRE(EXPECTF(r == CUDA_SUCCESS, "cuGraphInstantiateWithFlags -> %d", (int)r));
     REQUIRE(EXPECTF(cu->graph_launch(exec, (CUstream)native) == CUDA_SUCCESS,
@@ -495,7 +459,7 @@ out:
     if (graph != NULL)
         cu->graph_destroy(graph);
     if (pushed)
-        primary_pop(cu);
+        conf_primary_pop(cu);
     for (i = 0; i < NW; i++) {
         if (w[i].n != NULL)
             EXPECT_OK(evx_notifier_destroy(w[i].n));
@@ -560,14 +524,14 @@ static int raw_open(const conf_cu *cu, raw_set *r, int blocking)
 {
     int i;
     memset(r, 0, sizeof *r);
-    if (!have_graphs(cu) || cu->launch_host_func == NULL || cu->event_create == NULL ||
+    if (!conf_have_graphs(cu) || cu->launch_host_func == NULL || cu->event_create == NULL ||
         cu->event_record == NULL || cu->stream_synchronize == NULL ||
         cu->thread_exchange_capture_mode == NULL) {
         if (cu->launch_host_func == NULL)
             conf_skip("the driver has no cuLaunchHostFunc");
         return 0;
     }
-    if (!EXPECTF((r->pushed = primary_push(cu)) != 0, "primary context current"))
+    if (!EXPECTF((r->pushed = conf_primary_push(cu)) != 0, "primary context current"))
         return 0;
     if (!EXPECT(cu->ctx_get_current(&r->ctx) == CUDA_SUCCESS))
         return 0;
@@ -597,7 +561,7 @@ static void raw_close(const conf_cu *cu, raw_set *r)
             EXPECT(cu->event_destroy(r->e[i]) == CUDA_SUCCESS);
     }
     if (r->pushed)
-        primary_pop(cu);
+        conf_primary_pop(cu);
 }
 
 /* Begin and end: where a capture may begin, what a second begin and an end
@@ -1116,7 +1080,7 @@ static void t_timeline_in_graph(void)
     int capturing = 0, pushed = 0, launch;
     const char *m;
 
-    if (cu == NULL || !have_graphs(cu))
+    if (cu == NULL || !conf_have_graphs(cu))
         return;
     REQUIRE((s = make_stream(0)) != NULL);
     REQUIRE_OK(evx_stream_get_native(s, &native));
@@ -1136,7 +1100,7 @@ static void t_timeline_in_graph(void)
     REQUIRE(cu->stream_end_capture((CUstream)native, &graph) == CUDA_SUCCESS && graph != NULL);
     capturing = 0;
     EXPECT_FAIL(evx_timeline_synchronize(tl), EVX_ERROR_ILLEGAL_STATE);
-    REQUIRE(EXPECTF((pushed = primary_push(cu)) != 0, "primary context current"));
+    REQUIRE(EXPECTF((pushed = conf_primary_push(cu)) != 0, "primary context current"));
     REQUIRE(cu->graph_instantiate(&exec, graph, 0) == CUDA_SUCCESS);
     EXPECT_FAIL(evx_timeline_intervals(tl, ms, 3, &n), EVX_ERROR_ILLEGAL_STATE);
     for (launch = 0; launch < 3; launch++) {
@@ -1188,7 +1152,7 @@ out:
     if (graph != NULL)
         cu->graph_destroy(graph);
     if (pushed)
-        primary_pop(cu);
+        conf_primary_pop(cu);
     drop_timeline(&tl);
     drop_stream(&s);
 }
@@ -1209,7 +1173,7 @@ static void t_timer_in_graph(void)
     int capturing = 0, pushed = 0, launch;
     const char *m;
 
-    if (cu == NULL || !have_graphs(cu))
+    if (cu == NULL || !conf_have_graphs(cu))
         return;
     REQUIRE((s = make_stream(0)) != NULL);
     REQUIRE_OK(evx_stream_get_native(s, &native));
@@ -1230,7 +1194,7 @@ static void t_timer_in_graph(void)
     EXPECTF(str_has(m, "the start mark") && str_has(m, "captured into a graph"), "message: %s",
             m);
     EXPECT_FAIL(evx_timer_synchronize(t, &ms), EVX_ERROR_ILLEGAL_STATE);
-    REQUIRE(EXPECTF((pushed = primary_push(cu)) != 0, "primary context current"));
+    REQUIRE(EXPECTF((pushed = conf_primary_push(cu)) != 0, "primary context current"));
     REQUIRE(cu->graph_instantiate(&exec, graph, 0) == CUDA_SUCCESS);
     for (launch = 0; launch < 2; launch++) {
         REQUIRE(cu->graph_launch(exec, (CUstream)native) == CUDA_SUCCESS);
@@ -1257,7 +1221,7 @@ out:
     if (graph != NULL)
         cu->graph_destroy(graph);
     if (pushed)
-        primary_pop(cu);
+        conf_primary_pop(cu);
     drop_timer(&t);
     drop_stream(&s);
 }

@@ -200,6 +200,8 @@ int conf_child_main(const char *mode)
         return conf_ipc_child();
     if (strcmp(mode, "fence-peer") == 0)
         return conf_fence_child();
+    if (strcmp(mode, "fence-reexport") == 0)
+        return conf_fence_reexport_child();
     if (strcmp(mode, "fence-importer") == 0)
         return conf_fence_importer_child();
     if (strcmp(mode, "fence-memfd") == 0)

@@ -30,20 +30,6 @@ static char notes[8192];
 static size_t notes_len;
 static const char *self_path = "";
 
-static const conf_case *const tables[] = {
-    conf_status_cases,  conf_driver_cases, conf_event_cases,
-    conf_stream_cases,  conf_badinput_cases, conf_handle_cases,
-    conf_reuse_cases,   conf_pool_cases,   conf_timing_cases,
-    conf_context_cases, conf_crossdev_cases, conf_thread_cases,
-    conf_notify_cases,
-    conf_leak_cases,    conf_fault_cases,
-    conf_sized_cases,
-    conf_ipc_cases,     conf_lifetime_cases, conf_capture_cases,
-    conf_contexts_cases, conf_reclaim_cases, conf_fence_cases, conf_hostfn_cases, conf_trace_cases,
-    conf_barrier_cases,
-    NULL,
-};
-
 const char *conf_self_path(void) { return self_path; }
 
 int conf_verbose(void) { return verbose; }
@@ -304,7 +290,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    all_tables = tables;
+    all_tables = conf_tables;
     if (list) {
         for (t = 0; all_tables[t] != NULL; t++)
             for (i = 0; all_tables[t][i].name != NULL; i++)

@@ -31,32 +31,10 @@ typedef struct conf_case {
     conf_fn fn;
 } conf_case;
 
-/* The case tables of each file, each ended by {NULL, NULL}. */
-extern const conf_case conf_status_cases[];
-extern const conf_case conf_driver_cases[];
-extern const conf_case conf_event_cases[];
-extern const conf_case conf_stream_cases[];
-extern const conf_case conf_badinput_cases[];
-extern const conf_case conf_handle_cases[];
-extern const conf_case conf_reuse_cases[];
-extern const conf_case conf_pool_cases[];
-extern const conf_case conf_timing_cases[];
-extern const conf_case conf_context_cases[];
-extern const conf_case conf_crossdev_cases[];
-extern const conf_case conf_thread_cases[];
-extern const conf_case conf_barrier_cases[];
-extern const conf_case conf_notify_cases[];
-extern const conf_case conf_leak_cases[];
-extern const conf_case conf_fault_cases[];
-extern const conf_case conf_sized_cases[];
-extern const conf_case conf_ipc_cases[];
-extern const conf_case conf_lifetime_cases[];
-extern const conf_case conf_capture_cases[];
-extern const conf_case conf_contexts_cases[];
-extern const conf_case conf_reclaim_cases[];
-extern const conf_case conf_fence_cases[];
-extern const conf_case conf_hostfn_cases[];
-extern const conf_case conf_trace_cases[];
+/* Every case table of the suite's files, NULL-ended: each file defines
+ * `const conf_case conf_NAME_cases[]`, ended by {NULL, NULL}, and the build
+ * finds it (conformance_tables.c, written by scripts/conformance_cases.py). */
+extern const conf_case *const conf_tables[];
 
 /* Child modes run by some cases in a fresh process (argv[1] == "--child"). */
 int conf_child_main(const char *mode);
@@ -66,6 +44,8 @@ int conf_fault_child(const char *mode);
 int conf_ipc_child(void);
 /* The second process of fence.ipc_two_processes (mode "fence-peer", fences.c). */
 int conf_fence_child(void);
+/* The re-exporter of fence.ipc_reexport (mode "fence-reexport", fence_window.c). */
+int conf_fence_reexport_child(void);
 /* The importer of fence.ipc_private_dev_shm and fence.ipc_no_dev_shm (mode
  * "fence-importer", fences.c). */
 int conf_fence_importer_child(void);

@@ -14,33 +14,9 @@
 #include "harness.h"
 #include "util.h"
 
-/* What a release callback saw. */
-typedef struct release_state {
-    int calls;
-    int gate_passed_then; /* gate_passed() of `gate` when it ran, or -1 */
-    conf_gate *gate;
-    CUstream destroy; /* destroyed by the callback when not NULL */
-    CUresult destroy_result;
-} release_state;
-
-static void on_release(void *user_data)
-{
-    release_state *r = (release_state *)user_data;
-    __atomic_add_fetch(&r->calls, 1, __ATOMIC_SEQ_CST);
-    __atomic_store_n(&r->gate_passed_then, r->gate ? gate_passed(r->gate) : -1,
-                     __ATOMIC_SEQ_CST);
-    if (r->destroy != NULL) {
-        /* what an engine does: its stream goes when evx's borrow ends */
-        r->destroy_result = conf_cu_get()->stream_destroy(r->destroy);
-        r->destroy = NULL;
-    }
-}
-
-static int calls(release_state *r) { return __atomic_load_n(&r->calls, __ATOMIC_SEQ_CST); }
-
 static void t_release_once(void)
 {
-    release_state rs;
+    conf_release rs;
     CUstream cs = NULL;
     evx_stream_t s = NULL;
     evx_event_t e = NULL;
@@ -50,22 +26,25 @@ static void t_release_once(void)
     REQUIRE(raw_stream_create(0, CU_STREAM_NON_BLOCKING, 0, &cs));
     REQUIRE((e = make_event(0, 0)) != NULL);
     s = JUNK(evx_stream_t);
-    REQUIRE_OK(evx_stream_wrap_external_with_release(0, cs, on_release, &rs, &s));
+    REQUIRE_OK(evx_stream_wrap_external_with_release(0, cs, conf_on_release, &rs, &s));
     EXPECT_OK(evx_stream_is_owned(s, &owned));
     EXPECT(owned == 0);
     EXPECT_OK(evx_event_record(e, s));
     EXPECT_OK(evx_event_synchronize(e));
     EXPECT_OK(evx_stream_synchronize(s));
-    EXPECTF(calls(&rs) == 0, "released %d times before the destroy", calls(&rs));
-    rs.destroy = cs; /* the callback frees the stream */
+    EXPECTF(conf_release_calls(&rs) == 0, "released %d times before the destroy",
+            conf_release_calls(&rs));
+    rs.stream = cs; /* the callback frees the stream */
     EXPECT_OK(evx_stream_destroy(s));
-    EXPECTF(calls(&rs) == 1, "released %d times when the destroy returned", calls(&rs));
+    EXPECTF(conf_release_calls(&rs) == 1, "released %d times when the destroy returned",
+            conf_release_calls(&rs));
     EXPECT(rs.destroy_result == CUDA_SUCCESS);
     cs = NULL;
     EXPECT_FAIL(evx_stream_destroy(s), EVX_ERROR_INVALID_HANDLE);
     EXPECT_FAIL(evx_stream_query(s), EVX_ERROR_INVALID_HANDLE);
     s = NULL;
-    EXPECTF(calls(&rs) == 1, "released %d times after a second destroy", calls(&rs));
+    EXPECTF(conf_release_calls(&rs) == 1, "released %d times after a second destroy",
+            conf_release_calls(&rs));
 out:
     drop_stream(&s);
     drop_event(&e);
@@ -75,19 +54,19 @@ out:
 
 static void t_default_stream(void)
 {
-    release_state rs;
+    conf_release rs;
     evx_stream_t s = NULL;
     evx_event_t e = NULL;
 
     memset(&rs, 0, sizeof rs);
     REQUIRE((e = make_event(0, 0)) != NULL);
-    REQUIRE_OK(evx_stream_wrap_external_with_release(0, EVX_STREAM_LEGACY, on_release,
+    REQUIRE_OK(evx_stream_wrap_external_with_release(0, EVX_STREAM_LEGACY, conf_on_release,
                                                      &rs, &s));
     EXPECT_OK(evx_event_record(e, s));
     EXPECT_OK(evx_event_synchronize(e));
     EXPECT_OK(evx_stream_destroy(s));
     s = NULL;
-    EXPECT(calls(&rs) == 1);
+    EXPECT(conf_release_calls(&rs) == 1);
 out:
     drop_stream(&s);
     drop_event(&e);
@@ -95,7 +74,7 @@ out:
 
 static void t_not_called_on_failure(void)
 {
-    release_state rs;
+    conf_release rs;
     CUstream cs = NULL;
     evx_stream_t s = NULL;
     int count = 0;
@@ -103,7 +82,7 @@ static void t_not_called_on_failure(void)
     memset(&rs, 0, sizeof rs);
     REQUIRE_OK(evx_device_count(&count));
     REQUIRE(raw_stream_create(0, CU_STREAM_NON_BLOCKING, 0, &cs));
-    EXPECT_FAIL(evx_stream_wrap_external_with_release(0, cs, on_release, &rs, NULL),
+    EXPECT_FAIL(evx_stream_wrap_external_with_release(0, cs, conf_on_release, &rs, NULL),
                 EVX_ERROR_INVALID_VALUE);
     s = JUNK(evx_stream_t);
     if (EXPECT_FAIL(evx_stream_wrap_external_with_release(0, cs, NULL, &rs, &s),
@@ -112,24 +91,24 @@ static void t_not_called_on_failure(void)
                 evx_last_error_message());
     EXPECT(s == NULL);
     s = JUNK(evx_stream_t);
-    EXPECT_FAIL(evx_stream_wrap_external_with_release(count, cs, on_release, &rs, &s),
+    EXPECT_FAIL(evx_stream_wrap_external_with_release(count, cs, conf_on_release, &rs, &s),
                 EVX_ERROR_INVALID_DEVICE);
     EXPECT(s == NULL);
     s = JUNK(evx_stream_t);
     EXPECT_FAIL(evx_stream_wrap_external_with_release(EVX_DEVICE_FROM_STREAM, NULL,
-                                                      on_release, &rs, &s),
+                                                      conf_on_release, &rs, &s),
                 EVX_ERROR_INVALID_VALUE);
     EXPECT(s == NULL);
     if (count >= 2) {
         /* a stream of device 0 given as device 1's */
         s = JUNK(evx_stream_t);
-        EXPECT_FAIL(evx_stream_wrap_external_with_release(1, cs, on_release, &rs, &s),
+        EXPECT_FAIL(evx_stream_wrap_external_with_release(1, cs, conf_on_release, &rs, &s),
                     EVX_ERROR_INVALID_VALUE);
         EXPECT(s == NULL);
     }
     s = NULL;
-    EXPECTF(calls(&rs) == 0, "a failing wrap called the release callback %d times",
-            calls(&rs));
+    EXPECTF(conf_release_calls(&rs) == 0, "a failing wrap called the release callback %d times",
+            conf_release_calls(&rs));
 out:
     if (cs != NULL)
         raw_stream_destroy(0, cs);
@@ -137,33 +116,8 @@ out:
 
 /* ---- racing use -------------------------------------------------------- */
 
-typedef struct sync_arg {
-    evx_stream_t s;
-    int started;
-    evx_status_t result;
-} sync_arg;
-
-static void *sync_thread(void *p)
-{
-    sync_arg *a = (sync_arg *)p;
-    flag_set(&a->started, 1);
-    a->result = evx_stream_synchronize(a->s);
-    return NULL;
-}
-
-typedef struct destroy_arg {
-    evx_stream_t s;
-    int returned;
-    evx_status_t result;
-} destroy_arg;
-
-static void *destroy_thread(void *p)
-{
-    destroy_arg *a = (destroy_arg *)p;
-    a->result = evx_stream_destroy(a->s);
-    flag_set(&a->returned, 1);
-    return NULL;
-}
+static evx_status_t sync_stream(void *h) { return evx_stream_synchronize((evx_stream_t)h); }
+static evx_status_t destroy_stream(void *h) { return evx_stream_destroy((evx_stream_t)h); }
 
 /* A thread synchronizes the borrowed stream while a gate holds it; another
  * destroys the handle. The release must wait for the synchronize to return:
@@ -172,69 +126,24 @@ static void t_waits_for_racing_call(void)
 {
     evx_stream_t owner = NULL;
     void *native = NULL;
-    int attempt, proven = 0;
+    int attempt, r = 0;
 
     REQUIRE((owner = make_stream(0)) != NULL);
     REQUIRE_OK(evx_stream_get_native(owner, &native));
-    for (attempt = 0; attempt < 5 && !proven; attempt++) {
-        release_state rs;
-        sync_arg sa;
-        destroy_arg da;
-        pthread_t ts, td;
-        conf_gate *g = gate_new();
-        int early_calls, early_return;
+    for (attempt = 0; attempt < 5 && r == 0; attempt++) {
+        conf_release rs;
+        evx_stream_t s = NULL;
 
         memset(&rs, 0, sizeof rs);
-        memset(&sa, 0, sizeof sa);
-        memset(&da, 0, sizeof da);
-        rs.gate = g;
-        rs.gate_passed_then = -1;
-        if (!EXPECT_OK(evx_stream_wrap_external_with_release(0, native, on_release, &rs,
-                                                             &sa.s)))
+        rs.gate = gate_new();
+        if (!EXPECT(rs.gate != NULL) ||
+            !EXPECT_OK(evx_stream_wrap_external_with_release(0, native, conf_on_release, &rs,
+                                                             &s)))
             break;
-        da.s = sa.s;
-        EXPECT_OK(gate_launch(owner, g));
-        if (!EXPECT(pthread_create(&ts, NULL, sync_thread, &sa) == 0)) {
-            gate_open(g);
-            EXPECT_OK(evx_stream_destroy(sa.s));
-            break;
-        }
-        while (!flag_get(&sa.started))
-            sleep_ms(1);
-        sleep_ms(50); /* inside evx_stream_synchronize, held by the gate */
-        if (!EXPECT(pthread_create(&td, NULL, destroy_thread, &da) == 0)) {
-            gate_open(g);
-            pthread_join(ts, NULL);
-            EXPECT_OK(evx_stream_destroy(sa.s));
-            break;
-        }
-        sleep_ms(100);
-        early_calls = calls(&rs);
-        early_return = flag_get(&da.returned);
-        gate_open(g);
-        pthread_join(ts, NULL);
-        pthread_join(td, NULL);
-        EXPECT_OK(da.result);
-        EXPECTF(calls(&rs) == 1, "released %d times", calls(&rs));
-        if (sa.result == EVX_SUCCESS) {
-            /* the synchronize held the stream when the destroy began */
-            EXPECTF(early_calls == 0,
-                    "released while another thread's synchronize was inside evx");
-            EXPECTF(early_return == 0,
-                    "evx_stream_destroy returned while another thread's "
-                    "synchronize was inside evx");
-            EXPECTF(rs.gate_passed_then == 1,
-                    "the release ran before the racing synchronize could return "
-                    "(gate passed: %d)", rs.gate_passed_then);
-            proven = 1;
-        } else {
-            /* the destroy came first: the synchronize saw a dead handle */
-            EXPECT(sa.result == EVX_ERROR_INVALID_HANDLE);
-            conf_note("attempt %d: the synchronize did not get in before the "
-                      "destroy; trying again", attempt + 1);
-        }
+        EXPECT_OK(gate_launch(owner, rs.gate));
+        r = conf_race_release(s, sync_stream, destroy_stream, &rs, attempt);
     }
-    EXPECTF(proven, "in 5 attempts no synchronize was inside evx when the "
+    EXPECTF(r == 1, "in 5 attempts no synchronize was inside evx when the "
                     "destroy began");
     EXPECT_OK(evx_stream_synchronize(owner));
 out:
@@ -288,7 +197,7 @@ static void t_racing_use(void)
 {
     int round;
     for (round = 0; round < kRounds; round++) {
-        release_state rs;
+        conf_release rs;
         user_arg ua[kUsers];
         pthread_t th[kUsers];
         CUstream cs = NULL;
@@ -299,11 +208,11 @@ static void t_racing_use(void)
         memset(ua, 0, sizeof ua);
         if (!raw_stream_create(0, CU_STREAM_NON_BLOCKING, 0, &cs))
             return;
-        if (!EXPECT_OK(evx_stream_wrap_external_with_release(0, cs, on_release, &rs, &s))) {
+        if (!EXPECT_OK(evx_stream_wrap_external_with_release(0, cs, conf_on_release, &rs, &s))) {
             raw_stream_destroy(0, cs);
             return;
         }
-        rs.destroy = cs;
+        rs.stream = cs;
         for (i = 0; i < kUsers; i++) {
             ua[i].s = s;
             ua[i].e = make_event(0, EVX_EVENT_DISABLE_TIMING);
@@ -314,7 +223,8 @@ static void t_racing_use(void)
         }
         sleep_ms(round % 4 == 0 ? 0 : 5);
         EXPECT_OK(evx_stream_destroy(s));
-        EXPECTF(calls(&rs) == 1, "round %d: released %d times", round, calls(&rs));
+        EXPECTF(conf_release_calls(&rs) == 1, "round %d: released %d times", round,
+                conf_release_calls(&rs));
         EXPECT(rs.destroy_result == CUDA_SUCCESS);
         for (i = 0; i < n; i++) {
             pthread_join(th[i], NULL);

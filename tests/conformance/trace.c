@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -164,8 +165,103 @@ out:
     drop_stream(&b);
 }
 
+/* Set by a host function: CLOCK_MONOTONIC when it ran. */
+static uint64_t g_host_ns;
+
+static void host_clock(void *data)
+{
+    struct timespec ts;
+    (void)data;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    g_host_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void t_anchor(void)
+{
+    evx_stream_t a = NULL;
+    evx_timeline_t tl = NULL;
+    evx_timeline_anchor_info_t an, got;
+    evx_timeline_mark_info_t info;
+    char path[] = "/tmp/evx-anchor-XXXXXX";
+    char *text = NULL;
+    int fd = -1;
+    double mid_ns, mark_ns;
+
+    REQUIRE((fd = mkstemp(path)) >= 0);
+    close(fd);
+    REQUIRE((a = make_stream(0)) != NULL);
+    REQUIRE_OK(evx_device_create_timeline(0, 8, &tl));
+    REQUIRE_OK(evx_timeline_mark(tl, a, NULL));
+    REQUIRE_OK(evx_stream_launch_host_func(a, host_clock, NULL));
+    REQUIRE_OK(evx_timeline_mark_labeled(tl, a, "after", EVX_MARK_POINT, NULL));
+    REQUIRE_OK(evx_stream_synchronize(a));
+    memset(&an, 0, sizeof an);
+    an.struct_size = 16;
+    EXPECT_FAIL(evx_timeline_anchor(tl, a, &an), EVX_ERROR_INVALID_VALUE);
+    an.struct_size = (uint32_t)sizeof an;
+    REQUIRE_OK(evx_timeline_anchor(tl, a, &an));
+    EXPECTF(an.index == 2 && an.monotonic_before_ns <= an.monotonic_after_ns &&
+                an.realtime_ns != 0,
+            "anchor: index %u, window %llu..%llu", an.index,
+            (unsigned long long)an.monotonic_before_ns,
+            (unsigned long long)an.monotonic_after_ns);
+    info.struct_size = (uint32_t)sizeof info;
+    REQUIRE_OK(evx_timeline_get_mark(tl, 2, &info));
+    EXPECT(info.kind == EVX_MARK_ANCHOR && strcmp(info.label, "anchor") == 0);
+    /* The mark after the host function is, on the host's clock, no earlier
+     * than the function's run, up to the anchor's window. */
+    mid_ns = 0.5 * ((double)an.monotonic_before_ns + (double)an.monotonic_after_ns);
+    REQUIRE_OK(evx_timeline_get_mark(tl, 1, &info));
+    {
+        evx_timeline_mark_info_t am;
+        am.struct_size = (uint32_t)sizeof am;
+        REQUIRE_OK(evx_timeline_get_mark(tl, 2, &am));
+        mark_ns = mid_ns + ((double)info.ms - (double)am.ms) * 1e6;
+    }
+    EXPECTF(mark_ns + (double)(an.monotonic_after_ns - an.monotonic_before_ns) + 1e5 >=
+                (double)g_host_ns,
+            "the mark after the host function maps to %.0f ns, the function ran at %llu",
+            mark_ns, (unsigned long long)g_host_ns);
+
+    memset(&got, 0, sizeof got);
+    got.struct_size = (uint32_t)sizeof got;
+    EXPECT_OK(evx_timeline_get_anchor(tl, 2, &got));
+    EXPECT(got.index == 2 && got.monotonic_before_ns == an.monotonic_before_ns &&
+           got.monotonic_after_ns == an.monotonic_after_ns && got.realtime_ns == an.realtime_ns);
+    EXPECT_FAIL(evx_timeline_get_anchor(tl, 1, &got), EVX_ERROR_INVALID_VALUE);
+    EXPECT(str_has(evx_last_error_message(), "not an anchor"));
+    EXPECT_FAIL(evx_timeline_get_anchor(tl, 2, NULL), EVX_ERROR_INVALID_VALUE);
+    EXPECT_FAIL(evx_timeline_mark_labeled(tl, a, "x", EVX_MARK_ANCHOR, NULL),
+                EVX_ERROR_INVALID_VALUE);
+    EXPECT(str_has(evx_last_error_message(), "evx_timeline_anchor"));
+    EXPECT_OK(evx_timeline_anchor(tl, a, NULL));
+
+    REQUIRE_OK(evx_timeline_write_trace(tl, path, "anchored"));
+    REQUIRE((text = slurp(path)) != NULL);
+    EXPECTF(count_of(text, "\"name\":\"anchor\",\"cat\":\"evx\",\"ph\":\"i\"") == 2 &&
+                strstr(text, "\"evx\":{\"clock\":\"CLOCK_MONOTONIC\",\"anchors\":[") != NULL &&
+                count_of(text, "\"monotonic_before_ns\":") == 2,
+            "two anchors: %s", text);
+    REQUIRE_OK(evx_timeline_reset(tl));
+    REQUIRE_OK(evx_timeline_mark(tl, a, NULL));
+    EXPECT_FAIL(evx_timeline_get_anchor(tl, 0, &got), EVX_ERROR_INVALID_VALUE);
+    REQUIRE_OK(evx_timeline_mark(tl, a, NULL));
+    free(text);
+    text = NULL;
+    REQUIRE_OK(evx_timeline_write_trace(tl, path, NULL));
+    REQUIRE((text = slurp(path)) != NULL);
+    EXPECTF(strstr(text, "\"evx\":{") == NULL, "anchors after a reset: %s", text);
+out:
+    free(text);
+    if (fd >= 0)
+        unlink(path);
+    drop_timeline(&tl);
+    drop_stream(&a);
+}
+
 const conf_case conf_trace_cases[] = {
     {"trace.labels_and_mark_info", t_labels_and_info},
     {"trace.write_trace", t_write_trace},
+    {"trace.anchor", t_anchor},
     {NULL, NULL},
 };

@@ -539,6 +539,124 @@ CUdevice conf_cu_device(int ordinal)
     return d;
 }
 
+int conf_have_graphs(const conf_cu *cu)
+{
+    if (cu->stream_begin_capture != NULL && cu->stream_end_capture != NULL &&
+        cu->graph_destroy != NULL && cu->graph_instantiate != NULL &&
+        cu->graph_launch != NULL && cu->graph_exec_destroy != NULL &&
+        cu->stream_is_capturing != NULL)
+        return 1;
+    /* the host emulation models them: there a missing one is a failure */
+    if (!EXPECTF(host_debug_get() == NULL, "the host emulation lacks a capture or graph call"))
+        return 0;
+    conf_skip("the driver has no stream capture or graphs (cuStreamBeginCapture, "
+              "cuGraphInstantiateWithFlags, cuGraphLaunch ...)");
+    return 0;
+}
+
+int conf_primary_push(const conf_cu *cu)
+{
+    CUcontext ctx = NULL;
+    if (cu->primary_retain(&ctx, 0) != CUDA_SUCCESS)
+        return 0;
+    if (cu->ctx_push_current == NULL || cu->ctx_push_current(ctx) != CUDA_SUCCESS) {
+        cu->primary_release(0);
+        return 0;
+    }
+    return 1;
+}
+
+void conf_primary_pop(const conf_cu *cu)
+{
+    CUcontext ctx = NULL;
+    cu->ctx_pop_current(&ctx);
+    cu->primary_release(0);
+}
+
+void conf_on_release(void *user_data)
+{
+    conf_release *r = (conf_release *)user_data;
+    __atomic_add_fetch(&r->calls, 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&r->gate_passed_then, r->gate ? gate_passed(r->gate) : -1,
+                     __ATOMIC_SEQ_CST);
+    if (r->stream != NULL) {
+        r->destroy_result = conf_cu_get()->stream_destroy(r->stream);
+        r->stream = NULL;
+    }
+    if (r->event != NULL) {
+        r->destroy_result = conf_cu_get()->event_destroy(r->event);
+        r->event = NULL;
+    }
+}
+
+int conf_release_calls(conf_release *r) { return __atomic_load_n(&r->calls, __ATOMIC_SEQ_CST); }
+
+typedef struct race_arg {
+    void *h;
+    evx_status_t (*fn)(void *);
+    int started, returned;
+    evx_status_t result;
+} race_arg;
+
+static void *race_thread(void *p)
+{
+    race_arg *a = (race_arg *)p;
+    flag_set(&a->started, 1);
+    a->result = a->fn(a->h);
+    flag_set(&a->returned, 1);
+    return NULL;
+}
+
+int conf_race_release(void *h, evx_status_t (*held)(void *), evx_status_t (*destroy)(void *),
+                      conf_release *rs, int attempt)
+{
+    race_arg ha, da;
+    pthread_t th, td;
+    int early_calls, early_return;
+
+    memset(&ha, 0, sizeof ha);
+    memset(&da, 0, sizeof da);
+    ha.h = da.h = h;
+    ha.fn = held;
+    da.fn = destroy;
+    rs->gate_passed_then = -1;
+    if (!EXPECT(pthread_create(&th, NULL, race_thread, &ha) == 0)) {
+        gate_open(rs->gate);
+        EXPECT_OK(destroy(h));
+        return -1;
+    }
+    while (!flag_get(&ha.started))
+        sleep_ms(1);
+    sleep_ms(50); /* inside the held call, held by the gate */
+    if (!EXPECT(pthread_create(&td, NULL, race_thread, &da) == 0)) {
+        gate_open(rs->gate);
+        pthread_join(th, NULL);
+        EXPECT_OK(destroy(h));
+        return -1;
+    }
+    sleep_ms(100);
+    early_calls = conf_release_calls(rs);
+    early_return = flag_get(&da.returned);
+    gate_open(rs->gate);
+    pthread_join(th, NULL);
+    pthread_join(td, NULL);
+    EXPECT_OK(da.result);
+    EXPECTF(conf_release_calls(rs) == 1, "released %d times", conf_release_calls(rs));
+    if (ha.result != EVX_SUCCESS) {
+        /* the destroy came first: the held call saw a dead handle */
+        EXPECT(ha.result == EVX_ERROR_INVALID_HANDLE);
+        conf_note("attempt %d: the held call did not get in before the destroy; trying again",
+                  attempt + 1);
+        return 0;
+    }
+    EXPECTF(early_calls == 0, "released while another thread's call was inside evx");
+    EXPECTF(early_return == 0, "the destroy returned while another thread's call was inside evx");
+    EXPECTF(rs->gate_passed_then == 1,
+            "the release ran before the racing call could return (gate passed: %d)",
+            rs->gate_passed_then);
+    return 1;
+}
+
 static int with_primary(int device, CUcontext *old, CUcontext *primary)
 {
     const conf_cu *cu = conf_cu_get();
@@ -580,6 +698,19 @@ int raw_stream_create(int device, unsigned flags, int priority,
     return EXPECTF(r == CUDA_SUCCESS && *stream != NULL,
                    "cuStreamCreateWithPriority(0x%x, %d) -> %d", flags,
                    priority, (int)r);
+}
+
+int raw_event_create(int device, unsigned flags, CUevent *event)
+{
+    CUcontext old = NULL, primary = NULL;
+    CUresult r;
+    *event = NULL;
+    if (!with_primary(device, &old, &primary))
+        return 0;
+    r = conf_cu_get()->event_create(event, flags);
+    end_primary(device, old);
+    return EXPECTF(r == CUDA_SUCCESS && *event != NULL, "cuEventCreate(0x%x) -> %d", flags,
+                   (int)r);
 }
 
 int raw_stream_destroy(int device, CUstream stream)

@@ -198,6 +198,10 @@ CUdevice conf_cu_device(int ordinal);
 int raw_stream_create(int device, unsigned flags, int priority,
                       CUstream *stream);
 int raw_stream_destroy(int device, CUstream stream);
+/* Makes an event with the raw driver (cuEventCreate) in the device's
+ * primary context, as raw_stream_create() does. Returns 1 on success
+ * (failures are reported). */
+int raw_event_create(int device, unsigned flags, CUevent *event);
 /* Makes a context on device `dev` with cuCtxCreate (which pushes it) and a
  * non-blocking stream in it, then pops it, so the caller's current context
  * is back; checks that cuStreamGetCtx names the new context. Returns 1 on
@@ -210,6 +214,45 @@ void conf_ctx_drop(CUcontext *ctx, CUstream *cs);
  * `want`; `after` names what was just called. */
 void conf_check_ctx(CUcontext want, const char *after, const char *file,
                     int line);
+
+/* Whether the driver has stream capture and graphs; on the host emulation
+ * (which models them) a missing call fails the running case, elsewhere it
+ * skips it. */
+int conf_have_graphs(const conf_cu *cu);
+/* Pushes device 0's primary context (retained) for raw graph calls, which
+ * need a current context; conf_primary_pop() undoes it. Returns 1 on
+ * success. */
+int conf_primary_push(const conf_cu *cu);
+void conf_primary_pop(const conf_cu *cu);
+
+/* ---- release callbacks of borrows (lifetime.c, borrowed_events.c) ---- */
+
+/* What a release callback (conf_on_release) saw. */
+typedef struct conf_release {
+    int calls;
+    int gate_passed_then; /* gate_passed() of `gate` when it ran, or -1 */
+    conf_gate *gate;
+    /* destroyed by the callback when not NULL, as an engine frees what
+     * evx's borrow ended; the status in destroy_result */
+    CUstream stream;
+    CUevent event;
+    CUresult destroy_result;
+} conf_release;
+
+/* The release callback: user_data is a conf_release *. */
+void conf_on_release(void *user_data);
+int conf_release_calls(conf_release *r);
+
+/* One attempt at a destroy racing a call held inside evx: held(h) (a
+ * synchronize of work behind the gate rs->gate) runs on one thread,
+ * destroy(h) on another 50 ms later, and the gate opens 100 ms after that.
+ * Checks that the destroy succeeded and the release callback ran once; when
+ * the held call got in first, also that the release and the destroy's
+ * return waited for it. Returns 1 when the held call was inside evx as the
+ * destroy began, 0 when the destroy came first (try again), -1 on failure.
+ * The gate is opened whatever happens. */
+int conf_race_release(void *h, evx_status_t (*held)(void *), evx_status_t (*destroy)(void *),
+                      conf_release *rs, int attempt);
 
 /* ---- child processes ----------------------------------------------------- */
 

@@ -28,8 +28,8 @@ landed.
 
 It runs under atheris (libFuzzer for Python, from PyPI) when that imports,
 else (or with --random) on a seeded random driver; both feed the same
-TestOneInput. Needs the library built (EVX_LIBRARY, as bindings/run_tests.sh
-sets it) and runs on the host emulation with two devices.
+TestOneInput. Needs the library built (EVX_LIB_DIR and the built package on
+PYTHONPATH, as the fuzz_py step of scripts/test.sh sets them) and runs on the host emulation with two devices.
 
     python tests/fuzz/py_fuzz.py --seconds 30 [--strict] [--random --seed N]
 """

@@ -56,6 +56,7 @@ static struct {
     PFN_cuStreamGetFlags_v5050 StreamGetFlags;
     PFN_cuStreamGetDevice_v12080 StreamGetDevice;
     PFN_cuStreamGetCtx_v12050 StreamGetCtx;
+    PFN_cuStreamGetId_v12000 StreamGetId;
     PFN_cuIpcGetEventHandle_v4010 IpcGetEventHandle;
     PFN_cuIpcOpenEventHandle_v4010 IpcOpenEventHandle;
     PFN_cuStreamIsCapturing_v10000 StreamIsCapturing;
@@ -377,6 +378,16 @@ static void test_flags_and_handles(void) {
     EXPECT(d.StreamCreate(&sb, CU_STREAM_DEFAULT), CUDA_SUCCESS);
     EXPECT(d.StreamGetFlags(snb, &u), CUDA_SUCCESS);
     CHECK(u == 1);
+    { /* the driver answers cuStreamGetId (GPU transcripts): one id a stream */
+        unsigned long long i1 = 0, i2 = 0, i0 = 0;
+        EXPECT(d.StreamGetId(snb, &i1), CUDA_SUCCESS);
+        EXPECT(d.StreamGetId(sb, &i2), CUDA_SUCCESS);
+        EXPECT(d.StreamGetId(NULL, &i0), CUDA_SUCCESS);
+        CHECK(i1 && i2 && i0 && i1 != i2 && i0 != i1 && i0 != i2);
+        EXPECT(d.StreamGetId(snb, &i2), CUDA_SUCCESS);
+        CHECK(i1 == i2);
+        EXPECT(d.StreamGetId(snb, NULL), CUDA_ERROR_INVALID_VALUE);
+    }
     EXPECT(d.StreamGetFlags(sb, &u), CUDA_SUCCESS);
     CHECK(u == 0);
     u = 77;
@@ -477,6 +488,32 @@ static void test_flags_and_handles(void) {
     EXPECT(d.EventDestroy(b), CUDA_SUCCESS);
     EXPECT(d.StreamDestroy(snb), CUDA_SUCCESS);
     EXPECT(d.StreamDestroy(sb), CUDA_SUCCESS);
+}
+
+/* The driver orders the records of an INTERPROCESS event: a record waits
+ * for the one before it (a GPU transcript hung in cuStreamSynchronize of the
+ * legacy stream after such a record on a blocking stream). */
+static void test_ipc_record_order(void) {
+    CUstream gated, sb;
+    CUevent ie;
+    struct gate g = {0, 0};
+    EXPECT(d.StreamCreate(&gated, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    EXPECT(d.StreamCreate(&sb, 0), CUDA_SUCCESS);
+    EXPECT(d.EventCreate(&ie, CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+    EXPECT(d.LaunchHostFunc(gated, gate_fn, &g), CUDA_SUCCESS);
+    EXPECT(d.EventRecord(ie, gated), CUDA_SUCCESS);
+    EXPECT(d.EventRecord(ie, sb), CUDA_SUCCESS);
+    gate_wait_started(&g);
+    EXPECT(d.StreamQuery(sb), CUDA_ERROR_NOT_READY);
+    EXPECT(d.EventQuery(ie), CUDA_ERROR_NOT_READY);
+    gate_open(&g);
+    EXPECT(d.StreamSynchronize(CU_STREAM_LEGACY), CUDA_SUCCESS);
+    EXPECT(d.StreamQuery(sb), CUDA_SUCCESS);
+    EXPECT(d.EventQuery(ie), CUDA_SUCCESS);
+    EXPECT(d.StreamSynchronize(gated), CUDA_SUCCESS);
+    EXPECT(d.EventDestroy(ie), CUDA_SUCCESS);
+    EXPECT(d.StreamDestroy(sb), CUDA_SUCCESS);
+    EXPECT(d.StreamDestroy(gated), CUDA_SUCCESS);
 }
 
 static void test_elapsed(void) {
@@ -945,6 +982,28 @@ static void end_capture(CUstream s, CUresult want) {
     if (g) EXPECT(d.GraphDestroy(g), CUDA_SUCCESS);
 }
 
+/* A wait on the legacy stream while a blocking stream captures is
+ * IMPLICIT even for an event with nothing left to wait for (never
+ * recorded, or its record done): the answer never hangs on timing. */
+static void test_legacy_wait_in_capture(void) {
+    CUstream b;
+    CUevent never, done;
+    EXPECT(d.StreamCreate(&b, CU_STREAM_DEFAULT), CUDA_SUCCESS);
+    EXPECT(d.EventCreate(&never, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+    EXPECT(d.EventCreate(&done, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+    EXPECT(d.EventRecord(done, NULL), CUDA_SUCCESS);
+    EXPECT(d.EventSynchronize(done), CUDA_SUCCESS);
+    EXPECT(d.StreamBeginCapture(b, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT(d.StreamWaitEvent(NULL, never, 0), CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+    end_capture(b, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    EXPECT(d.StreamBeginCapture(b, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    EXPECT(d.StreamWaitEvent(NULL, done, 0), CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+    end_capture(b, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    EXPECT(d.EventDestroy(never), CUDA_SUCCESS);
+    EXPECT(d.EventDestroy(done), CUDA_SUCCESS);
+    EXPECT(d.StreamDestroy(b), CUDA_SUCCESS);
+}
+
 static void test_capture_legality(void) {
     static const CUstreamCaptureMode modes[3] = {CU_STREAM_CAPTURE_MODE_GLOBAL,
                                                  CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
@@ -989,6 +1048,7 @@ static void test_capture_legality(void) {
     }
     EXPECT(d.StreamDestroy(other), CUDA_SUCCESS);
     EXPECT(d.StreamDestroy(s), CUDA_SUCCESS);
+    test_legacy_wait_in_capture();
     EXPECT(d.CtxPopCurrent(&got), CUDA_SUCCESS);
     EXPECT(d.PrimaryCtxRelease(0), CUDA_SUCCESS);
 }
@@ -1105,6 +1165,7 @@ int main(void) {
     LOAD(StreamGetFlags, "cuStreamGetFlags");
     LOAD(StreamGetDevice, "cuStreamGetDevice");
     LOAD(StreamGetCtx, "cuStreamGetCtx");
+    LOAD(StreamGetId, "cuStreamGetId");
     LOAD(IpcGetEventHandle, "cuIpcGetEventHandle");
     LOAD(IpcOpenEventHandle, "cuIpcOpenEventHandle");
     LOAD(StreamIsCapturing, "cuStreamIsCapturing");
@@ -1157,6 +1218,7 @@ int main(void) {
     test_devices_and_contexts();
     test_flags_and_handles();
     test_elapsed();
+    test_ipc_record_order();
     test_rerecord_and_waits();
     test_legacy();
     test_two_devices();

@@ -16,7 +16,37 @@ static int any_capturing(const struct prog *p) {
     if (p->s[i].live && p->s[i].cap >= 0) return 1;
   return 0;
 }
+static int stacked_below(const struct prog *p, int ci) {
+  for (int i = 0; i + 1 < p->depth; i++)
+    if (p->stack[i] == ci) return 1;
+  return 0;
+}
 static int pick_e(struct prog *p) { return (int)rnd(p, NE); }
+
+/* A record of an INTERPROCESS event whose last record waits behind a closed
+ * gate waits for that one (the driver orders them): only a non-blocking
+ * stream may take it, as a gate, since the legacy stream waits for every
+ * blocking one. */
+static int record_ok(const struct prog *p, int ei, int si) {
+  if (!ev_ipc(p, ei) || ev_state(p, ei) != EV_BLOCKED) return 1;
+  return si >= 0 && p->s[si].live && (p->s[si].nonblock || p->s[si].cap >= 0);
+}
+
+static int stream_dev(const struct prog *p, int si) {
+  const int ci = si >= 0 && p->s[si].live ? p->s[si].ctx : cur_ctx(p);
+  return ci >= 0 ? p->ctx_dev[ci] : -1;
+}
+
+/* cuStreamWaitEvent of an INTERPROCESS event never recorded, on a stream of
+ * another device, crashes the driver (SIGSEGV, driver 580.159.04), though
+ * the documentation allows an event of another device and one never
+ * recorded: no transcript can hold it, and the emulation's answer (success)
+ * is the documented one. */
+static int wait_ok(const struct prog *p, int ei, int si) {
+  if (!ev_ipc(p, ei) || ev_state(p, ei) != EV_NONE) return 1;
+  const int ec = p->e[ei].ctx;
+  return ec < 0 || stream_dev(p, si) == p->ctx_dev[ec];
+}
 
 void prog_setup(struct prog *p) {
   memset(p->s, 0, sizeof p->s);
@@ -60,10 +90,11 @@ void prog_cleanup(struct prog *p) {
     if (p->s[i].live) op_stream_destroy(p, i);
   for (int i = 0; i < NM; i++)
     if (p->m[i].live) op_free_host(p, i);
-  for (int ci = 2; ci < NC; ci++)
-    if (p->ctx_live[ci]) op_ctx_destroy(p, ci);
+  /* popped before the contexts are destroyed: a pop never meets one */
   while (p->depth > 0) op_pop(p, 0);
   op_set_current(p, -1);
+  for (int ci = 2; ci < NC; ci++)
+    if (p->ctx_live[ci]) op_ctx_destroy(p, ci);
   for (int d = 0; d < p->ndev; d++) op_release_primary(p, d);
 }
 
@@ -80,11 +111,14 @@ static void random_stream_op(struct prog *p, unsigned k, int th) {
   switch (k) {
   case 0: if (!p->s[ei % NS].live) op_stream_create(p, ei % NS, sflags[rnd(p, 4)], prios[rnd(p, 5)], rnd(p, 20) == 0); break;
   case 1: if (!p->e[ei].live) op_event_create(p, ei, eflags[rnd(p, 7)], rnd(p, 20) == 0); break;
-  case 2: if (p->e[ei].live) op_record(p, ei, si, th, rnd(p, 3) == 0, rnd(p, 4) == 0 ? 1 : 0); break;
+  case 2:
+    if (p->e[ei].live && record_ok(p, ei, si)) op_record(p, ei, si, th, rnd(p, 3) == 0, rnd(p, 4) == 0 ? 1 : 0);
+    break;
   case 3: if (p->e[ei].live) op_event_query(p, ei, th); break;
   case 4: if (p->e[ei].live) op_event_sync(p, ei, th); break;
   case 5:
-    if (p->e[ei].live && (ev_state(p, ei) != EV_BLOCKED || (si >= 0 && p->s[si].live && p->s[si].nonblock)))
+    if (p->e[ei].live && wait_ok(p, ei, si) &&
+        (ev_state(p, ei) != EV_BLOCKED || (si >= 0 && p->s[si].live && p->s[si].nonblock)))
       op_wait(p, si, ei, rnd(p, 8) == 0 ? 3 : 0, th);
     break;
   case 6: op_stream_query(p, si, th); break;
@@ -97,24 +131,17 @@ static void random_stream_op(struct prog *p, unsigned k, int th) {
   case 11:
     if (si >= 0 && p->s[si].live && p->s[si].cap < 0) { /* a capture outlives its
       destroyed stream, and would leak into later programs */
-      CUstream old = p->s[si].h;
       op_stream_destroy(p, si);
-      if (p->stale_ok && rnd(p, 3) == 0 && !p->s[si].live) { /* stale, right after */
-        p->s[si].h = old;
-        op_stream_query(p, si, 0);
-        p->s[si].h = NULL;
-      }
+      /* a destroyed handle is never used again: the real driver may crash on
+       * one (undefined behaviour, not for the emulation to copy). The draw is
+       * kept so that the programs of transcripts recorded before stay the same. */
+      if (p->stale_ok) (void)rnd(p, 3);
     }
     break;
   case 12:
     if (p->e[ei].live) {
-      CUevent old = p->e[ei].h;
       op_event_destroy(p, ei);
-      if (p->stale_ok && rnd(p, 3) == 0 && !p->e[ei].live) {
-        p->e[ei].h = old;
-        op_event_query(p, ei, 0);
-        p->e[ei].h = NULL;
-      }
+      if (p->stale_ok) (void)rnd(p, 3); /* as in case 11 */
     }
     break;
   }
@@ -131,8 +158,10 @@ static void random_capture_op(struct prog *p, unsigned k, int th) {
   case 2: /* fork or join: an event recorded on one capture stream, waited on by another */
     if (p->e[ei].live) {
       int a = live_s(p), b = live_s(p);
+      if (!record_ok(p, ei, a)) break;
       op_record(p, ei, a, 0, 0, 0);
-      if (ev_state(p, ei) != EV_BLOCKED || (b >= 0 && p->s[b].live && p->s[b].nonblock)) op_wait(p, b, ei, 0, th);
+      if (wait_ok(p, ei, b) && (ev_state(p, ei) != EV_BLOCKED || (b >= 0 && p->s[b].live && p->s[b].nonblock)))
+        op_wait(p, b, ei, 0, th);
     }
     break;
   case 3: op_exchange(p, modes[rnd(p, 7)], th); break;
@@ -151,7 +180,10 @@ static void random_other_op(struct prog *p, unsigned k) {
       op_wait_value(p, si, mi, rnd(p, 2), 0);
     break;
   case 4: if (!p->ctx_live[ci]) op_ctx_create(p, ci, (int)rnd(p, (unsigned)p->ndev), rnd(p, 6) == 0 ? 99 : 0); break;
-  case 5: if (p->ctx_live[ci] && !any_blocked(p) && !any_capturing(p)) op_ctx_destroy(p, ci); break;
+  case 5: /* not under the top of the stack: a pop would make it current again */
+    if (p->ctx_live[ci] && !any_blocked(p) && !any_capturing(p) && !stacked_below(p, ci))
+      op_ctx_destroy(p, ci);
+    break;
   case 6: op_push(p, rnd(p, 8) == 0 ? -1 : (int)rnd(p, (unsigned)p->ndev)); break;
   case 7: if (p->depth > 1) op_pop(p, rnd(p, 8) == 0); break;
   case 8: op_release(p); break;

@@ -8,6 +8,7 @@ int cur_ctx(const struct prog *p);
 int is_default(const struct prog *p, int si);
 /* An event's state as the model knows it (an IPC-opened one: its source's). */
 int ev_state(const struct prog *p, int ei);
+int ev_ipc(const struct prog *p, int ei); /* an INTERPROCESS event, or one opened from a handle */
 void call_init(const struct prog *p, struct call *c, int f, int th);
 void op_stream_create(struct prog *p, int si, unsigned flags, int prio, int null_out);
 void op_stream_destroy(struct prog *p, int si);

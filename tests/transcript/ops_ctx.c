@@ -110,6 +110,8 @@ void op_ctx_destroy(struct prog *p, int ci) {
     if (p->s[i].ctx == ci) p->s[i].live = 0, p->s[i].h = NULL;
   for (int i = 0; i < NE; i++)
     if (p->e[i].ctx == ci) p->e[i].live = 0, p->e[i].h = NULL;
+  for (int i = 0; i < NM; i++) /* its allocations are freed with it */
+    if (p->m[i].ctx == ci) p->m[i].live = 0, p->m[i].p = NULL, p->m[i].dp = 0;
 }
 
 void op_retain_primary(struct prog *p, int di) {

@@ -82,6 +82,13 @@ void op_event_destroy(struct prog *p, int ei) {
 static int s_blocked(const struct prog *p, int si) { return si >= 0 && p->s[si].live && p->s[si].blocked; }
 static int s_cap(const struct prog *p, int si) { return si >= 0 && p->s[si].live ? p->s[si].cap : -1; }
 
+/* The event whose state an operand's answers follow: an IPC-opened event
+ * follows the live event it was opened from. */
+static int ev_model(const struct prog *p, int ei) {
+  int src = p->e[ei].src;
+  return p->e[ei].live && src >= 0 && p->e[src].live ? src : ei;
+}
+
 void op_record(struct prog *p, int ei, int si, int th, int with_flags, unsigned flags) {
   struct call c;
   char a[64], b1[24], b2[24];
@@ -99,18 +106,20 @@ void op_record(struct prog *p, int ei, int si, int th, int with_flags, unsigned 
   struct eslot *e = &p->e[ei];
   if (s_cap(p, si) >= 0) {
     e->state = EV_CAPTURED, e->cap = s_cap(p, si);
-  } else {
-    e->state = s_blocked(p, si) ? EV_BLOCKED : EV_DIRTY;
-    if (si >= 0) p->s[si].dirty = 1;
+    return;
   }
+  /* the driver orders an INTERPROCESS event's records: this one waits for
+   * the one before, so a record behind a closed gate blocks this stream */
+  const int held = ev_ipc(p, ei) && ev_state(p, ei) == EV_BLOCKED;
+  e->state = s_blocked(p, si) || held ? EV_BLOCKED : EV_DIRTY;
+  if (held) p->e[ev_model(p, ei)].state = EV_BLOCKED;
+  if (si >= 0) p->s[si].dirty = 1, p->s[si].blocked |= held;
 }
 
-/* The event whose state an operand's answers follow: an IPC-opened event
- * follows the live event it was opened from. */
-static int ev_model(const struct prog *p, int ei) {
-  int src = p->e[ei].src;
-  return p->e[ei].live && src >= 0 && p->e[src].live ? src : ei;
+int ev_ipc(const struct prog *p, int ei) {
+  return (p->e[ei].flags & CU_EVENT_INTERPROCESS) || p->e[ei].src >= 0;
 }
+
 
 int ev_state(const struct prog *p, int ei) { return p->e[ev_model(p, ei)].state; }
 
@@ -146,6 +155,12 @@ void op_elapsed(struct prog *p, int e1, int e2, int null_out) {
   for (int k = 0; k < 2; k++) {
     int ei = k ? e2 : e1;
     if (p->e[ei].live && p->e[ei].state == EV_DIRTY) op_event_sync(p, ei, 0);
+  }
+  /* a synchronize a capture refused leaves a record pending, whose elapsed
+   * time would be NOT_READY or not by the worker's timing: not asked */
+  for (int k = 0; k < 2; k++) {
+    int ei = k ? e2 : e1;
+    if (p->e[ei].live && ev_state(p, ei) == EV_DIRTY) return;
   }
   struct call c;
   char a[48], b1[24], b2[24];

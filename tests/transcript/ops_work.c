@@ -33,7 +33,8 @@ void op_gate(struct prog *p, int si, int th) {
  * queued; afterwards nothing is pending. */
 void op_release(struct prog *p) {
   tx_note(p, "open every gate, meet every wait value");
-  for (int i = 0; i < NG; i++) __atomic_store_n(&p->gates[i], 1, __ATOMIC_RELEASE);
+  /* only the gates handed out: a gate handed out later must start closed */
+  for (int i = 0; i < p->ngates; i++) __atomic_store_n(&p->gates[i], 1, __ATOMIC_RELEASE);
   for (int i = 0; i < NM; i++)
     if (p->m[i].live) /* GEQ compares (int64_t)(word - value): big, not ~0 */
       __atomic_store_n(&p->m[i].p[0], 1ULL << 40, __ATOMIC_RELEASE);
@@ -124,7 +125,7 @@ void op_host_alloc(struct prog *p, int mi, unsigned flags) {
   snprintf(o, sizeof o, "m%d", mi);
   tx_line(p, &c, a, ok(&c) ? o : "");
   if (!ok(&c)) return;
-  p->m[mi].p = c.op, p->m[mi].live = 1, p->m[mi].dp = 0;
+  p->m[mi].p = c.op, p->m[mi].live = 1, p->m[mi].dp = 0, p->m[mi].ctx = cur_ctx(p);
   memset(c.op, 0, 64);
 }
 

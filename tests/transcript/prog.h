@@ -7,7 +7,7 @@
 
 #include "drv.h"
 
-#define TX_GENERATOR "evx-transcript 1"
+#define TX_GENERATOR "evx-transcript 3"
 enum { NS = 6, NE = 8, NC = 4, NG = 16, NM = 2, NGR = 4, NU = 4 };
 /* Stream operands that are not slots. */
 enum { S_NULL = -1, S_LEGACY = -2, S_PTDS = -3 };
@@ -42,7 +42,7 @@ struct prog {
   int stack[16], depth; /* this thread's context stack, as slots */
   int *gates;           /* NG words: 0 closed, 1 open */
   int ngates;
-  struct { unsigned long long *p; CUdeviceptr dp; int live; } m[NM];
+  struct { unsigned long long *p; CUdeviceptr dp; int live, ctx; } m[NM];
   CUgraph g[NGR];
   CUuserObject u[NU];
   int cap_mode[NS];

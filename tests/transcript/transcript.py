@@ -28,7 +28,9 @@ def read_text(path):
 
 
 def parse(text):
-    """Returns (header dict, {index: (kind, [lines])}, [indices in order])."""
+    """Returns (header dict, {index: (kind, [lines])}, [indices in order]).
+    A transcript cut short (its recorder killed) keeps its complete
+    programs: one without its end line is left out."""
     header, programs, order = {}, {}, []
     cur = None
     for line in text.splitlines():
@@ -45,25 +47,36 @@ def parse(text):
             cur = None
         else:
             programs[cur][1].append(line)
+    if cur is not None:
+        del programs[cur]
+        order.pop()
     return header, programs, order
 
 
-def record(recorder, driver, header, out):
+def crashed(lines):
+    return any(l.startswith("  CRASH ") for l in lines)
+
+
+def record(recorder, driver, header, out, jobs=1):
     args = [recorder, "--seed", header["seed"], "--programs", header["programs"],
-            "--devices", header["devices"], "--driver", driver, "-o", out]
+            "--devices", header["devices"], "--driver", driver, "-o", out, "--jobs", str(jobs)]
     if header.get("stale") == "0":
         args.append("--no-stale")
     if header.get("legality") == "0":
         args.append("--no-legality")
-    env = dict(os.environ, EVX_HOST_DEVICES=header["devices"])
+    # the emulation plays a machine of as many devices as the recorded one
+    # had (older transcripts: --device-count, else the devices used)
+    env = dict(os.environ, EVX_HOST_DEVICES=header.get("device_count", header["devices"]))
     return subprocess.run(args, env=env, capture_output=True, text=True, timeout=1200)
 
 
 def differences(expected, got):
-    """The programs whose lines differ (missing ones included), shortest first."""
+    """The programs whose lines differ (missing ones included), shortest
+    first. A program that crashed its recorder differs even from the same
+    crash: a crash is to be found out, never matched."""
     _, exp, order = expected
     _, gotp, _ = got
-    diff = [k for k in order if k not in gotp or gotp[k] != exp[k]]
+    diff = [k for k in order if k not in gotp or gotp[k] != exp[k] or crashed(exp[k][1])]
     return sorted(diff, key=lambda k: (len(exp[k][1]), k))
 
 
@@ -84,9 +97,11 @@ def show(k, expected, got, seed):
         print("  got:      %s" % (have[first] if first < len(have) else "(nothing)"))
 
 
-def replay_one(recorder, driver, path):
+def replay_one(recorder, driver, path, device_count=None):
     expected = parse(read_text(path))
     header = expected[0]
+    if device_count:
+        header["device_count"] = str(device_count)
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "replay.txt")
         proc = record(recorder, driver, header, out)
@@ -98,6 +113,13 @@ def replay_one(recorder, driver, path):
     if proc.returncode != 0:
         print("%s: the recorder exited with %d: %s" % (path, proc.returncode, proc.stderr.strip()[-300:]))
     diff = differences(expected, got)
+    total = header.get("total_programs")
+    if total and int(total) != len(expected[2]):
+        print("%s: cut short: %d of %s programs complete" % (path, len(expected[2]), total))
+    crashes = [k for k in expected[2] if crashed(expected[1][k][1])]
+    if crashes:
+        print("%s: the recorder crashed in program(s) %s: each is a difference" %
+              (path, " ".join(map(str, crashes[:40]))))
     print("%s: %d programs, %d differ (%s, %s device(s), driver %s)" %
           (path, len(expected[2]), len(diff), header.get("gpu"), header.get("devices"),
            header.get("driver_version")))
@@ -110,7 +132,7 @@ def replay_one(recorder, driver, path):
 def cmd_replay(a):
     total, bad = 0, 0
     for path in a.files:
-        n = replay_one(a.recorder, a.driver, path)
+        n = replay_one(a.recorder, a.driver, path, a.device_count)
         if n is None:
             bad += 1
         else:
@@ -147,10 +169,23 @@ def cmd_selftest(a):
         diff = differences(parse("\n".join(lines)), (h, progs, order))
         ok &= check(diff == [short, long_], "both changed programs found, shorter first (%s)" % diff)
         ok &= check(replay_one(a.recorder, a.driver, mutated) == 2, "replay finds the 2 changes")
+        crash = "\n".join(text.splitlines()[:start_of(text, progs, short) + 3] +
+                          ["  CRASH SIGSEGV", "end %d" % short])
+        cut = parse(crash)
+        ok &= check(differences(cut, cut) == [short], "a crashed program differs, even from itself")
+        ok &= check(parse(crash.rsplit("\n", 2)[0])[2] == cut[2][:-1],
+                    "a transcript cut short keeps its complete programs only")
         with open(mutated, "w") as f:
             f.write(text.replace("generator evx-transcript", "generator old-transcript"))
         ok &= check(replay_one(a.recorder, a.driver, mutated) is None, "another generator is refused")
+        jobs = os.path.join(tmp, "jobs.txt")
+        ok &= check(record(a.recorder, a.driver, header, jobs, jobs=4).returncode == 0
+                    and read_text(jobs) == text, "--jobs 4 writes the same transcript")
     return 0 if ok else 1
+
+
+def start_of(text, progs, k):
+    return text.splitlines().index("program %d %s" % (k, progs[k][0]))
 
 
 def check(cond, what):
@@ -238,6 +273,8 @@ def main():
         s.add_argument("--recorder", required=True)
         s.add_argument("--driver", required=True)
         if name == "replay":
+            s.add_argument("--device-count", type=int,
+                           help="the recording machine's devices, for a transcript without device_count")
             s.add_argument("files", nargs="*")
     t = sub.add_parser("table")
     t.add_argument("file")

@@ -38,12 +38,12 @@ others' objects, so its methods import theirs when called):
 - ``_loader``: the compiled core ``_core`` (``_core.pyx``: the hot calls and
   the base classes) and the libevx it linked, with ``capi`` bound to it;
 - ``_errors``: CudaError and how a status becomes one (the core imports it);
-- ``_native``: reading another framework's stream and device for
-  Stream.wrap and timed;
+- ``_native``: reading another framework's stream or event and its device
+  for Stream.wrap, Event.wrap and timed;
 - ``_device``, ``_event``, ``_stream``, ``_timing`` (timed, Timeline),
   ``_pool``, ``_fence``: the classes; ``_hostfn``: the host-function trampoline;
-- ``ipc`` and ``aio``: the public modules of interprocess events and of
-  asyncio.
+- ``ipc``, ``aio`` and ``trace``: the public modules of interprocess
+  events, of asyncio, and of merging anchored traces.
 """
 
 import atexit as _atexit
@@ -59,15 +59,26 @@ from ._device import (Device, device_count, driver_path, driver_version,
                       host_func_sync_mode, is_emulation, library_version)
 from ._event import Event
 from ._stream import Stream
-from ._timing import Mark, Timeline, timed
+from ._timing import Anchor, Mark, Timeline, timed
 from ._pool import EventPool, PoolStats
 from ._fence import Fence
 from . import ipc  # noqa: F401
+from . import _args, _device as _device_mod, _errors as _errors_mod, _fence as _fence_mod
+from . import _event as _event_mod, _native
+
+# The package's parts that lower modules use without importing them: the
+# compiled core's Python helpers, and the classes Device's factories make.
+_core.connect(_errors_mod.error, _args.flag, _native.wrap, Fence, _fence_mod._stream_wait,
+              _event_mod.borrow)
+_device_mod.set_kinds(Event=Event, Stream=Stream, Timeline=Timeline, EventPool=EventPool,
+                      create_fence=_fence_mod.create_fence,
+                      open_ipc_fence=_fence_mod.open_ipc_fence)
 
 __all__ = [
     "CudaError", "Device", "Event", "EventPool", "LibraryNotFoundError",
     "PoolStats", "Status", "EventFlags", "StreamFlags", "Stream", "Timeline",
-    "timed", "Mark", "device_count", "driver_version", "driver_path", "is_emulation",
+    "timed", "Mark", "Anchor", "device_count", "driver_version", "driver_path",
+    "is_emulation",
     "host_func_sync_mode",
     "library_version", "library_path", "capi", "implementation", "Fence",
 ]

@@ -16,6 +16,7 @@ runs; Python then prints the loader's list of places tried
 import ctypes
 import os
 import sys
+import time
 
 import evx
 
@@ -105,7 +106,6 @@ def trace_demo(path, out=None):
     training-like step of ranges and marks on two streams of device 0, the
     work being host functions that sleep, so that it runs on the emulation
     too) and writes its Chrome trace to ``path``; returns the timeline."""
-    import time
     out = sys.stdout if out is None else out
     dev = evx.Device(0)
     compute, copy = dev.create_stream(), dev.create_stream()

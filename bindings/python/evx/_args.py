@@ -62,3 +62,24 @@ def ordinal(device, op):
         raise TypeError("%s: a device must be an evx.Device or an int, not %s"
                         % (op, type(device).__name__))
     return integer(device, op, "device", ORDINAL)
+
+
+def handle_bytes(handle, op, size, source, what):
+    """``handle`` as ``size`` bytes (any buffer), for ``op``: an IPC handle
+    that ``source`` (``"Event.ipc_handle"``) gave; ``what`` names it in the
+    message (``"an IPC event handle"``). TypeError for a str or what is not
+    a buffer, ValueError for another length."""
+    if isinstance(handle, str):
+        raise TypeError("%s: handle must be the %d bytes of %s, not a str (%r)"
+                        % (op, size, source, handle[:80]))
+    try:
+        data = bytes(memoryview(handle))
+    except TypeError:
+        raise TypeError("%s: handle must be the %d bytes of %s, not %s"
+                        % (op, size, source, type(handle).__name__)) from None
+    if len(data) != size:
+        shown = repr(handle)
+        raise ValueError("%s: handle has %d bytes (%s); %s has %d (%s)"
+                         % (op, len(data), shown if len(shown) <= 80 else shown[:77] + "...",
+                            what, size, source))
+    return data

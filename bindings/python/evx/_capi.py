@@ -28,12 +28,6 @@ EVX_VERSION_NUMBER = 10000
 #: Patch version: changes for fixes that leave the ABI alone.
 EVX_VERSION_PATCH = 0
 
-#: Flags of evx_device_create_fence(): none.
-EVX_FENCE_DEFAULT = 0
-
-#: The fence may be exported to other processes (evx_fence_get_ipc_handle()).
-EVX_FENCE_INTERPROCESS = 1
-
 #: The largest value a fence may hold: 2^63 - 1 (the GPU's wait compares
 #: cyclically, so values stay below 2^63).
 EVX_FENCE_MAX_VALUE = 9223372036854775807
@@ -49,6 +43,11 @@ EVX_NOTIFIER_DEFAULT_STREAMS = 8
 
 #: The largest `max_streams_per_device` accepted.
 EVX_NOTIFIER_MAX_STREAMS = 64
+
+#: The size of a host function's name with its terminating NUL, in bytes: a
+#: name (evx_host_func_options_t `name`) is at most `EVX_HOST_FUNC_NAME_SIZE -
+#: 1` bytes long.
+EVX_HOST_FUNC_NAME_SIZE = 128
 
 #: The legacy default stream, as `CU_STREAM_LEGACY`, for
 #: evx_stream_wrap_external(). (A pointer constant: ((void *)1).)
@@ -86,6 +85,11 @@ EVX_EVENT_FLAGS_FORCE_32BIT = 2147483647  #: Not a flag: forces the enum to 32 b
 EVX_EVENT_RECORD_DEFAULT = 0  #: Default record.
 EVX_EVENT_RECORD_EXTERNAL = 1  #: Inside stream capture, record an external event node; outside capture the driver refuses it with EVX_ERROR_ILLEGAL_STATE.
 EVX_EVENT_RECORD_FLAGS_FORCE_32BIT = 2147483647  #: Not a flag: forces the enum to 32 bits.
+
+# enum evx_fence_flags (include/evx/fence.h)
+EVX_FENCE_DEFAULT = 0  #: None.
+EVX_FENCE_INTERPROCESS = 1  #: The fence may be exported to other processes (evx_fence_get_ipc_handle()).
+EVX_FENCE_FLAGS_FORCE_32BIT = 2147483647  #: Not a flag: forces the enum to 32 bits.
 
 # enum evx_notifier_flags (include/evx/notify.h)
 EVX_NOTIFIER_DEFAULT = 0  #: Default: the only value this version accepts.
@@ -214,6 +218,7 @@ EVX_STREAM_FLAGS_FORCE_32BIT = 2147483647  #: Not a flag: forces the enum to 32 
 EVX_MARK_POINT = 0  #: A point: interval i (mark i to mark i + 1) is named by mark i.
 EVX_MARK_BEGIN = 1  #: Opens a range on its stream, closed by the next EVX_MARK_END on that stream not taken by a range opened later (ranges nest).
 EVX_MARK_END = 2  #: Closes the innermost open range of its stream.
+EVX_MARK_ANCHOR = 3  #: A point tied to the host's clock, made by evx_timeline_anchor() only (evx_timeline_mark_labeled() refuses it).
 EVX_MARK_KIND_FORCE_32BIT = 2147483647  #: Not a kind: forces the enum to 32 bits.
 
 
@@ -282,6 +287,21 @@ class EventRecordFlags(_enum.IntFlag):
     #: Inside stream capture, record an external event node; outside capture
     #: the driver refuses it with EVX_ERROR_ILLEGAL_STATE.
     EXTERNAL = EVX_EVENT_RECORD_EXTERNAL
+
+
+class FenceFlags(_enum.IntFlag):
+    """Flags of evx_device_create_fence().
+
+    C: enum evx_fence_flags (include/evx/fence.h).
+    Members are the enumerators less the 'EVX_FENCE_' prefix; the *_FORCE_32BIT
+    markers are left out.
+    """
+
+    #: None.
+    DEFAULT = EVX_FENCE_DEFAULT
+    #: The fence may be exported to other processes
+    #: (evx_fence_get_ipc_handle()).
+    INTERPROCESS = EVX_FENCE_INTERPROCESS
 
 
 class NotifierFlags(_enum.IntFlag):
@@ -581,6 +601,9 @@ class MarkKind(_enum.IntEnum):
     BEGIN = EVX_MARK_BEGIN
     #: Closes the innermost open range of its stream.
     END = EVX_MARK_END
+    #: A point tied to the host's clock, made by evx_timeline_anchor() only
+    #: (evx_timeline_mark_labeled() refuses it).
+    ANCHOR = EVX_MARK_ANCHOR
 
 
 # --------------------------------------------------------------------------
@@ -613,7 +636,8 @@ evx_timer_t = _ct.c_void_p  # opaque handle: struct evx_timer_ *
 #: EVX_ERROR_INVALID_HANDLE, never a crash).
 evx_fence_t = _ct.c_void_p  # opaque handle: struct evx_fence_s *
 
-#: The release callback of evx_stream_wrap_external_with_release().
+#: The release callback of evx_stream_wrap_external_with_release() and
+#: evx_event_wrap_external_with_release().
 evx_release_fn_t = _ct.CFUNCTYPE(None, _ct.c_void_p)
 
 #: A completion notifier: made by evx_notifier_create(), ended by
@@ -754,9 +778,10 @@ class evx_host_func_options(_ct.Structure):
         ("struct_size", _ct.c_uint32),  # offset 0
         # evx_host_func_flags.
         ("flags", _ct.c_uint32),  # offset 4
-        # The function's name in the message of a failure: at most 127 bytes,
-        # copied at launch. NULL: the symbol name the dynamic linker gives for
-        # the function's address, else the address.
+        # The function's name in the message of a failure: shorter than
+        # EVX_HOST_FUNC_NAME_SIZE bytes, copied at launch. NULL: the symbol
+        # name the dynamic linker gives for the function's address, else the
+        # address.
         ("name", _ct.c_char_p),  # offset 8
         # Called once with the function's `user_data` when evx no longer needs
         # it: after the function ran (outside a capture), or, for a function
@@ -768,6 +793,30 @@ class evx_host_func_options(_ct.Structure):
         # the launch fails: the caller keeps user_data then. NULL: nothing is
         # called. The first published size, 16 bytes, ends before this field.
         ("release", evx_host_fn_t),  # offset 16
+    ]
+
+
+class evx_timeline_anchor_info(_ct.Structure):
+    """A mark whose time on the host's clocks is known, from evx_timeline_anchor()
+    and evx_timeline_get_anchor(). Set `struct_size` to
+    `sizeof(evx_timeline_anchor_info_t)` first.
+
+    C: struct evx_timeline_anchor_info (include/evx/timing.h): 32 bytes, aligned to 8.
+    """
+
+    _fields_ = [
+        # `sizeof(evx_timeline_anchor_info_t)` as the caller compiled it.
+        ("struct_size", _ct.c_uint32),  # offset 0
+        # The anchor's mark index (an EVX_MARK_ANCHOR mark, label "anchor").
+        ("index", _ct.c_uint32),  # offset 4
+        # `CLOCK_MONOTONIC` in nanoseconds, read just before the mark was
+        # recorded.
+        ("monotonic_before_ns", _ct.c_uint64),  # offset 8
+        # `CLOCK_MONOTONIC` in nanoseconds, read once the mark had completed.
+        ("monotonic_after_ns", _ct.c_uint64),  # offset 16
+        # `CLOCK_REALTIME` in nanoseconds, read with `monotonic_before_ns`
+        # (wall-clock time, for the reader).
+        ("realtime_ns", _ct.c_uint64),  # offset 24
     ]
 
 
@@ -801,6 +850,7 @@ evx_notifier_options_t = evx_notifier_options
 evx_event_pool_options_t = evx_event_pool_options
 evx_event_pool_stats_t = evx_event_pool_stats
 evx_host_func_options_t = evx_host_func_options
+evx_timeline_anchor_info_t = evx_timeline_anchor_info
 evx_timeline_mark_info_t = evx_timeline_mark_info
 
 
@@ -1101,9 +1151,14 @@ evx_event_destroy = Prototype(
     the driver event of an interprocess event or of one recorded in another
     context is destroyed, and that of any other event is among those evx keeps
     for reuse, where evx_device_trim() on any thread destroys it. (Its reuse
-    by this thread's creates may wait for up to 31 more destroys on this
-    thread: such destroys are collected, to look at other threads' calls once
-    per 32.)
+    by this thread's creates may wait for more destroys on this thread: such
+    destroys are collected in batches, to look at other threads' calls once
+    per batch.)
+
+    A borrowed event's driver event (evx_event_wrap_external()) is never
+    destroyed, kept or pooled: the destroy only ends evx's borrow (and, for
+    evx_event_wrap_external_with_release(), waits for racing calls, then calls
+    the release callback).
 
     event: the event.
 
@@ -1143,7 +1198,10 @@ evx_event_elapsed_time = Prototype(
     EVX_ERROR_INVALID_HANDLE if either handle is not live, either event was
     never recorded, either was created with EVX_EVENT_DISABLE_TIMING, or the
     two belong to different devices (the message says which);
-    EVX_ERROR_NOT_READY if either event's work is pending.
+    EVX_ERROR_NOT_READY if either event's work is pending; for a borrowed
+    event (evx_event_wrap_external()), which evx cannot know to be recorded or
+    timed, the driver's status (such as EVX_ERROR_INVALID_HANDLE), the message
+    saying so.
 
     Thread-safe; takes no global lock.
     """)
@@ -1179,7 +1237,9 @@ evx_event_get_flags = Prototype(
     flags [out]: receives the flags.
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if flags is NULL;
-    EVX_ERROR_INVALID_HANDLE. Thread-safe.
+    EVX_ERROR_INVALID_HANDLE; EVX_ERROR_NOT_SUPPORTED for a borrowed event
+    (evx_event_wrap_external()): the driver has no call that tells a
+    `CUevent`'s flags. Thread-safe.
     """)
 
 # evx_status_t evx_event_get_native(evx_event_t event, void **cu_event)
@@ -1193,7 +1253,8 @@ evx_event_get_native = Prototype(
 
     The `CUevent` stays owned by evx: it is valid while the evx event is live,
     must not be destroyed by the caller, and after evx_event_destroy() may be
-    reused for another evx event.
+    reused for another evx event. For a borrowed event
+    (evx_event_wrap_external()) it is the `CUevent` borrowed, its maker's.
 
     Other code sees the event's own state: if evx reused the driver event (see
     evx_device_create_event()) and the event has not been recorded since, a
@@ -1208,6 +1269,25 @@ evx_event_get_native = Prototype(
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if cu_event is NULL;
     EVX_ERROR_INVALID_HANDLE; a status from `cuEventCreate` or
     `cuEventDestroy` when the driver event is replaced. Thread-safe.
+    """)
+
+# evx_status_t evx_event_is_owned(evx_event_t event, int *owned)
+#   Whether evx owns the event's driver event (evx_device_create_event(), a
+#   pool, evx_device_open_ipc_event()) or borrows it
+#   (evx_event_wrap_external(), evx_event_wrap_external_with_release()).
+evx_event_is_owned = Prototype(
+    "evx_event_is_owned", evx_status_t,
+    (("event", evx_event_t), ("owned", _ct.POINTER(_ct.c_int)),),
+    """evx_status_t evx_event_is_owned(evx_event_t event, int *owned)
+
+    Whether evx owns the event's driver event (evx_device_create_event(), a pool, evx_device_open_ipc_event()) or borrows it (evx_event_wrap_external(), evx_event_wrap_external_with_release()).
+
+    event: the event.
+
+    owned [out]: receives 1 when evx owns it, 0 when borrowed.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if owned is NULL;
+    EVX_ERROR_INVALID_HANDLE. Thread-safe.
     """)
 
 # evx_status_t evx_event_query(evx_event_t event)
@@ -1294,6 +1374,56 @@ evx_event_synchronize = Prototype(
     EVX_ERROR_INVALID_HANDLE; a status from the driver.
 
     Thread-safe; takes no global lock.
+    """)
+
+# evx_status_t evx_event_wrap_external(int device, void *native_event, evx_event_t *event)
+#   Borrows an event made elsewhere: PyTorch, CuPy, cuda.core,
+#   `cudaEventCreateWithFlags`, `cuEventCreate`.
+evx_event_wrap_external = Prototype(
+    "evx_event_wrap_external", evx_status_t,
+    (("device", _ct.c_int), ("native_event", _ct.c_void_p), ("event", _ct.POINTER(evx_event_t)),),
+    """evx_status_t evx_event_wrap_external(int device, void *native_event, evx_event_t *event)
+
+    Borrows an event made elsewhere: PyTorch, CuPy, cuda.core, `cudaEventCreateWithFlags`, `cuEventCreate`.
+
+    evx never destroys a borrowed event, never keeps its driver event for
+    reuse and never puts it in a pool. The caller keeps it alive for as long
+    as the evx handle is used (or see evx_event_wrap_external_with_release()).
+    evx cannot check a foreign pointer: a native_event that is not a live
+    `CUevent` (or `cudaEvent_t`) is undefined behaviour, as in CUDA.
+
+    The driver has no call that tells the context or the flags of a `CUevent`,
+    so the borrow carries its context, and evx learns the flags from the
+    driver's answers. A borrowed event is recorded on streams of its context
+    only: another context's stream is refused before the driver (evx moves its
+    own events between contexts, docs/engines.md, but never a borrowed one).
+    Its query, synchronize and elapsed time always ask the driver (evx cannot
+    know whether its maker recorded it); when the driver refuses an elapsed
+    time, the message says that a borrowed event may have been made with
+    `CU_EVENT_DISABLE_TIMING` or not recorded. Everything else works as with
+    an event of evx's own: records with flags and under stream capture, stream
+    waits, elapsed time against events of the same context, notifier watches
+    (evx/notify.h). evx_event_get_flags() refuses a borrowed event (evx cannot
+    know them), evx_event_get_ipc_handle() too (export it where it was made),
+    and an event pool never takes one.
+
+    device: the event's device: a device ordinal, whose primary context is
+    then the event's context, or EVX_DEVICE_CURRENT: the context current on
+    the calling thread is the event's context, a primary one or not
+    (cuCtxCreate's).
+
+    native_event: the `CUevent`; not NULL.
+
+    event [out]: receives the borrowed event.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if event or native_event is
+    NULL, or if EVX_DEVICE_CURRENT is given and no context is current;
+    EVX_ERROR_INVALID_DEVICE if device is out of range (or is
+    EVX_DEVICE_FROM_STREAM: the driver cannot read an event's device);
+    EVX_ERROR_OUT_OF_MEMORY; a driver-loading status; a status from the
+    driver. On failure `*event` is set to NULL when event is not NULL.
+
+    Thread-safe.
     """)
 
 # evx_status_t evx_device_create_fence(int device, uint64_t initial_value, unsigned int flags, evx_fence_t *out)
@@ -1655,6 +1785,60 @@ evx_event_get_ipc_handle = Prototype(
     EVX_EVENT_INTERPROCESS (refused before the driver, with a message that
     says so); EVX_ERROR_NOT_SUPPORTED if the driver lacks
     `cuIpcGetEventHandle`; a status from the driver.
+
+    Thread-safe.
+    """)
+
+# evx_status_t evx_event_wrap_external_with_release(int device, void *native_event, evx_release_fn_t release, void *user_data, evx_event_t *out)
+#   Borrows an event made elsewhere, as evx_event_wrap_external(), and calls
+#   release once the borrow has ended.
+evx_event_wrap_external_with_release = Prototype(
+    "evx_event_wrap_external_with_release", evx_status_t,
+    (("device", _ct.c_int), ("native_event", _ct.c_void_p), ("release", evx_release_fn_t), ("user_data", _ct.c_void_p), ("out", _ct.POINTER(evx_event_t)),),
+    """evx_status_t evx_event_wrap_external_with_release(int device, void *native_event, evx_release_fn_t release, void *user_data, evx_event_t *out)
+
+    Borrows an event made elsewhere, as evx_event_wrap_external(), and calls release once the borrow has ended.
+
+    The borrow ends at evx_event_destroy() of the returned handle. A call that
+    other threads are making on the handle at that moment (a record, a wait, a
+    query, a synchronize, an elapsed time, a notifier watch) either completes
+    on the event or fails with EVX_ERROR_INVALID_HANDLE; evx_event_destroy()
+    waits until every call that got the event has returned, then calls
+    release(user_data) on the destroying thread, then returns. So when
+    evx_event_destroy() returns, the callback has run, exactly once, and no
+    evx call uses the event any more. Work that records it may still be
+    pending on the device, and a notifier watch made before waits for it on
+    the driver's side: the callback owns the event from then on, as its maker
+    did before the wrap (the driver allows destroying an event with pending
+    work).
+
+    The callback may call evx (it runs outside evx's locks), but not
+    evx_event_destroy() of the handle it is releasing, which is already dead.
+    It is never called if this call fails, and never called for a handle that
+    is not destroyed (at process exit, for instance). An event pool never
+    takes a borrowed event, so evx_event_pool_release() does not end the
+    borrow.
+
+    Because evx_event_destroy() waits for racing calls, a destroy that races
+    with an evx_event_synchronize() of the same handle returns once that
+    synchronize has returned.
+
+    device: the event's device: a device ordinal or EVX_DEVICE_CURRENT (as for
+    evx_event_wrap_external()).
+
+    native_event: the `CUevent`; not NULL.
+
+    release: the callback; not NULL (use evx_event_wrap_external() for a
+    borrow without one).
+
+    user_data: passed to release.
+
+    out [out]: receives the borrowed event.
+
+    Returns: as evx_event_wrap_external(), and EVX_ERROR_INVALID_VALUE if
+
+    release is NULL. On failure `*out` is set to NULL when out is not NULL,
+    and release is not called.
 
     Thread-safe.
     """)
@@ -2484,8 +2668,9 @@ evx_stream_launch_host_func_status = Prototype(
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if fn is NULL, the options'
     `struct_size` is below the first published size, a flag is unknown or the
-    name is longer than 127 bytes; EVX_ERROR_INVALID_HANDLE;
-    EVX_ERROR_OUT_OF_MEMORY; a status from the driver (then fn never runs).
+    name is not shorter than EVX_HOST_FUNC_NAME_SIZE bytes;
+    EVX_ERROR_INVALID_HANDLE; EVX_ERROR_OUT_OF_MEMORY; a status from the
+    driver (then fn never runs).
 
     Thread-safe.
     """)
@@ -2643,6 +2828,39 @@ evx_device_create_timer = Prototype(
     Thread-safe.
     """)
 
+# evx_status_t evx_timeline_anchor(evx_timeline_t timeline, evx_stream_t stream, evx_timeline_anchor_info_t *anchor)
+#   Records an anchor: a mark (EVX_MARK_ANCHOR, label "anchor") on a stream,
+#   with the host's clocks read before it is recorded and after it has
+#   completed, so that the timeline's times can be put on the host's clock and
+#   the traces of several processes and devices merged (Python's
+#   `evx.trace.merge`).
+evx_timeline_anchor = Prototype(
+    "evx_timeline_anchor", evx_status_t,
+    (("timeline", evx_timeline_t), ("stream", evx_stream_t), ("anchor", _ct.POINTER(evx_timeline_anchor_info_t)),),
+    """evx_status_t evx_timeline_anchor(evx_timeline_t timeline, evx_stream_t stream, evx_timeline_anchor_info_t *anchor)
+
+    Records an anchor: a mark (EVX_MARK_ANCHOR, label "anchor") on a stream, with the host's clocks read before it is recorded and after it has completed, so that the timeline's times can be put on the host's clock and the traces of several processes and devices merged (Python's `evx.trace.merge`).
+
+    Blocks until the mark completes: give it a stream with no work pending, or
+    the window (`monotonic_after_ns - monotonic_before_ns`) covers that work
+    too. The timeline keeps every anchor until evx_timeline_reset();
+    evx_timeline_write_trace() writes them into the trace.
+
+    timeline: the timeline.
+
+    stream: a stream of the timeline's device, not being captured.
+
+    anchor [out]: its `struct_size` set; receives the anchor; may be NULL.
+
+    Returns: as evx_timeline_mark(); EVX_ERROR_INVALID_VALUE if anchor's
+    `struct_size` is below the first published size (nothing is recorded);
+    EVX_ERROR_ILLEGAL_STATE if stream is being captured (nothing is recorded);
+    the status of the wait, as evx_timeline_synchronize() (the mark stays,
+    with no anchor).
+
+    Thread-safe; anchor from the thread that makes the marks.
+    """)
+
 # evx_status_t evx_timeline_count(evx_timeline_t timeline, uint32_t *count)
 #   The number of marks recorded since creation or the last reset.
 evx_timeline_count = Prototype(
@@ -2674,6 +2892,29 @@ evx_timeline_destroy = Prototype(
     timeline: the timeline.
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE. Thread-safe.
+    """)
+
+# evx_status_t evx_timeline_get_anchor(evx_timeline_t timeline, uint32_t index, evx_timeline_anchor_info_t *anchor)
+#   The anchor of mark index, as evx_timeline_anchor() gave it.
+evx_timeline_get_anchor = Prototype(
+    "evx_timeline_get_anchor", evx_status_t,
+    (("timeline", evx_timeline_t), ("index", _ct.c_uint32), ("anchor", _ct.POINTER(evx_timeline_anchor_info_t)),),
+    """evx_status_t evx_timeline_get_anchor(evx_timeline_t timeline, uint32_t index, evx_timeline_anchor_info_t *anchor)
+
+    The anchor of mark index, as evx_timeline_anchor() gave it.
+
+    timeline: the timeline.
+
+    index: the index of a mark made by evx_timeline_anchor().
+
+    anchor [in,out]: its `struct_size` set by the caller; filled.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if anchor is NULL or its
+    `struct_size` is below the first published size, or mark
+
+    index is not an anchor; EVX_ERROR_INVALID_HANDLE.
+
+    Thread-safe.
     """)
 
 # evx_status_t evx_timeline_get_mark(evx_timeline_t timeline, uint32_t index, evx_timeline_mark_info_t *info)
@@ -2844,8 +3085,12 @@ evx_timeline_write_trace = Prototype(
     the begin mark's label; - EVX_MARK_POINT: an `X` event of interval i (to
     the next mark), named by its label (or "interval i"), on its stream's
     track; the last mark, and a mark whose next one completed earlier (on
-    another stream), an instant `i` event. Each event carries the mark's index
-    in `args`.
+    another stream), an instant `i` event; - EVX_MARK_ANCHOR: an instant `i`
+    event named "anchor". Each event carries the mark's index in `args`. A
+    timeline with anchors (evx_timeline_anchor()) gets a top-level `"evx"`
+    object after `traceEvents`: `{"clock":"CLOCK_MONOTONIC","anchors":[...]}`,
+    each anchor its `index`, `ts` (microseconds from mark 0) and the fields of
+    evx_timeline_anchor_info_t; trace viewers ignore it.
 
     timeline: the timeline; with at least one mark.
 
@@ -2990,10 +3235,12 @@ FUNCTIONS = (
     evx_event_get_device,
     evx_event_get_flags,
     evx_event_get_native,
+    evx_event_is_owned,
     evx_event_query,
     evx_event_record,
     evx_event_record_with_flags,
     evx_event_synchronize,
+    evx_event_wrap_external,
     evx_device_create_fence,
     evx_device_open_ipc_fence,
     evx_fence_destroy,
@@ -3007,6 +3254,7 @@ FUNCTIONS = (
     evx_stream_wait_fence,
     evx_device_open_ipc_event,
     evx_event_get_ipc_handle,
+    evx_event_wrap_external_with_release,
     evx_stream_wrap_external_with_release,
     evx_notifier_create,
     evx_notifier_destroy,
@@ -3045,8 +3293,10 @@ FUNCTIONS = (
     evx_stream_wrap_external,
     evx_device_create_timeline,
     evx_device_create_timer,
+    evx_timeline_anchor,
     evx_timeline_count,
     evx_timeline_destroy,
+    evx_timeline_get_anchor,
     evx_timeline_get_mark,
     evx_timeline_intervals,
     evx_timeline_mark,
@@ -3067,13 +3317,12 @@ MACROS = {
     "EVX_VERSION_MINOR": "int",
     "EVX_VERSION_NUMBER": "int",
     "EVX_VERSION_PATCH": "int",
-    "EVX_FENCE_DEFAULT": "int",
-    "EVX_FENCE_INTERPROCESS": "int",
     "EVX_FENCE_MAX_VALUE": "int",
     "EVX_IPC_FENCE_HANDLE_SIZE": "int",
     "EVX_IPC_HANDLE_SIZE": "int",
     "EVX_NOTIFIER_DEFAULT_STREAMS": "int",
     "EVX_NOTIFIER_MAX_STREAMS": "int",
+    "EVX_HOST_FUNC_NAME_SIZE": "int",
     "EVX_STREAM_LEGACY": "pointer",
     "EVX_STREAM_PER_THREAD": "pointer",
     "EVX_MARK_LABEL_SIZE": "int",
@@ -3104,6 +3353,11 @@ ENUMS = {
         "EVX_EVENT_RECORD_DEFAULT",
         "EVX_EVENT_RECORD_EXTERNAL",
         "EVX_EVENT_RECORD_FLAGS_FORCE_32BIT",
+    )),
+    "evx_fence_flags": (_ct.c_uint, FenceFlags, (
+        "EVX_FENCE_DEFAULT",
+        "EVX_FENCE_INTERPROCESS",
+        "EVX_FENCE_FLAGS_FORCE_32BIT",
     )),
     "evx_notifier_flags": (_ct.c_uint, NotifierFlags, (
         "EVX_NOTIFIER_DEFAULT",
@@ -3232,6 +3486,7 @@ ENUMS = {
         "EVX_MARK_POINT",
         "EVX_MARK_BEGIN",
         "EVX_MARK_END",
+        "EVX_MARK_ANCHOR",
         "EVX_MARK_KIND_FORCE_32BIT",
     )),
 }
@@ -3244,6 +3499,7 @@ STRUCTS = {
     "evx_event_pool_options": evx_event_pool_options,
     "evx_event_pool_stats": evx_event_pool_stats,
     "evx_host_func_options": evx_host_func_options,
+    "evx_timeline_anchor_info": evx_timeline_anchor_info,
     "evx_timeline_mark_info": evx_timeline_mark_info,
 }
 
@@ -3269,6 +3525,7 @@ TYPEDEFS = {
     "evx_host_fn_status_t": evx_host_fn_status_t,
     "evx_host_fn_t": evx_host_fn_t,
     "evx_host_func_options_t": evx_host_func_options_t,
+    "evx_timeline_anchor_info_t": evx_timeline_anchor_info_t,
     "evx_timeline_mark_info_t": evx_timeline_mark_info_t,
 }
 

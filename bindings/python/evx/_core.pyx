@@ -9,15 +9,15 @@
 It links libevx and calls it directly (the declarations are in
 libevx.pxd). It holds what a timing loop calls: the base classes of
 evx.Device, evx.Event and evx.Stream (DeviceCore, EventCore, StreamCore)
-with their hot methods, event creation, ``timed``, and the notifier's watch
-and read that evx.aio makes per await. It knows nothing of the package's
-classes: the package's factories (evx/_device.py, _stream.py, ...) make
-objects with new_device, new_event and new_stream, naming the class to make
-and, for a device or a stream, the class of the events it makes. The
-exceptions it raises are made by evx._errors.error, and ``timed`` borrows a
-stream of another framework through evx._native; both are imported when
-first needed (each sits below the package's classes and imports no class
-of it).
+with their hot methods, event creation, ``timed``, and the notifier's
+watches (of events and fence values) and reads that every await makes. It
+imports nothing of the package: the package's factories (evx/_device.py,
+_stream.py, ...) make objects with new_device, new_event and new_stream,
+naming the class to make and, for a device or a stream, the class of the
+events it makes; the exceptions it raises are made by evx._errors.error,
+``timed`` borrows a stream of another framework through evx._native.wrap
+and ``Stream.wait(fence, value)`` goes to evx._fence, all handed over once
+by evx/__init__.py (:func:`connect`).
 
 :func:`library_path` is the file of the libevx this module linked (dladdr
 on one of its functions): the package opens that same file with ctypes for
@@ -59,8 +59,14 @@ cdef extern from "<dlfcn.h>" nogil:
 
 import os as _os
 
-cdef object g_error = None         # evx._errors.error, once imported
-cdef object g_fence_wait = None    # evx._fence: Stream.wait(fence, value)
+# The package's Python parts the core calls, handed over once by
+# evx/__init__.py (connect): the core imports nothing of the package.
+cdef object g_error = None         # evx._errors.error
+cdef object g_flag = None          # evx._args.flag
+cdef object g_wrap = None          # evx._native.wrap
+cdef object g_fence_type = None    # evx.Fence
+cdef object g_fence_wait = None    # evx._fence's Stream.wait(fence, value)
+cdef object g_borrow_event = None  # evx._event.borrow
 cdef bint g_release_all = _os.environ.get("EVX_PYTHON_RELEASE_GIL", "") not in ("", "0")
 
 # Devices whose first event has been made: their events are made holding the
@@ -92,11 +98,20 @@ def check_library_version():
                 library_path(), v // 10000, v // 100 % 100, v % 100))
 
 
-def set_fence_wait(fn):
-    """Called once by evx._fence: ``fn(stream, fence, value)`` queues the
-    wait of ``Stream.wait(fence, value)``."""
-    global g_fence_wait
-    g_fence_wait = fn
+def connect(error, flag, wrap, fence_type, fence_wait, borrow_event):
+    """Called once by evx/__init__.py, before any call can fail: ``error``
+    (evx._errors.error) makes the exception of a status, ``flag``
+    (evx._args.flag) checks a yes/no argument, ``wrap`` (evx._native.wrap)
+    borrows another framework's stream, ``fence_wait(stream, fence,
+    value)`` queues ``Stream.wait(fence, value)`` for a ``fence_type``
+    (evx.Fence), and ``borrow_event(obj, op, device)`` (evx._event.borrow)
+    borrows another framework's event for one call, as an EventCore the
+    caller closes (``device``: the one to take where the object names
+    none)."""
+    global g_error, g_flag, g_wrap, g_fence_type, g_fence_wait, g_borrow_event
+    g_error, g_flag, g_wrap = error, flag, wrap
+    g_fence_type, g_fence_wait = fence_type, fence_wait
+    g_borrow_event = borrow_event
 
 
 def releases_gil_always():
@@ -107,10 +122,6 @@ def releases_gil_always():
 cdef object error(evx_status_t st, str op, message=None):
     """evx._errors.error(st, op, message): the exception for a status (the
     library's thread-local message when ``message`` is None)."""
-    global g_error
-    if g_error is None:
-        from evx._errors import error as e
-        g_error = e
     return g_error(st, op, message)
 
 
@@ -140,8 +151,7 @@ cdef bint checked_flag(value, str op, str what) except -1:
         return True
     if value is False:
         return False
-    from evx import _args
-    return _args.flag(value, op, what)
+    return g_flag(value, op, what)
 
 
 cdef object misuse(str op, str message):
@@ -330,11 +340,29 @@ cdef class EventCore(Handle):
 
     def elapsed_since(self, start):
         """The same as ``self - start``: milliseconds from start to this
-        event."""
-        if not isinstance(start, EventCore):
-            raise TypeError("Event.elapsed_since() needs an evx.Event, not %s"
-                            % type(start).__name__)
-        return self.elapsed(<EventCore>start, "Event.elapsed_since")
+        event. ``start`` may be another framework's event (anything
+        ``Event.wrap`` takes that names its device), borrowed for the
+        call."""
+        cdef EventCore tmp
+        if isinstance(start, EventCore):
+            return self.elapsed(<EventCore>start, "Event.elapsed_since")
+        if self.h == NULL:
+            raise gone(self, "Event.elapsed_since", "the end event")
+        tmp = borrowed_event(start, "Event.elapsed_since", self._dev)
+        try:
+            return self.elapsed(tmp, "Event.elapsed_since")
+        finally:
+            tmp.release()     # a borrow's destroy frees nothing of the driver's
+
+
+cdef EventCore borrowed_event(obj, str op, int dev):
+    """Another framework's event (or an object with __cuda_event__),
+    borrowed for one call through evx._event.borrow, on device ``dev`` (that
+    of the evx object the call pairs it with) where the object names none;
+    its TypeError names op and what was given."""
+    if isinstance(obj, (StreamCore, g_fence_type)):
+        raise TypeError("%s() needs an event, not %s" % (op, type(obj).__name__))
+    return <EventCore?>g_borrow_event(obj, op, dev)
 
 
 cdef EventCore make_event(type cls, int dev, unsigned flags, str op):
@@ -492,11 +520,11 @@ cdef class StreamCore(Handle):
                                 "(Stream.wait(fence, value)), not with %s (external= is "
                                 "keyword-only)" % type(event_or_stream).__name__)
             if value is None:
-                if g_fence_wait is not None and type(event_or_stream).__name__ == "Fence":
+                if isinstance(event_or_stream, g_fence_type):
                     raise TypeError("Stream.wait: value must be an int, not NoneType "
                                     "(Stream.wait(fence, value): the value to wait for)")
-                raise TypeError("Stream.wait() needs an evx.Event, an evx.Stream or an "
-                                "evx.Fence and a value, not %s" % type(event_or_stream).__name__)
+                self.wait_foreign(event_or_stream, external)
+                return
             if external is not False:
                 raise TypeError("Stream.wait: external= is for events and streams, "
                                 "not fences")
@@ -540,6 +568,23 @@ cdef class StreamCore(Handle):
             raise err
         if st:
             raise failure(st, "Stream.wait")
+
+    cdef int wait_foreign(self, obj, external) except -1:
+        """Stream.wait for another framework's event, borrowed for the
+        call (a TypeError naming what was given for anything else)."""
+        cdef EventCore tmp
+        if self.h == NULL:
+            raise gone(self, "Stream.wait", "the stream")
+        try:
+            tmp = borrowed_event(obj, "Stream.wait", self._dev)
+        except TypeError as exc:
+            raise TypeError("Stream.wait() needs an evx.Event, an evx.Stream, an evx.Fence "
+                            "and a value, or another framework's event (%s)" % exc) from None
+        try:
+            self.wait(tmp, external=external)
+        finally:
+            tmp.release()
+        return 0
 
     def sync(self):
         """Waits until all work queued on the stream has completed."""
@@ -606,6 +651,24 @@ def notifier_watch(notifier, event, uint64_t token, str op="evx.aio.wait"):
             st = evx_notifier_watch(n, e, token)
     else:
         st = evx_notifier_watch(n, e, token)
+    if st:
+        raise failure(st, op)
+
+
+def notifier_watch_fence(notifier, fence, uint64_t value, uint64_t token,
+                         str op="evx.aio.wait_fence"):
+    """Watches ``fence`` (an evx_fence_t handle as an int) reaching
+    ``value`` on ``notifier`` under ``token`` (evx_notifier_watch_fence):
+    the hot call of ``await fence.wait_async(v)``, as notifier_watch is of
+    an event's."""
+    cdef evx_notifier_t n = <evx_notifier_t>handle_from(notifier)
+    cdef evx_fence_t f = <evx_fence_t>handle_from(fence)
+    cdef evx_status_t st
+    if g_release_all:
+        with nogil:
+            st = evx_notifier_watch_fence(n, f, value, token)
+    else:
+        st = evx_notifier_watch_fence(n, f, value, token)
     if st:
         raise failure(st, op)
 
@@ -702,8 +765,7 @@ cdef class timed:
             # Borrowed as Stream.wrap(stream) would, for the block only: an
             # evx stream handle of the core's own class, with the object
             # kept referenced until the timed object is gone.
-            from evx import _native
-            h, dev, _ = _native.wrap(stream, None, "evx.timed")
+            h, dev, _ = g_wrap(stream, None, "evx.timed")
             s = new_core(StreamCore, StreamCore)
             (<StreamCore>s).h = handle_from(h)
             (<StreamCore>s)._dev = dev

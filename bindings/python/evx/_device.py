@@ -10,9 +10,9 @@ and this one imports theirs where a method needs them.
 
 import ctypes
 import operator
-from typing import Dict
+from typing import Any, Dict
 
-from . import _args, _capi, _core
+from . import _args, _capi, _core, ipc
 from ._capi import Status
 from ._errors import CudaError, check, error
 from ._loader import capi
@@ -68,14 +68,25 @@ def library_version():
 
 _devices: Dict[int, "Device"] = {}
 
+# The classes and calls Device's factories make objects with. They live in
+# the modules above this one (each imports evx._device, never the reverse),
+# and evx/__init__.py hands them over once, through set_kinds, before any
+# Device exists: this module stays a leaf of the package's import graph.
+_kinds: Dict[str, Any] = {}
+
+
+def set_kinds(**kinds):
+    """Called once by evx/__init__.py: Event, Stream, Timeline, EventPool
+    (classes), create_fence and open_ipc_fence (evx._fence's calls)."""
+    _kinds.update(kinds)
+
 
 def device(ordinal):
     """The Device of an ordinal the library has already accepted (no
     check), made once."""
     d = _devices.get(ordinal)
     if d is None:
-        from ._event import Event
-        d = _devices.setdefault(ordinal, _core.new_device(Device, ordinal, Event))
+        d = _devices.setdefault(ordinal, _core.new_device(Device, ordinal, _kinds["Event"]))
     return d
 
 
@@ -144,7 +155,6 @@ class Device(_core.DeviceCore):
         refused, never clamped). ``non_blocking=False`` makes a stream that
         synchronizes with the legacy default stream.
         """
-        from ._stream import Stream
         prio = 0 if priority is None else _args.integer(
             priority, "Device.create_stream", "priority")
         flags = (_capi.EVX_STREAM_NON_BLOCKING
@@ -154,17 +164,15 @@ class Device(_core.DeviceCore):
         st = capi.evx_device_create_stream(self._id, flags, prio, ctypes.byref(h))
         if st:
             raise error(st, "Device.create_stream")
-        return Stream._make(h, self._id, None, True)
+        return _kinds["Stream"]._make(h, self._id, None, True)
 
     def create_timeline(self, capacity):
         """A :class:`Timeline` of this device."""
-        from ._timing import Timeline
-        return Timeline._make(self._id, capacity, "Device.create_timeline")
+        return _kinds["Timeline"]._make(self._id, capacity, "Device.create_timeline")
 
     def create_event_pool(self, capacity, prewarm=0, timing=True, blocking_sync=False):
         """An :class:`EventPool` of this device."""
-        from ._pool import EventPool
-        return EventPool._make(self._id, capacity, prewarm, timing, blocking_sync,
+        return _kinds["EventPool"]._make(self._id, capacity, prewarm, timing, blocking_sync,
                                "Device.create_event_pool")
 
     def open_ipc_event(self, handle):
@@ -176,22 +184,18 @@ class Device(_core.DeviceCore):
         that is not 64 bytes, and :class:`evx.CudaError` when the driver
         refuses it (``EVX_ERROR_INVALID_CONTEXT`` in the process that
         exported it)."""
-        from . import ipc
-        from ._event import Event
-        return ipc.open_event(self._id, handle, Event)
+        return ipc.open_event(self._id, handle, _kinds["Event"])
 
     def create_fence(self, initial=0, interprocess=False):
         """A new :class:`Fence` of this device holding ``initial`` (0 to
         ``Fence.MAX_VALUE``); ``interprocess=True``: it may be exported to
         other processes (:attr:`Fence.ipc_handle`, pickling)."""
-        from ._fence import create_fence
-        return create_fence(self._id, initial, interprocess)
+        return _kinds["create_fence"](self._id, initial, interprocess)
 
     def open_ipc_fence(self, handle):
         """A new :class:`Fence` of this device for ``handle``, the
         :attr:`Fence.ipc_handle` of a fence of another process."""
-        from ._fence import open_ipc_fence
-        return open_ipc_fence(self._id, handle)
+        return _kinds["open_ipc_fence"](self._id, handle)
 
     def trim(self):
         """Releases the idle driver events evx keeps for reuse on this device."""

@@ -11,42 +11,16 @@ called (``"Stream.wait: ..."``).
 
 import ctypes
 
-from ._capi import EVX_ERROR_INVALID_HANDLE, EVX_ERROR_NOT_READY, Status
+from ._capi import EVX_ERROR_INVALID_HANDLE, EVX_ERROR_NOT_READY
 from . import _hostfn
+from ._cudaerror import CudaError
 from ._loader import capi
 
 __all__ = ["CudaError", "error", "check", "live", "Owned"]
 
 _last_message = capi.evx_last_error_message
-_status_name = capi.evx_status_name
 _status_string = capi.evx_status_string
 _last_host = capi.evx_last_error_host_func
-
-
-class CudaError(RuntimeError):
-    """A call into evx failed.
-
-    Attributes: ``status`` (:class:`Status`; a code this version does not
-    name becomes a pseudo-member that still compares equal to the number),
-    ``name`` (``"EVX_ERROR_INVALID_HANDLE"``, from ``evx_status_name``),
-    ``message`` (what the library said went wrong; for
-    ``EVX_ERROR_NOT_READY``, which the library treats as an answer and gives
-    no message, the status description).
-    """
-
-    def __init__(self, status, message):
-        status = Status(int(status))
-        self.status = status
-        self.name = _status_name(int(status)).decode("utf-8", "replace")
-        self.message = message
-        super().__init__("%s (%d): %s" % (self.name, int(status), message))
-
-    def __reduce__(self):
-        return (CudaError, (int(self.status), self.message))
-
-
-# Pickles and reprs name the class where users find it.
-CudaError.__module__ = "evx"
 
 
 def error(status, op=None, message=None):

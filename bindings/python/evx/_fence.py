@@ -29,7 +29,8 @@ raises :class:`evx.CudaError` (``EVX_ERROR_INVALID_CONTEXT``).
 import ctypes as _ct
 import math as _math
 
-from . import _args, _capi, _core
+from . import _args, _capi, _core, _notify
+from ._device import device
 from ._errors import Owned, check, live
 from ._loader import capi
 
@@ -80,7 +81,6 @@ class Fence(Owned):
     @property
     def device(self):
         """The :class:`evx.Device` the fence belongs to."""
-        from ._device import device
         return device(self._dev)
 
     @property
@@ -132,10 +132,12 @@ class Fence(Owned):
             if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
                 raise TypeError("%s: timeout must be a number of seconds or None, not %s"
                                 % (op, type(timeout).__name__))
-            if _math.isnan(timeout) or timeout < 0:
+            if (isinstance(timeout, float) and _math.isnan(timeout)) or timeout < 0:
                 raise ValueError("%s: timeout %r is not a number of seconds >= 0"
                                  % (op, timeout))
-            if timeout * 1e9 >= _UINT64_MAX:
+            # An int too large for a float (10**400) is compared as an
+            # int: timeout * 1e9 would raise a bare OverflowError.
+            if timeout >= _UINT64_MAX // 10**9 + 1 or timeout * 1e9 >= _UINT64_MAX:
                 raise ValueError("%s: timeout %r s is longer than the C call can wait "
                                  "(give None to wait without limit)" % (op, timeout))
             ns = int(timeout * 1e9)
@@ -149,8 +151,9 @@ class Fence(Owned):
         """``await fence.wait_async(v)``: an asyncio Future that completes
         once the counter is at least ``value`` (see
         :func:`evx.aio.wait_fence`). Needs a running loop."""
-        from . import aio
-        return aio.wait_fence(self, value)
+        op = "evx.aio.wait_fence"
+        v = _value(value, op)
+        return _notify.wait_fence_handle(self._live(op), v)
 
     @property
     def ipc_handle(self):
@@ -171,7 +174,7 @@ class Fence(Owned):
                 "Device.create_fence(interprocess=True)) can be pickled; its "
                 "pickle is its IPC handle, which the unpickling process opens"
                 % (self,))
-        return (_open_pickled, (self._dev, self.ipc_handle))
+        return (device(self._dev).open_ipc_fence, (self.ipc_handle,))
 
     def __repr__(self):
         if self._h is None:
@@ -193,23 +196,6 @@ def create_fence(ordinal, initial=0, interprocess=False):
     return Fence._adopt(out.value, ordinal, ipc)
 
 
-def _handle_bytes(handle, op):
-    if isinstance(handle, str):
-        raise TypeError("%s: handle must be the %d bytes of Fence.ipc_handle, not a "
-                        "str (%r)" % (op, HANDLE_SIZE, handle[:80]))
-    try:
-        data = bytes(memoryview(handle))
-    except TypeError:
-        raise TypeError("%s: handle must be the %d bytes of Fence.ipc_handle, not %s"
-                        % (op, HANDLE_SIZE, type(handle).__name__)) from None
-    if len(data) != HANDLE_SIZE:
-        shown = repr(handle)
-        raise ValueError("%s: handle has %d bytes (%s); a fence's IPC handle has %d "
-                         "(Fence.ipc_handle)" % (op, len(data), shown if len(shown) <= 80
-                                                 else shown[:77] + "...", HANDLE_SIZE))
-    return data
-
-
 def open_ipc_fence(ordinal, handle):
     """A new :class:`evx.Fence` of this device for ``handle``, the
     :attr:`Fence.ipc_handle` of a fence of another process. Raises
@@ -217,7 +203,8 @@ def open_ipc_fence(ordinal, handle):
     :class:`evx.CudaError` when evx refuses it (``EVX_ERROR_INVALID_CONTEXT``
     in the process that exported it)."""
     op = "Device.open_ipc_fence"
-    data = _handle_bytes(handle, op)
+    data = _args.handle_bytes(handle, op, HANDLE_SIZE, "Fence.ipc_handle",
+                              "a fence's IPC handle")
     h = _capi.evx_ipc_fence_handle_t.from_buffer_copy(data)
     out = _ct.c_void_p()
     check(capi.evx_device_open_ipc_fence(ordinal, _ct.byref(h), _ct.byref(out)), op)
@@ -235,11 +222,3 @@ def _stream_wait(stream, fence, value):
     h = fence._live(op)
     check(capi.evx_stream_wait_fence(stream.handle, h, v), op)
 
-
-def _open_pickled(device_id, handle):
-    """Unpickles an interprocess fence: opens its handle in this process."""
-    import evx
-    return evx.Device(device_id).open_ipc_fence(handle)
-
-
-_core.set_fence_wait(_stream_wait)

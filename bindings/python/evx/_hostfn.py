@@ -22,6 +22,7 @@ import traceback
 from typing import Callable, Dict, Set, Tuple
 
 from . import _capi
+from ._cudaerror import CudaError
 
 __all__ = ["EXIT_WAIT_S", "MAX_FAILED", "submit", "withdraw", "trampoline",
            "status_trampoline", "release_trampoline", "notify_status_trampoline",
@@ -85,7 +86,6 @@ def _status_entry(user_data):
             with _failed_lock:
                 failed.append((user_data, exc))  # the oldest goes beyond MAX_FAILED
             # A CudaError raised by the function keeps its own status.
-            from ._errors import CudaError
             status = int(exc.status) if isinstance(exc, CudaError) else 0
             return status if status > 0 else _capi.EVX_ERROR_UNKNOWN
         except BaseException:

@@ -31,8 +31,7 @@ from typing import Any
 
 from . import _capi
 
-__all__ = ["CoreNotBuiltError", "LibraryNotFoundError", "load_library", "SONAME",
-           "capi", "path"]
+__all__ = ["CoreNotBuiltError", "LibraryNotFoundError", "SONAME", "capi", "path"]
 
 SONAME = "libevx.so.0"
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -90,36 +89,42 @@ def _explicit_library(explicit):
     return path
 
 
-def load_library(environ=None):
-    """Imports the core and opens, with ctypes, the libevx it linked; returns
-    ``(the ctypes.CDLL, its path)``. Raises :class:`LibraryNotFoundError` or
-    :class:`CoreNotBuiltError`."""
-    env = os.environ if environ is None else environ
-    explicit = env.get("EVX_LIBRARY")
-    wanted = _explicit_library(explicit) if explicit else None
-    core_file = _core_file()
-    if core_file is None:
-        raise CoreNotBuiltError()
-    try:
-        from . import _core
-    except ImportError as e:
-        where = ("EVX_LIBRARY=%s" % explicit) if explicit else "EVX_LIBRARY: not set"
-        raise LibraryNotFoundError([
-            (where, "opened" if explicit else "the core's own search follows"),
-            ("%s, through its rpath, LD_LIBRARY_PATH=%s and the system's "
-             "search" % (core_file, env.get("LD_LIBRARY_PATH", "")), str(e)),
-        ]) from None
-    path = os.path.normpath(_core.library_path())
+def _core_not_imported(err, explicit, core_file, env):
+    """The LibraryNotFoundError of a core that did not import."""
+    where = ("EVX_LIBRARY=%s" % explicit) if explicit else "EVX_LIBRARY: not set"
+    return LibraryNotFoundError([
+        (where, "opened" if explicit else "the core's own search follows"),
+        ("%s, through its rpath, LD_LIBRARY_PATH=%s and the system's "
+         "search" % (core_file, env.get("LD_LIBRARY_PATH", "")), str(err)),
+    ])
+
+
+def _linked_library(core, explicit, wanted, core_file):
+    """Opens, with ctypes, the libevx the imported core linked (which must
+    be EVX_LIBRARY's file when it is set); returns ``(the CDLL, its path)``."""
+    path = os.path.normpath(core.library_path())
     if wanted is not None and not os.path.samefile(path, wanted):
         raise ImportError(
             "EVX_LIBRARY=%s was opened, but evx._core (%s) linked %s: the "
             "file EVX_LIBRARY names must be a libevx with the soname %s"
             % (explicit, core_file, path, SONAME))
-    _core.check_library_version()
+    core.check_library_version()
     return _open(path), path
 
 
-_cdll, path = load_library()
+# In this order, at import: EVX_LIBRARY's file opened (so the dynamic linker
+# gives the core that copy), the core imported, the library it linked
+# opened with ctypes. Raises LibraryNotFoundError or CoreNotBuiltError.
+_explicit = os.environ.get("EVX_LIBRARY")
+_wanted = _explicit_library(_explicit) if _explicit else None
+_core_path = _core_file()
+if _core_path is None:
+    raise CoreNotBuiltError()
+try:
+    from . import _core
+except ImportError as _e:
+    raise _core_not_imported(_e, _explicit, _core_path, os.environ) from None
+_cdll, path = _linked_library(_core, _explicit, _wanted, _core_path)
 #: Every C function of the loaded library (argtypes and restype set).
 #: (Any: _capi.Functions sets them as attributes of the loaded library.)
 capi: Any = _capi.Functions(_cdll)

@@ -22,6 +22,8 @@ def slices(marks):
                 raise ValueError("mark %d ends a range on a stream with none open" % m.number)
             b = stack.pop()
             out.append((m.stream, len(stack), b.ms, m.ms, b.label, "range"))
+        elif m.kind == "anchor":
+            instants.append((m.stream, m.ms, m.label))   # as in the trace
         else:
             label = m.label or "interval %d" % m.number
             if i + 1 < len(marks) and marks[i + 1].ms >= m.ms:

@@ -4,7 +4,7 @@
 
 import ctypes
 
-from . import _capi, _core, _hostfn, _native
+from . import _capi, _core, _hostfn, _native, _notify
 from ._capi import StreamFlags
 from ._device import device
 from ._errors import check, error, live
@@ -110,11 +110,12 @@ class Stream(_core.StreamCore):
             label = name if name is not None else getattr(
                 fn, "__qualname__", None) or type(fn).__qualname__
             raw = label.encode("utf-8", "replace")
-            if len(raw) > 127:
+            longest = _capi.EVX_HOST_FUNC_NAME_SIZE - 1
+            if len(raw) > longest:
                 if name is not None:
                     raise ValueError("Stream.launch_host_func(): name is %d bytes in UTF-8; "
-                                     "at most 127" % len(raw))
-                raw = raw[:124].decode("utf-8", "ignore").encode("utf-8") + b"..."
+                                     "at most %d" % (len(raw), longest))
+                raw = raw[:longest - 3].decode("utf-8", "ignore").encode("utf-8") + b"..."
             opts = _capi.evx_host_func_options_t()
             opts.struct_size = ctypes.sizeof(opts)
             opts.flags = _capi.EVX_HOST_FUNC_SPINWAIT if spin else 0
@@ -185,8 +186,7 @@ class Stream(_core.StreamCore):
     def synchronize_async(self):
         """``await stream.synchronize_async()``: an asyncio Future for all
         work queued on the stream so far (see :func:`evx.aio.synchronize`)."""
-        from . import aio
-        return aio.synchronize(self)
+        return _notify.synchronize(self)
 
     @property
     def wrapped(self):

@@ -13,9 +13,10 @@ from . import _args, _capi, _core
 from ._device import device
 from ._errors import Owned, check, error, live
 from ._loader import capi
+from ._plot import draw
 from ._stream import Stream
 
-__all__ = ["timed", "Timeline", "Mark"]
+__all__ = ["timed", "Timeline", "Mark", "Anchor"]
 
 #: One mark of a :class:`Timeline` (:meth:`Timeline.marks`): its number (its
 #: index in the timeline), its time in milliseconds from mark 0, its label
@@ -24,9 +25,18 @@ __all__ = ["timed", "Timeline", "Mark"]
 Mark = collections.namedtuple("Mark", "number ms label kind stream")
 Mark.__module__ = "evx"
 
+#: One anchor of a :class:`Timeline` (:meth:`Timeline.anchor`): the number (index) of
+#: its mark, ``CLOCK_MONOTONIC`` in nanoseconds read before the mark was
+#: recorded and after it completed (its GPU time lies between), and
+#: ``CLOCK_REALTIME`` read with the first.
+Anchor = collections.namedtuple("Anchor",
+                                "number monotonic_before_ns monotonic_after_ns realtime_ns")
+Anchor.__module__ = "evx"
+
 _KINDS = {"point": _capi.EVX_MARK_POINT, "begin": _capi.EVX_MARK_BEGIN,
           "end": _capi.EVX_MARK_END}
 _KIND_NAMES = {v: k for k, v in _KINDS.items()}
+_KIND_NAMES[_capi.EVX_MARK_ANCHOR] = "anchor"
 
 
 def _label(label, op):
@@ -106,6 +116,40 @@ class Timeline(Owned):
         finally:
             self.mark(stream, label, "end")
 
+    def anchor(self, stream):
+        """Records an anchor on ``stream`` (``evx_timeline_anchor``): a mark
+        (kind "anchor") with the host's clocks read before it is recorded
+        and after it completed, so that :func:`evx.trace.merge` can put the
+        traces of several processes and devices on one clock. Blocks until
+        the mark completes: give it a stream with no work pending. Returns
+        an :class:`Anchor`."""
+        op = "Timeline.anchor"
+        if not isinstance(stream, Stream):
+            raise TypeError("Timeline.anchor() needs an evx.Stream, not %s"
+                            % type(stream).__name__)
+        h = live(self, op, "the timeline")
+        s = live(stream, op, "the stream")
+        a = _capi.evx_timeline_anchor_info_t()
+        a.struct_size = ctypes.sizeof(a)
+        check(capi.evx_timeline_anchor(h, s, ctypes.byref(a)), op)
+        return Anchor(a.index, a.monotonic_before_ns, a.monotonic_after_ns, a.realtime_ns)
+
+    def anchors(self):
+        """Every anchor of the timeline (:meth:`anchor`), in mark order, as
+        :class:`Anchor` (``evx_timeline_get_anchor``). Waits for the last
+        mark."""
+        op = "Timeline.anchors"
+        h = live(self, op, "the timeline")
+        out = []
+        a = _capi.evx_timeline_anchor_info_t()
+        for m in self.marks():
+            if m.kind == "anchor":
+                a.struct_size = ctypes.sizeof(a)
+                check(capi.evx_timeline_get_anchor(h, m.number, ctypes.byref(a)), op)
+                out.append(Anchor(a.index, a.monotonic_before_ns, a.monotonic_after_ns,
+                                  a.realtime_ns))
+        return out
+
     def marks(self):
         """Every mark as a :class:`Mark`, in order. Waits for the last
         mark."""
@@ -154,7 +198,6 @@ class Timeline(Owned):
         except ImportError as e:
             raise ImportError("Timeline.plot() needs matplotlib (pip install matplotlib)"
                               ) from e
-        from ._plot import draw
         marks = self.marks()
         if ax is None:
             fig, ax = plt.subplots(figsize=(10, 1.2 + 0.9 * max(

@@ -24,9 +24,9 @@ use theirs.
 
 import ctypes as _ct
 
-from . import _capi, _core
+from . import _args, _capi, _core
 from ._errors import error as _error
-from ._loader import capi as _capi_fns
+from ._loader import capi
 
 __all__ = ["HANDLE_SIZE", "ipc_handle", "open_event", "reduce_event"]
 
@@ -41,39 +41,21 @@ def ipc_handle(event):
     Raises :class:`evx.CudaError` (``EVX_ERROR_INVALID_HANDLE``) for an event
     made without ``ipc=True`` or already closed."""
     h = _capi.evx_ipc_event_handle_t()
-    st = _capi_fns.evx_event_get_ipc_handle(event._h, _ct.byref(h))
+    st = capi.evx_event_get_ipc_handle(event._h, _ct.byref(h))
     if st:
         raise _error(st)
     return bytes(h.reserved)
-
-
-def _handle_bytes(handle, call):
-    """``handle`` as HANDLE_SIZE bytes, or a TypeError / ValueError naming
-    what the caller gave to ``call``."""
-    if isinstance(handle, str):
-        raise TypeError("%s: handle must be the %d bytes of Event.ipc_handle, "
-                        "not a str (%r)" % (call, HANDLE_SIZE, handle[:80]))
-    try:
-        data = bytes(memoryview(handle))
-    except TypeError:
-        raise TypeError("%s: handle must be the %d bytes of Event.ipc_handle, "
-                        "not %s" % (call, HANDLE_SIZE, type(handle).__name__)) from None
-    if len(data) != HANDLE_SIZE:
-        shown = repr(handle)
-        raise ValueError("%s: handle has %d bytes (%s); an IPC event handle has %d "
-                         "(Event.ipc_handle)" % (call, len(data), shown if len(shown) <= 80
-                                                 else shown[:77] + "...", HANDLE_SIZE))
-    return data
 
 
 def open_event(ordinal, handle, event_type):
     """A new event of ``event_type`` (evx.Event) of device ``ordinal`` for
     ``handle``, the :attr:`Event.ipc_handle` of an event of another process
     (what :meth:`evx.Device.open_ipc_event` returns)."""
-    data = _handle_bytes(handle, "evx.Device(%d).open_ipc_event" % ordinal)
+    data = _args.handle_bytes(handle, "evx.Device(%d).open_ipc_event" % ordinal, HANDLE_SIZE,
+                              "Event.ipc_handle", "an IPC event handle")
     h = _capi.evx_ipc_event_handle_t.from_buffer_copy(data)
     out = _ct.c_void_p()
-    st = _capi_fns.evx_device_open_ipc_event(ordinal, _ct.byref(h), _ct.byref(out))
+    st = capi.evx_device_open_ipc_event(ordinal, _ct.byref(h), _ct.byref(out))
     if st:
         raise _error(st)
     return _core.new_event(event_type, out, ordinal)
@@ -90,10 +72,4 @@ def reduce_event(event):
             "Device.create_event(timing=False, ipc=True)) can be pickled; "
             "its pickle is its IPC handle, which the unpickling process "
             "opens" % (event,))
-    return (_open_pickled, (event.device.device_id, event.ipc_handle))
-
-
-def _open_pickled(device_id, handle):
-    """Unpickles an interprocess event: opens its handle in this process."""
-    from ._device import Device
-    return Device(device_id).open_ipc_event(handle)
+    return (event.device.open_ipc_event, (event.ipc_handle,))

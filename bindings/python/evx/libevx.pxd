@@ -68,6 +68,11 @@ cdef extern from "evx/evx.h" nogil:
     ctypedef evx_notifier_ *evx_notifier_t
     evx_status_t evx_notifier_watch(evx_notifier_t notifier, evx_event_t event,
                                     uint64_t token)
+    ctypedef struct evx_fence_:
+        pass
+    ctypedef evx_fence_ *evx_fence_t
+    evx_status_t evx_notifier_watch_fence(evx_notifier_t notifier, evx_fence_t fence,
+                                          uint64_t value, uint64_t token)
     evx_status_t evx_notifier_read(evx_notifier_t notifier, uint64_t *tokens,
                                    uint32_t capacity, uint32_t *count)
     evx_status_t evx_notifier_read_checked(evx_notifier_t notifier, uint64_t *tokens,

@@ -111,6 +111,11 @@ def test_bad_values_refused_before_c(evx, dev, stream):
         f.wait(0, timeout="1")
     with pytest.raises(ValueError, match="longer than"):
         f.wait(0, timeout=1e300)
+    # An int too large for a float: the same error, not a bare OverflowError.
+    with pytest.raises(ValueError, match=r"Fence.wait: timeout 1000+ s is longer than"):
+        f.wait(0, timeout=10**400)
+    with pytest.raises(ValueError, match="Fence.wait: timeout inf s is longer than"):
+        f.wait(0, timeout=float("inf"))
     with pytest.raises(TypeError, match="interprocess must be a bool"):
         dev.create_fence(interprocess="yes")
     with pytest.raises(TypeError, match="stream must be an evx.Stream"):

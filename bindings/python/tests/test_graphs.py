@@ -9,11 +9,15 @@ import ctypes
 
 import pytest
 
-GLOBAL, THREAD_LOCAL, RELAXED = 0, 1, 2
+import rawdriver
+
+GLOBAL = rawdriver.CAPTURE_GLOBAL
+THREAD_LOCAL = rawdriver.CAPTURE_THREAD_LOCAL
+RELAXED = rawdriver.CAPTURE_RELAXED
 MODES = {"global": GLOBAL, "thread_local": THREAD_LOCAL, "relaxed": RELAXED}
-CAPTURE_ACTIVE = 1
-NON_BLOCKING = 1
-HOSTFN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+CAPTURE_ACTIVE = rawdriver.CAPTURE_ACTIVE
+NON_BLOCKING = rawdriver.NON_BLOCKING
+HOSTFN = rawdriver.HOSTFN
 
 
 class Graphs:
@@ -21,27 +25,7 @@ class Graphs:
     (made current on entry: cuGraphInstantiate needs one)."""
 
     def __init__(self, evx):
-        cu = self.cu = ctypes.CDLL(evx.driver_path())
-        for name in ("cuCtxGetCurrent", "cuCtxSetCurrent", "cuDevicePrimaryCtxRetain",
-                     "cuDevicePrimaryCtxRelease_v2", "cuStreamBeginCapture_v2",
-                     "cuStreamEndCapture", "cuGraphInstantiateWithFlags", "cuGraphLaunch",
-                     "cuGraphExecDestroy", "cuGraphDestroy", "cuLaunchHostFunc",
-                     "cuStreamCreate", "cuStreamDestroy_v2", "cuStreamIsCapturing",
-                     "cuStreamSynchronize"):
-            getattr(cu, name).restype = ctypes.c_int
-        cu.cuCtxSetCurrent.argtypes = [ctypes.c_void_p]
-        cu.cuStreamBeginCapture_v2.argtypes = [ctypes.c_void_p, ctypes.c_int]
-        cu.cuStreamEndCapture.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-        cu.cuGraphInstantiateWithFlags.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
-                                                   ctypes.c_ulonglong]
-        cu.cuGraphLaunch.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-        cu.cuGraphExecDestroy.argtypes = [ctypes.c_void_p]
-        cu.cuGraphDestroy.argtypes = [ctypes.c_void_p]
-        cu.cuLaunchHostFunc.argtypes = [ctypes.c_void_p, HOSTFN, ctypes.c_void_p]
-        cu.cuStreamCreate.argtypes = [ctypes.c_void_p, ctypes.c_uint]
-        cu.cuStreamDestroy_v2.argtypes = [ctypes.c_void_p]
-        cu.cuStreamIsCapturing.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-        cu.cuStreamSynchronize.argtypes = [ctypes.c_void_p]
+        self.cu = rawdriver.open_driver(evx)
 
     def __enter__(self):
         self.prev = ctypes.c_void_p()

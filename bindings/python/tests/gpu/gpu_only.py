@@ -19,3 +19,23 @@ def torch_and_evx_on_gpu(purpose, on_emulation):
         pytest.skip("evx opened the host emulation (EVX_DRIVER=host), " + on_emulation,
                     allow_module_level=True)
     return torch, evx
+
+
+def cupy_or_skip():
+    """The cupy module; else the test is skipped."""
+    return pytest.importorskip("cupy", reason="CuPy is not installed")
+
+
+def cuda_core_or_skip():
+    """The cuda.core module (or cuda.core.experimental, its name in older
+    releases); else the test is skipped."""
+    try:
+        import cuda.core as cc
+        cc.Device  # noqa: B018 (older releases have it only in .experimental)
+        return cc
+    except (ImportError, AttributeError):
+        try:
+            import cuda.core.experimental as cc
+            return cc
+        except ImportError:
+            pytest.skip("cuda.core is not installed")

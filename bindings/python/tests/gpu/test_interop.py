@@ -16,25 +16,19 @@ import weakref
 
 import pytest
 
-from gpu_only import torch_and_evx_on_gpu
+from gpu_only import cuda_core_or_skip, cupy_or_skip, torch_and_evx_on_gpu
 
 torch, evx = torch_and_evx_on_gpu(
     "to test interop on", "not a GPU driver; unset EVX_DRIVER to test interop on the GPU")
 
 
 def _cupy():
-    return pytest.importorskip("cupy", reason="CuPy is not installed")
+    return cupy_or_skip()
 
 
 def _cuda_core():
-    try:
-        from cuda.core import Device, Stream
-    except ImportError:
-        try:
-            from cuda.core.experimental import Device, Stream
-        except ImportError:
-            pytest.skip("cuda.core is not installed")
-    return Device, Stream
+    cc = cuda_core_or_skip()
+    return cc.Device, cc.Stream
 
 
 @pytest.fixture(scope="module")

@@ -6,12 +6,11 @@ pub const EVX_VERSION_MAJOR: u32 = 1;
 pub const EVX_VERSION_MINOR: u32 = 0;
 pub const EVX_VERSION_PATCH: u32 = 0;
 pub const EVX_VERSION_NUMBER: u32 = 10000;
+pub const EVX_HOST_FUNC_NAME_SIZE: u32 = 128;
 pub const EVX_MARK_LABEL_SIZE: u32 = 64;
 pub const EVX_NOTIFIER_DEFAULT_STREAMS: u32 = 8;
 pub const EVX_NOTIFIER_MAX_STREAMS: u32 = 64;
 pub const EVX_IPC_HANDLE_SIZE: u32 = 64;
-pub const EVX_FENCE_DEFAULT: u32 = 0;
-pub const EVX_FENCE_INTERPROCESS: u32 = 1;
 pub const EVX_FENCE_MAX_VALUE: u64 = 9223372036854775807;
 pub const EVX_IPC_FENCE_HANDLE_SIZE: u32 = 64;
 pub type __uint32_t = ::std::os::raw::c_uint;
@@ -513,6 +512,68 @@ extern "C" {
     ) -> evx_status_t;
 }
 extern "C" {
+    #[doc = " @brief Borrows an event made elsewhere: PyTorch, CuPy, cuda.core,"]
+    #[doc = " `cudaEventCreateWithFlags`, `cuEventCreate`."]
+    #[doc = ""]
+    #[doc = " evx never destroys a borrowed event, never keeps its driver event for"]
+    #[doc = " reuse and never puts it in a pool. The caller keeps it alive for as long"]
+    #[doc = " as the evx handle is used (or see evx_event_wrap_external_with_release())."]
+    #[doc = " evx cannot check a foreign pointer: a @p native_event that is not a live"]
+    #[doc = " `CUevent` (or `cudaEvent_t`) is undefined behaviour, as in CUDA."]
+    #[doc = ""]
+    #[doc = " The driver has no call that tells the context or the flags of a"]
+    #[doc = " `CUevent`, so the borrow carries its context, and evx learns the flags"]
+    #[doc = " from the driver's answers. A borrowed event is recorded on streams of"]
+    #[doc = " its context only: another context's stream is refused before the driver"]
+    #[doc = " (evx moves its own events between contexts, docs/engines.md, but never a"]
+    #[doc = " borrowed one). Its query, synchronize and elapsed time always ask the"]
+    #[doc = " driver (evx cannot know whether its maker recorded it); when the driver"]
+    #[doc = " refuses an elapsed time, the message says that a borrowed event may have"]
+    #[doc = " been made with `CU_EVENT_DISABLE_TIMING` or not recorded. Everything else"]
+    #[doc = " works as with an event of evx's own: records with flags and under stream"]
+    #[doc = " capture, stream waits, elapsed time against events of the same context,"]
+    #[doc = " notifier watches (evx/notify.h). evx_event_get_flags() refuses a borrowed"]
+    #[doc = " event (evx cannot know them), evx_event_get_ipc_handle() too (export it"]
+    #[doc = " where it was made), and an event pool never takes one."]
+    #[doc = ""]
+    #[doc = " @param device the event's device: a device ordinal, whose primary"]
+    #[doc = "        context is then the event's context, or ::EVX_DEVICE_CURRENT: the"]
+    #[doc = "        context current on the calling thread is the event's context,"]
+    #[doc = "        a primary one or not (cuCtxCreate's)."]
+    #[doc = " @param native_event the `CUevent`; not NULL."]
+    #[doc = " @param[out] event receives the borrowed event."]
+    #[doc = " @return ::EVX_SUCCESS;"]
+    #[doc = "         ::EVX_ERROR_INVALID_VALUE if @p event or @p native_event is NULL,"]
+    #[doc = "         or if ::EVX_DEVICE_CURRENT is given and no context is current;"]
+    #[doc = "         ::EVX_ERROR_INVALID_DEVICE if @p device is out of range (or is"]
+    #[doc = "         ::EVX_DEVICE_FROM_STREAM: the driver cannot read an event's"]
+    #[doc = "         device);"]
+    #[doc = "         ::EVX_ERROR_OUT_OF_MEMORY; a driver-loading status; a status"]
+    #[doc = "         from the driver."]
+    #[doc = "         On failure `*event` is set to NULL when @p event is not NULL."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_event_wrap_external(
+        device: ::std::os::raw::c_int,
+        native_event: *mut ::std::os::raw::c_void,
+        event: *mut evx_event_t,
+    ) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Whether evx owns the event's driver event (evx_device_create_event(),"]
+    #[doc = " a pool, evx_device_open_ipc_event()) or borrows it"]
+    #[doc = " (evx_event_wrap_external(), evx_event_wrap_external_with_release())."]
+    #[doc = " @param event the event."]
+    #[doc = " @param[out] owned receives 1 when evx owns it, 0 when borrowed."]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p owned is NULL;"]
+    #[doc = "         ::EVX_ERROR_INVALID_HANDLE."]
+    #[doc = " Thread-safe."]
+    pub fn evx_event_is_owned(
+        event: evx_event_t,
+        owned: *mut ::std::os::raw::c_int,
+    ) -> evx_status_t;
+}
+extern "C" {
     #[doc = " @brief Destroys an event. Its handle is dead from now on."]
     #[doc = ""]
     #[doc = " Work it was recorded on may still be pending: the call does not wait, and"]
@@ -525,9 +586,14 @@ extern "C" {
     #[doc = " use), the driver event of an interprocess event or of one recorded in"]
     #[doc = " another context is destroyed, and that of any other event is among"]
     #[doc = " those evx keeps for reuse, where evx_device_trim() on any thread"]
-    #[doc = " destroys it. (Its reuse by this thread's creates may wait for up to 31"]
-    #[doc = " more destroys on this thread: such destroys are collected, to look at"]
-    #[doc = " other threads' calls once per 32.)"]
+    #[doc = " destroys it. (Its reuse by this thread's creates may wait for more"]
+    #[doc = " destroys on this thread: such destroys are collected in batches, to look"]
+    #[doc = " at other threads' calls once per batch.)"]
+    #[doc = ""]
+    #[doc = " A borrowed event's driver event (evx_event_wrap_external()) is never"]
+    #[doc = " destroyed, kept or pooled: the destroy only ends evx's borrow (and, for"]
+    #[doc = " evx_event_wrap_external_with_release(), waits for racing calls, then"]
+    #[doc = " calls the release callback)."]
     #[doc = ""]
     #[doc = " @param event the event."]
     #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE if @p event is not a"]
@@ -619,7 +685,10 @@ extern "C" {
     #[doc = "         event was never recorded, either was created with"]
     #[doc = "         ::EVX_EVENT_DISABLE_TIMING, or the two belong to different"]
     #[doc = "         devices (the message says which);"]
-    #[doc = "         ::EVX_ERROR_NOT_READY if either event's work is pending."]
+    #[doc = "         ::EVX_ERROR_NOT_READY if either event's work is pending;"]
+    #[doc = "         for a borrowed event (evx_event_wrap_external()), which evx"]
+    #[doc = "         cannot know to be recorded or timed, the driver's status (such"]
+    #[doc = "         as ::EVX_ERROR_INVALID_HANDLE), the message saying so."]
     #[doc = ""]
     #[doc = " Thread-safe; takes no global lock."]
     pub fn evx_event_elapsed_time(
@@ -633,7 +702,9 @@ extern "C" {
     #[doc = " @param event the event."]
     #[doc = " @param[out] flags receives the flags."]
     #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p flags is NULL;"]
-    #[doc = "         ::EVX_ERROR_INVALID_HANDLE."]
+    #[doc = "         ::EVX_ERROR_INVALID_HANDLE; ::EVX_ERROR_NOT_SUPPORTED for a"]
+    #[doc = "         borrowed event (evx_event_wrap_external()): the driver has no"]
+    #[doc = "         call that tells a `CUevent`'s flags."]
     #[doc = " Thread-safe."]
     pub fn evx_event_get_flags(
         event: evx_event_t,
@@ -658,7 +729,8 @@ extern "C" {
     #[doc = ""]
     #[doc = " The `CUevent` stays owned by evx: it is valid while the evx event is"]
     #[doc = " live, must not be destroyed by the caller, and after evx_event_destroy()"]
-    #[doc = " may be reused for another evx event."]
+    #[doc = " may be reused for another evx event. For a borrowed event"]
+    #[doc = " (evx_event_wrap_external()) it is the `CUevent` borrowed, its maker's."]
     #[doc = ""]
     #[doc = " Other code sees the event's own state: if evx reused the driver event"]
     #[doc = " (see evx_device_create_event()) and the event has not been recorded"]
@@ -732,8 +804,8 @@ pub struct evx_host_func_options {
     pub struct_size: u32,
     #[doc = " ::evx_host_func_flags."]
     pub flags: u32,
-    #[doc = " The function's name in the message of a failure: at most 127 bytes,"]
-    #[doc = "  copied at launch. NULL: the symbol name the dynamic linker gives for"]
+    #[doc = " The function's name in the message of a failure: shorter than"]
+    #[doc = "  ::EVX_HOST_FUNC_NAME_SIZE bytes, copied at launch. NULL: the symbol name the dynamic linker gives for"]
     #[doc = "  the function's address, else the address."]
     pub name: *const ::std::os::raw::c_char,
     #[doc = " Called once with the function's `user_data` when evx no longer"]
@@ -1059,7 +1131,8 @@ extern "C" {
     #[doc = " @param options flags and name; NULL for the defaults."]
     #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p fn is NULL, the"]
     #[doc = "         options' `struct_size` is below the first published size, a flag"]
-    #[doc = "         is unknown or the name is longer than 127 bytes;"]
+    #[doc = "         is unknown or the name is not shorter than"]
+    #[doc = "         ::EVX_HOST_FUNC_NAME_SIZE bytes;"]
     #[doc = "         ::EVX_ERROR_INVALID_HANDLE; ::EVX_ERROR_OUT_OF_MEMORY; a status"]
     #[doc = "         from the driver (then @p fn never runs)."]
     #[doc = ""]
@@ -1725,6 +1798,9 @@ pub const EVX_MARK_POINT: evx_mark_kind = 0;
 pub const EVX_MARK_BEGIN: evx_mark_kind = 1;
 #[doc = " Closes the innermost open range of its stream."]
 pub const EVX_MARK_END: evx_mark_kind = 2;
+#[doc = " A point tied to the host's clock, made by evx_timeline_anchor()"]
+#[doc = "  only (evx_timeline_mark_labeled() refuses it)."]
+pub const EVX_MARK_ANCHOR: evx_mark_kind = 3;
 #[doc = " Not a kind: forces the enum to 32 bits."]
 pub const EVX_MARK_KIND_FORCE_32BIT: evx_mark_kind = 2147483647;
 #[doc = " @brief What a labeled mark is, for evx_timeline_mark_labeled()."]
@@ -1932,6 +2008,185 @@ extern "C" {
         info: *mut evx_timeline_mark_info_t,
     ) -> evx_status_t;
 }
+#[doc = " @brief A mark whose time on the host's clocks is known, from"]
+#[doc = "  evx_timeline_anchor() and evx_timeline_get_anchor(). Set `struct_size`"]
+#[doc = "  to `sizeof(evx_timeline_anchor_info_t)` first."]
+#[doc = ""]
+#[doc = "  The mark's GPU time lies between `monotonic_before_ns` and"]
+#[doc = "  `monotonic_after_ns` (`CLOCK_MONOTONIC`, the clock every process of the"]
+#[doc = "  machine shares): the midpoint maps the timeline's times (milliseconds"]
+#[doc = "  from mark 0) onto the host's clock, to within half the window. evx"]
+#[doc = "  accepts any `struct_size` from the size first published (32 bytes) up."]
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct evx_timeline_anchor_info {
+    #[doc = " `sizeof(evx_timeline_anchor_info_t)` as the caller compiled it."]
+    pub struct_size: u32,
+    #[doc = " The anchor's mark index (an ::EVX_MARK_ANCHOR mark, label \"anchor\")."]
+    pub index: u32,
+    #[doc = " `CLOCK_MONOTONIC` in nanoseconds, read just before the mark was"]
+    #[doc = "  recorded."]
+    pub monotonic_before_ns: u64,
+    #[doc = " `CLOCK_MONOTONIC` in nanoseconds, read once the mark had completed."]
+    pub monotonic_after_ns: u64,
+    #[doc = " `CLOCK_REALTIME` in nanoseconds, read with `monotonic_before_ns`"]
+    #[doc = "  (wall-clock time, for the reader)."]
+    pub realtime_ns: u64,
+}
+#[test]
+fn bindgen_test_layout_evx_timeline_anchor_info() {
+    assert_eq!(
+        ::std::mem::size_of::<evx_timeline_anchor_info>(),
+        32usize,
+        concat!("Size of: ", stringify!(evx_timeline_anchor_info))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<evx_timeline_anchor_info>(),
+        8usize,
+        concat!("Alignment of ", stringify!(evx_timeline_anchor_info))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_timeline_anchor_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_timeline_anchor_info),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_index() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_timeline_anchor_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).index) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_timeline_anchor_info),
+                "::",
+                stringify!(index)
+            )
+        );
+    }
+    test_field_index();
+    fn test_field_monotonic_before_ns() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_timeline_anchor_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).monotonic_before_ns) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_timeline_anchor_info),
+                "::",
+                stringify!(monotonic_before_ns)
+            )
+        );
+    }
+    test_field_monotonic_before_ns();
+    fn test_field_monotonic_after_ns() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_timeline_anchor_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).monotonic_after_ns) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_timeline_anchor_info),
+                "::",
+                stringify!(monotonic_after_ns)
+            )
+        );
+    }
+    test_field_monotonic_after_ns();
+    fn test_field_realtime_ns() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<evx_timeline_anchor_info>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).realtime_ns) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(evx_timeline_anchor_info),
+                "::",
+                stringify!(realtime_ns)
+            )
+        );
+    }
+    test_field_realtime_ns();
+}
+#[doc = " @brief A mark whose time on the host's clocks is known, from"]
+#[doc = "  evx_timeline_anchor() and evx_timeline_get_anchor(). Set `struct_size`"]
+#[doc = "  to `sizeof(evx_timeline_anchor_info_t)` first."]
+#[doc = ""]
+#[doc = "  The mark's GPU time lies between `monotonic_before_ns` and"]
+#[doc = "  `monotonic_after_ns` (`CLOCK_MONOTONIC`, the clock every process of the"]
+#[doc = "  machine shares): the midpoint maps the timeline's times (milliseconds"]
+#[doc = "  from mark 0) onto the host's clock, to within half the window. evx"]
+#[doc = "  accepts any `struct_size` from the size first published (32 bytes) up."]
+pub type evx_timeline_anchor_info_t = evx_timeline_anchor_info;
+extern "C" {
+    #[doc = " @brief Records an anchor: a mark (::EVX_MARK_ANCHOR, label \"anchor\") on a"]
+    #[doc = " stream, with the host's clocks read before it is recorded and after it"]
+    #[doc = " has completed, so that the timeline's times can be put on the host's"]
+    #[doc = " clock and the traces of several processes and devices merged (Python's"]
+    #[doc = " `evx.trace.merge`)."]
+    #[doc = ""]
+    #[doc = " Blocks until the mark completes: give it a stream with no work pending,"]
+    #[doc = " or the window (`monotonic_after_ns - monotonic_before_ns`) covers that"]
+    #[doc = " work too. The timeline keeps every anchor until evx_timeline_reset();"]
+    #[doc = " evx_timeline_write_trace() writes them into the trace."]
+    #[doc = ""]
+    #[doc = " @param timeline the timeline."]
+    #[doc = " @param stream a stream of the timeline's device, not being captured."]
+    #[doc = " @param[out] anchor its `struct_size` set; receives the anchor; may be"]
+    #[doc = "        NULL."]
+    #[doc = " @return as evx_timeline_mark(); ::EVX_ERROR_INVALID_VALUE if @p anchor's"]
+    #[doc = "         `struct_size` is below the first published size (nothing is"]
+    #[doc = "         recorded); ::EVX_ERROR_ILLEGAL_STATE if @p stream is being"]
+    #[doc = "         captured (nothing is recorded); the status of the wait, as"]
+    #[doc = "         evx_timeline_synchronize() (the mark stays, with no anchor)."]
+    #[doc = ""]
+    #[doc = " Thread-safe; anchor from the thread that makes the marks."]
+    pub fn evx_timeline_anchor(
+        timeline: evx_timeline_t,
+        stream: evx_stream_t,
+        anchor: *mut evx_timeline_anchor_info_t,
+    ) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief The anchor of mark @p index, as evx_timeline_anchor() gave it."]
+    #[doc = ""]
+    #[doc = " @param timeline the timeline."]
+    #[doc = " @param index the index of a mark made by evx_timeline_anchor()."]
+    #[doc = " @param[in,out] anchor its `struct_size` set by the caller; filled."]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p anchor is NULL or"]
+    #[doc = "         its `struct_size` is below the first published size, or mark"]
+    #[doc = "         @p index is not an anchor; ::EVX_ERROR_INVALID_HANDLE."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_timeline_get_anchor(
+        timeline: evx_timeline_t,
+        index: u32,
+        anchor: *mut evx_timeline_anchor_info_t,
+    ) -> evx_status_t;
+}
 extern "C" {
     #[doc = " @brief Writes the timeline as a Chrome trace (JSON trace event format),"]
     #[doc = " which Perfetto (ui.perfetto.dev) and chrome://tracing open."]
@@ -1944,8 +2199,13 @@ extern "C" {
     #[doc = " - ::EVX_MARK_POINT: an `X` event of interval i (to the next mark), named"]
     #[doc = "   by its label (or \"interval i\"), on its stream's track; the last mark,"]
     #[doc = "   and a mark whose next one completed earlier (on another stream), an"]
-    #[doc = "   instant `i` event."]
-    #[doc = " Each event carries the mark's index in `args`."]
+    #[doc = "   instant `i` event;"]
+    #[doc = " - ::EVX_MARK_ANCHOR: an instant `i` event named \"anchor\"."]
+    #[doc = " Each event carries the mark's index in `args`. A timeline with anchors"]
+    #[doc = " (evx_timeline_anchor()) gets a top-level `\"evx\"` object after"]
+    #[doc = " `traceEvents`: `{\"clock\":\"CLOCK_MONOTONIC\",\"anchors\":[...]}`, each anchor"]
+    #[doc = " its `index`, `ts` (microseconds from mark 0) and the fields of"]
+    #[doc = " ::evx_timeline_anchor_info_t; trace viewers ignore it."]
     #[doc = ""]
     #[doc = " @param timeline the timeline; with at least one mark."]
     #[doc = " @param path the file to write (replaced)."]
@@ -2498,7 +2758,8 @@ extern "C" {
     ) -> evx_status_t;
 }
 #[doc = " @brief The release callback of"]
-#[doc = "  evx_stream_wrap_external_with_release()."]
+#[doc = "  evx_stream_wrap_external_with_release() and"]
+#[doc = "  evx_event_wrap_external_with_release()."]
 pub type evx_release_fn_t =
     ::std::option::Option<unsafe extern "C" fn(user_data: *mut ::std::os::raw::c_void)>;
 extern "C" {
@@ -2545,6 +2806,54 @@ extern "C" {
         out: *mut evx_stream_t,
     ) -> evx_status_t;
 }
+extern "C" {
+    #[doc = " @brief Borrows an event made elsewhere, as evx_event_wrap_external(),"]
+    #[doc = " and calls @p release once the borrow has ended."]
+    #[doc = ""]
+    #[doc = " The borrow ends at evx_event_destroy() of the returned handle. A call"]
+    #[doc = " that other threads are making on the handle at that moment (a record, a"]
+    #[doc = " wait, a query, a synchronize, an elapsed time, a notifier watch) either"]
+    #[doc = " completes on the event or fails with ::EVX_ERROR_INVALID_HANDLE;"]
+    #[doc = " evx_event_destroy() waits until every call that got the event has"]
+    #[doc = " returned, then calls @p release(@p user_data) on the destroying thread,"]
+    #[doc = " then returns. So when evx_event_destroy() returns, the callback has run,"]
+    #[doc = " exactly once, and no evx call uses the event any more. Work that records"]
+    #[doc = " it may still be pending on the device, and a notifier watch made before"]
+    #[doc = " waits for it on the driver's side: the callback owns the event from then"]
+    #[doc = " on, as its maker did before the wrap (the driver allows destroying an"]
+    #[doc = " event with pending work)."]
+    #[doc = ""]
+    #[doc = " The callback may call evx (it runs outside evx's locks), but not"]
+    #[doc = " evx_event_destroy() of the handle it is releasing, which is already"]
+    #[doc = " dead. It is never called if this call fails, and never called for a"]
+    #[doc = " handle that is not destroyed (at process exit, for instance). An event"]
+    #[doc = " pool never takes a borrowed event, so evx_event_pool_release() does not"]
+    #[doc = " end the borrow."]
+    #[doc = ""]
+    #[doc = " Because evx_event_destroy() waits for racing calls, a destroy that"]
+    #[doc = " races with an evx_event_synchronize() of the same handle returns once"]
+    #[doc = " that synchronize has returned."]
+    #[doc = ""]
+    #[doc = " @param device the event's device: a device ordinal or"]
+    #[doc = "        ::EVX_DEVICE_CURRENT (as for evx_event_wrap_external())."]
+    #[doc = " @param native_event the `CUevent`; not NULL."]
+    #[doc = " @param release the callback; not NULL (use evx_event_wrap_external()"]
+    #[doc = "        for a borrow without one)."]
+    #[doc = " @param user_data passed to @p release."]
+    #[doc = " @param[out] out receives the borrowed event."]
+    #[doc = " @return as evx_event_wrap_external(), and ::EVX_ERROR_INVALID_VALUE if"]
+    #[doc = "         @p release is NULL. On failure `*out` is set to NULL when @p out"]
+    #[doc = "         is not NULL, and @p release is not called."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_event_wrap_external_with_release(
+        device: ::std::os::raw::c_int,
+        native_event: *mut ::std::os::raw::c_void,
+        release: evx_release_fn_t,
+        user_data: *mut ::std::os::raw::c_void,
+        out: *mut evx_event_t,
+    ) -> evx_status_t;
+}
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct evx_fence_s {
@@ -2554,6 +2863,15 @@ pub struct evx_fence_s {
 #[doc = " on every call (a zero, forged, stale or destroyed handle gets"]
 #[doc = " ::EVX_ERROR_INVALID_HANDLE, never a crash)."]
 pub type evx_fence_t = *mut evx_fence_s;
+#[doc = " None."]
+pub const EVX_FENCE_DEFAULT: evx_fence_flags = 0;
+#[doc = " The fence may be exported to other processes"]
+#[doc = "  (evx_fence_get_ipc_handle())."]
+pub const EVX_FENCE_INTERPROCESS: evx_fence_flags = 1;
+#[doc = " Not a flag: forces the enum to 32 bits."]
+pub const EVX_FENCE_FLAGS_FORCE_32BIT: evx_fence_flags = 2147483647;
+#[doc = " @brief Flags of evx_device_create_fence()."]
+pub type evx_fence_flags = ::std::os::raw::c_uint;
 #[doc = " @brief An exported fence: plain bytes. Copy it, send it, compare it with"]
 #[doc = "  `memcmp`."]
 #[repr(C)]

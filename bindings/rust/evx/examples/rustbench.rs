@@ -461,7 +461,7 @@ fn main() {
         ok(b.native(), "Event::native"),
     );
     let ns = ok(stream.native(), "Stream::native");
-    let timer = ok(Timer::new(dev), "Timer::new");
+    let timer = ok(dev.create_timer(), "Device::create_timer");
     let mut bench = Bench {
         raw,
         stream,

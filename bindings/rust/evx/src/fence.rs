@@ -37,9 +37,7 @@ pub struct Fence {
     raw: sys::evx_fence_t,
 }
 
-// SAFETY: every evx fence call is thread-safe (include/evx/fence.h).
-unsafe impl Send for Fence {}
-unsafe impl Sync for Fence {}
+handle_type!(Fence, sys::evx_fence_destroy);
 
 fn check_value(call: &str, value: u64) -> Result<()> {
     if value > FENCE_MAX_VALUE {
@@ -152,20 +150,6 @@ impl Fence {
         let raw = self.raw;
         std::mem::forget(self);
         check(unsafe { sys::evx_fence_destroy(raw) })
-    }
-}
-
-impl Drop for Fence {
-    fn drop(&mut self) {
-        unsafe {
-            sys::evx_fence_destroy(self.raw);
-        }
-    }
-}
-
-impl std::fmt::Debug for Fence {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Fence({:p})", self.raw)
     }
 }
 

@@ -30,7 +30,36 @@ use std::ptr;
 
 pub use evx_sys as sys;
 
+/// Send + Sync, Drop (the handle's destroy call) and Debug (`Name(0x...)`)
+/// for a type that owns one evx handle in its field `raw`. Every evx call is
+/// thread-safe, destroy included while other threads use the handle
+/// (include/evx/*.h), so such a type may be sent and shared.
+macro_rules! handle_type {
+    ($ty:ident, $destroy:path) => {
+        // SAFETY: every evx call on this handle kind is thread-safe.
+        unsafe impl Send for $ty {}
+        unsafe impl Sync for $ty {}
+
+        impl Drop for $ty {
+            fn drop(&mut self) {
+                // SAFETY: `raw` is a live handle this value owns; its status
+                // is of no use in a drop.
+                unsafe {
+                    $destroy(self.raw);
+                }
+            }
+        }
+
+        impl ::std::fmt::Debug for $ty {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                write!(f, concat!(stringify!($ty), "({:p})"), self.raw)
+            }
+        }
+    };
+}
+
 pub mod notify;
+mod borrow;
 mod capture;
 mod fence;
 mod hostfn;
@@ -242,6 +271,34 @@ impl Device {
         Ok(Event { raw })
     }
 
+    /// A timer on this device.
+    pub fn create_timer(self) -> Result<Timer> {
+        let mut raw: sys::evx_timer_t = ptr::null_mut();
+        check(unsafe { sys::evx_device_create_timer(self.0, &mut raw) })?;
+        Ok(Timer { raw })
+    }
+
+    /// A timeline of this device holding up to `capacity` marks (2 or more).
+    pub fn create_timeline(self, capacity: u32) -> Result<Timeline> {
+        let mut raw: sys::evx_timeline_t = ptr::null_mut();
+        check(unsafe { sys::evx_device_create_timeline(self.0, capacity, &mut raw) })?;
+        Ok(Timeline { raw })
+    }
+
+    /// A pool of up to `capacity` events with `flags`, `prewarm` of them
+    /// made now.
+    pub fn create_event_pool(self, flags: EventFlags, capacity: u32, prewarm: u32) -> Result<EventPool> {
+        let opts = sys::evx_event_pool_options_t {
+            struct_size: std::mem::size_of::<sys::evx_event_pool_options_t>() as u32,
+            event_flags: flags.0,
+            capacity,
+            prewarm,
+        };
+        let mut raw: sys::evx_event_pool_t = ptr::null_mut();
+        check(unsafe { sys::evx_device_create_event_pool(self.0, &opts, &mut raw) })?;
+        Ok(EventPool { raw })
+    }
+
     /// A new stream that evx owns. `priority` 0 is the default; lower is
     /// higher priority, within [`Device::stream_priority_range`].
     /// `non_blocking` streams do not synchronize with the legacy default
@@ -290,15 +347,13 @@ impl std::ops::BitOr for EventFlags {
 }
 
 /// An evx event: recorded on any stream of its device, again and again.
-/// Destroyed on drop (an event from a pool goes back to its pool).
+/// Destroyed on drop (an event from a pool goes back to its pool; a
+/// borrowed one, [`Event::wrap`], ends only the evx handle).
 pub struct Event {
     raw: sys::evx_event_t,
 }
 
-// SAFETY: every evx event call is thread-safe (include/evx/event.h), also
-// destroy while other threads use the event.
-unsafe impl Send for Event {}
-unsafe impl Sync for Event {}
+handle_type!(Event, sys::evx_event_destroy);
 
 impl Event {
     /// Records the event on `stream` (a stream of the event's device).
@@ -351,7 +406,8 @@ impl Event {
         Ok(Device(d))
     }
 
-    /// The driver's `CUevent`; evx keeps owning it.
+    /// The driver's `CUevent`; evx keeps owning it (a borrowed event's is
+    /// the one borrowed, its maker's).
     pub fn native(&self) -> Result<*mut c_void> {
         let mut p: *mut c_void = ptr::null_mut();
         check(unsafe { sys::evx_event_get_native(self.raw, &mut p) })?;
@@ -388,20 +444,6 @@ impl Event {
     }
 }
 
-impl Drop for Event {
-    fn drop(&mut self) {
-        unsafe {
-            sys::evx_event_destroy(self.raw);
-        }
-    }
-}
-
-impl fmt::Debug for Event {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Event({:p})", self.raw)
-    }
-}
-
 // --------------------------------------------------------------------------
 // Streams
 
@@ -412,9 +454,7 @@ pub struct Stream {
     raw: sys::evx_stream_t,
 }
 
-// SAFETY: every evx stream call is thread-safe (include/evx/stream.h).
-unsafe impl Send for Stream {}
-unsafe impl Sync for Stream {}
+handle_type!(Stream, sys::evx_stream_destroy);
 
 type HostFn = Box<dyn FnOnce() + Send + 'static>;
 
@@ -605,20 +645,6 @@ impl Stream {
     }
 }
 
-impl Drop for Stream {
-    fn drop(&mut self) {
-        unsafe {
-            sys::evx_stream_destroy(self.raw);
-        }
-    }
-}
-
-impl fmt::Debug for Stream {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Stream({:p})", self.raw)
-    }
-}
-
 // --------------------------------------------------------------------------
 // Timers
 
@@ -627,16 +653,13 @@ pub struct Timer {
     raw: sys::evx_timer_t,
 }
 
-// SAFETY: evx timer calls are thread-safe.
-unsafe impl Send for Timer {}
-unsafe impl Sync for Timer {}
+handle_type!(Timer, sys::evx_timer_destroy);
 
 impl Timer {
     /// A timer on `device`.
+    #[deprecated(note = "use Device::create_timer")]
     pub fn new(device: Device) -> Result<Timer> {
-        let mut raw: sys::evx_timer_t = ptr::null_mut();
-        check(unsafe { sys::evx_device_create_timer(device.0, &mut raw) })?;
-        Ok(Timer { raw })
+        device.create_timer()
     }
 
     /// Marks the start on `stream`; the returned guard marks the stop on the
@@ -662,20 +685,6 @@ impl Timer {
         let mut ms = 0.0f32;
         check(unsafe { sys::evx_timer_synchronize(self.raw, &mut ms) })?;
         Ok(ms)
-    }
-}
-
-impl fmt::Debug for Timer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Timer({:p})", self.raw)
-    }
-}
-
-impl Drop for Timer {
-    fn drop(&mut self) {
-        unsafe {
-            sys::evx_timer_destroy(self.raw);
-        }
     }
 }
 
@@ -772,16 +781,13 @@ pub struct Timeline {
     raw: sys::evx_timeline_t,
 }
 
-// SAFETY: evx timeline calls are thread-safe.
-unsafe impl Send for Timeline {}
-unsafe impl Sync for Timeline {}
+handle_type!(Timeline, sys::evx_timeline_destroy);
 
 impl Timeline {
     /// A timeline of `device` holding up to `capacity` marks (2 or more).
+    #[deprecated(note = "use Device::create_timeline")]
     pub fn new(device: Device, capacity: u32) -> Result<Timeline> {
-        let mut raw: sys::evx_timeline_t = ptr::null_mut();
-        check(unsafe { sys::evx_device_create_timeline(device.0, capacity, &mut raw) })?;
-        Ok(Timeline { raw })
+        device.create_timeline(capacity)
     }
 
     /// Records the next mark on `stream`; returns its index.
@@ -921,20 +927,6 @@ impl Timeline {
     }
 }
 
-impl fmt::Debug for Timeline {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Timeline({:p})", self.raw)
-    }
-}
-
-impl Drop for Timeline {
-    fn drop(&mut self) {
-        unsafe {
-            sys::evx_timeline_destroy(self.raw);
-        }
-    }
-}
-
 // --------------------------------------------------------------------------
 // Event pools
 
@@ -955,23 +947,14 @@ pub struct EventPool {
     raw: sys::evx_event_pool_t,
 }
 
-// SAFETY: evx pool calls are thread-safe.
-unsafe impl Send for EventPool {}
-unsafe impl Sync for EventPool {}
+handle_type!(EventPool, sys::evx_event_pool_destroy);
 
 impl EventPool {
     /// A pool of up to `capacity` events with `flags`, `prewarm` of them
     /// made now.
+    #[deprecated(note = "use Device::create_event_pool")]
     pub fn new(device: Device, flags: EventFlags, capacity: u32, prewarm: u32) -> Result<EventPool> {
-        let opts = sys::evx_event_pool_options_t {
-            struct_size: std::mem::size_of::<sys::evx_event_pool_options_t>() as u32,
-            event_flags: flags.0,
-            capacity,
-            prewarm,
-        };
-        let mut raw: sys::evx_event_pool_t = ptr::null_mut();
-        check(unsafe { sys::evx_device_create_event_pool(device.0, &opts, &mut raw) })?;
-        Ok(EventPool { raw })
+        device.create_event_pool(flags, capacity, prewarm)
     }
 
     /// An event from the pool; `EVX_ERROR_OUT_OF_MEMORY` when exhausted.
@@ -1020,16 +1003,3 @@ impl EventPool {
     }
 }
 
-impl fmt::Debug for EventPool {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "EventPool({:p})", self.raw)
-    }
-}
-
-impl Drop for EventPool {
-    fn drop(&mut self) {
-        unsafe {
-            sys::evx_event_pool_destroy(self.raw);
-        }
-    }
-}

@@ -48,9 +48,7 @@ pub struct Notifier {
     raw: sys::evx_notifier_t,
 }
 
-// SAFETY: every notifier call is thread-safe (include/evx/notify.h).
-unsafe impl Send for Notifier {}
-unsafe impl Sync for Notifier {}
+handle_type!(Notifier, sys::evx_notifier_destroy);
 
 struct Shared {
     // done, the waker, and the failure of a host function before the event
@@ -175,20 +173,6 @@ impl Notifier {
         let raw = self.raw;
         std::mem::forget(self);
         check(unsafe { sys::evx_notifier_destroy(raw) })
-    }
-}
-
-impl Drop for Notifier {
-    fn drop(&mut self) {
-        unsafe {
-            sys::evx_notifier_destroy(self.raw);
-        }
-    }
-}
-
-impl std::fmt::Debug for Notifier {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Notifier({:p})", self.raw)
     }
 }
 

@@ -212,7 +212,7 @@ fn host_functions_run_in_order_and_panics_are_contained() {
 fn timer_guard_marks_stop_on_drop() {
     let d = dev();
     let s = d.create_stream(0, true).unwrap();
-    let mut timer = Timer::new(d).unwrap();
+    let mut timer = d.create_timer().unwrap();
     // Not started: the stop and the reading are refused.
     let err = timer.synchronize().unwrap_err();
     assert!(err.is(sys::EVX_ERROR_ILLEGAL_STATE), "{}", err);
@@ -235,7 +235,7 @@ fn timer_guard_marks_stop_on_drop() {
 fn timeline_intervals() {
     let d = dev();
     let s = d.create_stream(0, true).unwrap();
-    let tl = Timeline::new(d, 4).unwrap();
+    let tl = d.create_timeline(4).unwrap();
     assert_eq!(tl.intervals().unwrap(), Vec::<f32>::new());
     for i in 0..4 {
         assert_eq!(tl.mark(&s).unwrap(), i);
@@ -248,14 +248,14 @@ fn timeline_intervals() {
     assert!(iv.iter().all(|&x| x >= 0.0));
     tl.reset().unwrap();
     assert_eq!(tl.count().unwrap(), 0);
-    assert!(Timeline::new(d, 1).unwrap_err().is(sys::EVX_ERROR_INVALID_VALUE));
+    assert!(d.create_timeline(1).unwrap_err().is(sys::EVX_ERROR_INVALID_VALUE));
 }
 
 #[test]
 fn event_pool_bounds_and_stats() {
     let d = dev();
     let s = d.create_stream(0, true).unwrap();
-    let pool = EventPool::new(d, EventFlags::DEFAULT, 2, 1).unwrap();
+    let pool = d.create_event_pool(EventFlags::DEFAULT, 2, 1).unwrap();
     let st = pool.stats().unwrap();
     assert_eq!((st.capacity, st.idle, st.in_use), (2, 1, 0));
     let a = pool.acquire().unwrap();
@@ -273,11 +273,11 @@ fn event_pool_bounds_and_stats() {
     assert_eq!(st.in_use, 0);
     assert_eq!(st.acquired_total, 2);
     // An event of another pool is refused.
-    let other = EventPool::new(d, EventFlags::DEFAULT, 1, 0).unwrap();
+    let other = d.create_event_pool(EventFlags::DEFAULT, 1, 0).unwrap();
     let foreign = other.acquire().unwrap();
     assert!(pool.release(foreign).unwrap_err().is(sys::EVX_ERROR_INVALID_VALUE));
     assert_eq!(other.stats().unwrap().in_use, 0, "the refused event went home on drop");
-    assert!(EventPool::new(d, EventFlags::INTERPROCESS | EventFlags::DISABLE_TIMING, 1, 0)
+    assert!(d.create_event_pool(EventFlags::INTERPROCESS | EventFlags::DISABLE_TIMING, 1, 0)
         .unwrap_err()
         .is(sys::EVX_ERROR_INVALID_VALUE));
 }
@@ -303,4 +303,19 @@ fn events_used_across_threads() {
     }
     s.synchronize().unwrap();
     assert!(ev.is_done().unwrap());
+}
+
+// The constructors before Device::create_timer, create_timeline and
+// create_event_pool stay, deprecated, and make the same objects.
+#[test]
+#[allow(deprecated)]
+fn deprecated_constructors_still_work() {
+    let d = dev();
+    let timer: Timer = Timer::new(d).unwrap();
+    let tl: Timeline = Timeline::new(d, 4).unwrap();
+    let pool: EventPool = EventPool::new(d, EventFlags::DEFAULT, 1, 0).unwrap();
+    assert!(format!("{:?}", timer).starts_with("Timer(0x"));
+    assert!(format!("{:?}", tl).starts_with("Timeline(0x"));
+    assert!(format!("{:?}", pool).starts_with("EventPool(0x"));
+    assert!(Timeline::new(d, 1).unwrap_err().is(sys::EVX_ERROR_INVALID_VALUE));
 }

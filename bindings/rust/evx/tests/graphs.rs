@@ -10,7 +10,7 @@ use std::ffi::{c_void, CString};
 use std::os::raw::{c_char, c_int, c_ulonglong};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use evx::{sys, Device, Timeline, Timer};
+use evx::{sys, Device};
 
 #[link(name = "dl")]
 extern "C" {
@@ -104,8 +104,8 @@ fn timeline_and_timer_in_a_captured_graph() {
     let stream = dev.create_stream(0, true).unwrap();
     let native = stream.native().unwrap();
     let cu = Graphs::open();
-    let tl = Timeline::new(dev, 4).unwrap();
-    let mut timer = Timer::new(dev).unwrap();
+    let tl = dev.create_timeline(4).unwrap();
+    let mut timer = dev.create_timer().unwrap();
 
     tl.mark(&stream).unwrap(); // before the capture
     assert_eq!((cu.begin)(native, RELAXED), 0);

@@ -7,7 +7,7 @@
 use std::thread;
 use std::time::Duration;
 
-use evx::{sys, MarkKind, Timeline};
+use evx::{sys, MarkKind};
 
 #[allow(dead_code)] // the gate is for other test files
 mod common;
@@ -73,7 +73,7 @@ fn spin_and_names_checked() {
 fn timeline_trace_same_as_c_and_marks() {
     let d = dev();
     let a = d.create_stream(0, true).unwrap();
-    let tl = Timeline::new(d, 16).unwrap();
+    let tl = d.create_timeline(16).unwrap();
     {
         let _step = tl.range("step", &a).unwrap();
         a.launch_host_func(|| thread::sleep(Duration::from_millis(2)))
