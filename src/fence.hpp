@@ -79,15 +79,59 @@ struct alignas(64) Fence {
     uint64_t nonce = 0;
     bool named = false;
     char name[56] = {};
+    // Other devices (fence.cpp, foreign_address()): the address of
+    // word->value on each device, device_count entries, 0 until a stream of
+    // that device first uses the fence; dptrs[device] is dptr.
+    std::atomic<CUdeviceptr> *dptrs = nullptr;
+    // Reclamation (fence_reclaim.cpp): the streams that had operations
+    // queued on the fence, so that its memory is freed once they ran them.
+    // last_stream: the handle tracked last, checked on every queued
+    // operation (a load and a compare); the rest under track_mu.
+    std::atomic<const void *> last_stream{nullptr};
+    std::atomic<bool> track_mu{false};
+    std::atomic<bool> untracked{false};  // an operation evx cannot follow: kept for good
+    uint8_t ntracked = 0;
+    static constexpr int kTrack = 8;
+    const void *tracked[kTrack] = {};
 };
 
 inline uint64_t fence_value(const Fence *f) {
     return __atomic_load_n(&f->word->value, __ATOMIC_ACQUIRE);
 }
 
-inline void fence_mark_used(Fence *f) {
+inline void fence_set_used(Fence *f) {
     if (!f->used.load(std::memory_order_relaxed)) f->used.store(true, std::memory_order_relaxed);
 }
+
+void fence_untrack(Fence *f);
+
+// A notifier's watch (notify.cpp) queues its wait on an internal stream
+// that evx does not follow for reclamation: the fence's memory is then kept
+// for the life of the process (docs/fences.md, "Destroying a fence").
+inline void fence_mark_used(Fence *f) {
+    fence_set_used(f);
+    if (!f->untracked.load(std::memory_order_relaxed)) fence_untrack(f);
+}
+
+// --- fence_reclaim.cpp: freeing a destroyed fence's memory once the
+// operations queued on it have run
+
+// Remembers that `stream` (a handle) had an operation queued on f.
+void fence_track_slow(Fence *f, const void *stream) __attribute__((cold, noinline));
+inline void fence_track(Fence *f, const void *stream) {
+    if (__builtin_expect(f->last_stream.load(std::memory_order_relaxed) != stream, 0))
+        fence_track_slow(f, stream);
+}
+// fence_untrack(f): an operation queued on a stream that evx does not
+// follow (a notifier's, a per-thread default stream): the memory is kept
+// for the process's life.
+// At free, for a fence whose memory the GPU may still reach: hands the
+// memory (`mem`: the word, or an IPC fence's registered page) to the
+// reclaimer, which frees it once every tracked stream ran what it queued.
+void fence_defer_free(Fence *f, void *mem, bool ipc);
+// Marks the streams of fences freed since, and frees the memory of those
+// whose marks completed; never blocks on the GPU. Called by fence calls.
+void fence_reclaim_step();
 
 // --- fence_ipc.cpp: the shared mapping of an EVX_FENCE_INTERPROCESS fence
 
@@ -104,6 +148,14 @@ void fence_ipc_handle(const Fence *f, unsigned char *out, size_t size);
 // the GPU may still touch it, unregisters and unmaps it;
 // cuMemHostUnregister's status.
 CUresult fence_ipc_release(Fence *f);
+// Unregisters (the device's context current) and unmaps a page the GPU is
+// done with.
+CUresult fence_ipc_unmap(int device, void *map);
+// Opens a fence page given by a descriptor (evx_device_import_fence_fd):
+// checks it, keeps its own duplicate, maps and registers it.
+evx_status_t fence_ipc_import(const char *fn, Fence *f, int fd);
+// A new descriptor of an IPC fence's page (close-on-exec).
+evx_status_t fence_ipc_export_fd(const char *fn, const Fence *f, int *out);
 
 }  // namespace evx
 
