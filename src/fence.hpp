@@ -93,6 +93,7 @@ struct alignas(64) Fence {
     uint8_t ntracked = 0;
     static constexpr int kTrack = 8;
     const void *tracked[kTrack] = {};
+    CUstream lanes[kTrack] = {};  // a notifier's internal stream, for a notifier handle
 };
 
 inline uint64_t fence_value(const Fence *f) {
@@ -103,15 +104,17 @@ inline void fence_set_used(Fence *f) {
     if (!f->used.load(std::memory_order_relaxed)) f->used.store(true, std::memory_order_relaxed);
 }
 
+// An operation queued on a stream that evx cannot mark later (a per-thread
+// default stream): the memory is kept for the life of the process.
 void fence_untrack(Fence *f);
 
-// A notifier's watch (notify.cpp) queues its wait on an internal stream
-// that evx does not follow for reclamation: the fence's memory is then kept
-// for the life of the process (docs/fences.md, "Destroying a fence").
-inline void fence_mark_used(Fence *f) {
-    fence_set_used(f);
-    if (!f->untracked.load(std::memory_order_relaxed)) fence_untrack(f);
-}
+// A notifier's watch (notify.cpp) about to queue its wait.
+inline void fence_mark_used(Fence *f) { fence_set_used(f); }
+
+// A notifier's watch queued its wait on an internal stream (`lane`) of the
+// notifier `notifier` (a handle): followed for reclamation as long as the
+// notifier lives (destroying it waits for every pending watch).
+void fence_track_lane(Fence *f, const void *notifier, CUstream lane);
 
 // --- fence_reclaim.cpp: freeing a destroyed fence's memory once the
 // operations queued on it have run

@@ -14,8 +14,11 @@
 // (reclaim.cpp), where a lookup of the stream handles must not start. By
 // then the fence's handle is dead and no call holds it, so the tracked
 // streams are final; an event recorded later still follows them in stream
-// order. What cannot be marked (a stream destroyed before the mark, a
-// per-thread default stream, a notifier's internal stream) is kept for
+// order. A notifier's watch waits on an internal stream of the notifier,
+// tracked with the notifier's handle: marked while the notifier lives,
+// and needing no mark once it is destroyed (its destroy waited for every
+// watch). What cannot be marked (a stream destroyed before the mark, a
+// per-thread default stream, more than Fence::kTrack streams) is kept for
 // the life of the process and counted (evx_fence_reclaim()).
 #include <sched.h>
 
@@ -40,7 +43,8 @@ struct Deferred {
     bool marked;  // events recorded on every tracked stream
     void *mem;    // the word (cuMemHostAlloc) or the registered page
     int n;
-    const void *streams[Fence::kTrack];
+    const void *streams[Fence::kTrack];  // stream handles, or notifier handles
+    CUstream lanes[Fence::kTrack];       // a notifier's internal stream, or null
     CUevent events[Fence::kTrack];
 };
 
@@ -52,39 +56,52 @@ std::vector<Deferred> &list() {
 std::atomic<size_t> g_count{0};   // list().size()
 std::atomic<uint64_t> g_kept{0};  // memory kept for the life of the process
 
+// An event recorded on `cs` with its context current (entered: the
+// status of making it current): *ev, or false.
+bool record_mark(evx_status_t entered, CUstream cs, CUevent *ev) {
+    if (entered || cu().cuEventCreate(ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) return false;
+    if (cu().cuEventRecord(*ev, cs) == CUDA_SUCCESS) return true;
+    cu().cuEventDestroy(*ev);
+    return false;
+}
+
+// The mark of tracked entry i: an event in *ev; nullptr when nothing needs
+// one (a notifier destroyed since: its destroy waited for its watches).
+// False if a stream is gone or the driver refuses.
+bool mark_one(const Deferred &d, int i, CUevent *ev) {
+    static const char fn[] = "evx_fence_destroy";
+    HandleScope scope;
+    Slot *slot = nullptr;
+    *ev = nullptr;
+    if (d.lanes[i]) {
+        if (scope.lookup(fn, d.streams[i], kNotifier, "notifier", &slot) != 0) return true;
+        ContextGuard guard;  // lanes are streams of the primary context
+        return record_mark(guard.enter(nullptr, d.device), d.lanes[i], ev);
+    }
+    if (scope.lookup(fn, d.streams[i], kStream, "stream", &slot) != 0) return false;
+    const Stream *s = static_cast<const Stream *>(slot->obj);
+    ContextGuard guard;
+    const evx_status_t st = s->default_stream ? guard.enter(nullptr, s->device)
+                                              : guard.enter_context(nullptr, s->ctx, s->device);
+    return record_mark(st, s->cu, ev);
+}
+
 // Records an event on each tracked stream of d (no lock held); false if a
 // stream is gone or the driver refuses (its events are then destroyed).
 bool mark(Deferred &d) {
-    int made = 0;
     bool ok = true;
-    for (int i = 0; i < d.n && ok; ++i) {
-        HandleScope scope;
-        Slot *slot = nullptr;
-        if (scope.lookup("evx_fence_destroy", d.streams[i], kStream, "stream", &slot) != 0) {
-            ok = false;
-            break;
-        }
-        const Stream *s = static_cast<const Stream *>(slot->obj);
-        ContextGuard guard;
-        const evx_status_t st = s->default_stream
-                                    ? guard.enter(nullptr, s->device)
-                                    : guard.enter_context(nullptr, s->ctx, s->device);
-        CUevent ev = nullptr;
-        ok = !st && cu().cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS;
-        if (ok && cu().cuEventRecord(ev, s->cu) != CUDA_SUCCESS) {
-            cu().cuEventDestroy(ev);
-            ok = false;
-        }
-        if (ok) d.events[made++] = ev;
-    }
+    int i = 0;
+    for (; i < d.n && ok; ++i) ok = mark_one(d, i, &d.events[i]);
     if (!ok)
-        for (int i = 0; i < made; ++i) cu().cuEventDestroy(d.events[i]);
+        for (int j = 0; j < i - 1; ++j)
+            if (d.events[j]) cu().cuEventDestroy(d.events[j]);
     return ok;
 }
 
 // Whether every mark of d completed; *gone when one never will be known.
 bool completed(const Deferred &d, bool *gone) {
     for (int i = 0; i < d.n; ++i) {
+        if (!d.events[i]) continue;
         const CUresult r = cu().cuEventQuery(d.events[i]);
         if (r == CUDA_ERROR_NOT_READY) return false;
         if (r != CUDA_SUCCESS) *gone = true;
@@ -93,7 +110,8 @@ bool completed(const Deferred &d, bool *gone) {
 }
 
 void release(Deferred &d, bool free_mem) {
-    for (int i = 0; i < d.n; ++i) cu().cuEventDestroy(d.events[i]);
+    for (int i = 0; i < d.n; ++i)
+        if (d.events[i]) cu().cuEventDestroy(d.events[i]);
     if (!free_mem) return;
     if (d.ipc)
         fence_ipc_unmap(d.device, d.mem);
@@ -122,19 +140,30 @@ void poll_locked() {
 
 }  // namespace
 
-void fence_track_slow(Fence *f, const void *stream) {
+namespace {
+
+void track(Fence *f, const void *h, CUstream lane) {
     while (f->track_mu.exchange(true, std::memory_order_acquire)) sched_yield();
     bool found = false;
-    for (int i = 0; i < f->ntracked && !found; ++i) found = f->tracked[i] == stream;
+    for (int i = 0; i < f->ntracked && !found; ++i)
+        found = f->tracked[i] == h && f->lanes[i] == lane;
     if (!found) {
-        if (f->ntracked < Fence::kTrack)
-            f->tracked[f->ntracked++] = stream;
-        else
+        if (f->ntracked < Fence::kTrack) {
+            f->lanes[f->ntracked] = lane;
+            f->tracked[f->ntracked++] = h;
+        } else {
             f->untracked.store(true, std::memory_order_relaxed);
+        }
     }
-    f->last_stream.store(stream, std::memory_order_relaxed);
+    if (!lane) f->last_stream.store(h, std::memory_order_relaxed);
     f->track_mu.store(false, std::memory_order_release);
 }
+
+}  // namespace
+
+void fence_track_slow(Fence *f, const void *stream) { track(f, stream, nullptr); }
+
+void fence_track_lane(Fence *f, const void *notifier, CUstream lane) { track(f, notifier, lane); }
 
 void fence_untrack(Fence *f) { f->untracked.store(true, std::memory_order_relaxed); }
 
@@ -148,7 +177,10 @@ void fence_defer_free(Fence *f, void *mem, bool ipc) {
     d.ipc = ipc;
     d.mem = mem;
     d.n = f->ntracked;
-    for (int i = 0; i < d.n; ++i) d.streams[i] = f->tracked[i];
+    for (int i = 0; i < d.n; ++i) {
+        d.streams[i] = f->tracked[i];
+        d.lanes[i] = f->lanes[i];
+    }
     std::lock_guard<std::mutex> lk(g_mu);
     try {
         list().push_back(d);
