@@ -354,7 +354,7 @@ evx_status_t on_fence_and_stream(const char *fn, evx_fence_t fence, evx_stream_t
     if (__builtin_expect(s->default_stream && s->cu == CU_STREAM_PER_THREAD, 0))
         fence_untrack(f);  // another thread cannot mark this thread's stream
     else
-        fence_track(f, stream);
+        fence_track(f, stream, s);
     return op(f, s, addr);
 }
 

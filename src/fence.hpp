@@ -16,6 +16,8 @@
 
 namespace evx {
 
+struct Stream;  // stream_object.hpp
+
 // The memory of a fence, shared with the GPU (and, for an IPC fence, with
 // other processes): pinned host memory mapped to the device. Plain
 // integers, used only through __atomic builtins (address-free, so they work
@@ -94,6 +96,8 @@ struct alignas(64) Fence {
     static constexpr int kTrack = 8;
     const void *tracked[kTrack] = {};
     CUstream lanes[kTrack] = {};  // a notifier's internal stream, for a notifier handle
+    const Stream *objs[kTrack] = {};  // the stream's object (not for a notifier)
+    uint64_t seqs[kTrack] = {};       // the streams gone when it was tracked
 };
 
 inline uint64_t fence_value(const Fence *f) {
@@ -119,11 +123,13 @@ void fence_track_lane(Fence *f, const void *notifier, CUstream lane);
 // --- fence_reclaim.cpp: freeing a destroyed fence's memory once the
 // operations queued on it have run
 
-// Remembers that `stream` (a handle) had an operation queued on f.
-void fence_track_slow(Fence *f, const void *stream) __attribute__((cold, noinline));
-inline void fence_track(Fence *f, const void *stream) {
+// Remembers that `stream` (a handle; s its object) had an operation queued
+// on f.
+void fence_track_slow(Fence *f, const void *stream, const Stream *s)
+    __attribute__((cold, noinline));
+inline void fence_track(Fence *f, const void *stream, const Stream *s) {
     if (__builtin_expect(f->last_stream.load(std::memory_order_relaxed) != stream, 0))
-        fence_track_slow(f, stream);
+        fence_track_slow(f, stream, s);
 }
 // fence_untrack(f): an operation queued on a stream that evx does not
 // follow (a notifier's, a per-thread default stream): the memory is kept

@@ -42,7 +42,16 @@ struct Stream {
     // launched. Changed through const pointers, as calls hold the stream.
     mutable std::atomic<uint64_t> hf_id{0};
     mutable std::atomic<uint64_t> hf_launched{0};
+    // Fences destroyed or alive whose reclamation still needs this stream
+    // (fence_reclaim.cpp): when it is freed with some, it records one event
+    // for them (fence_stream_gone()).
+    mutable std::atomic<uint32_t> fence_refs{0};
 };
+
+// fence_reclaim.cpp: a stream with fence_refs is being freed (before its
+// driver stream is destroyed): records the event the fences' reclamation
+// waits for.
+void fence_stream_gone(const Stream *s);
 
 // Calls on a borrowed default stream need its device's primary context
 // current to name the right stream; other streams carry their context.

@@ -22,8 +22,8 @@ EVX_BEGIN_DECLS
  * write of a larger value; evx_stream_wait_fence() queues on a stream a wait
  * until the value is at least a given one; evx_fence_signal_host() and
  * evx_fence_wait_host() do the same from the host. A wait may be queued
- * before the signal it waits for, on any stream of the fence's device and
- * in any process that opened the fence: this is what an event cannot do
+ * before the signal it waits for, on any stream of any device that can map
+ * the fence's memory and in any process that opened the fence: this is what an event cannot do
  * (a stream that waits for an event recorded later waits for nothing).
  *
  * **Values grow.** Every signal, queued or from the host, must be above
@@ -46,15 +46,29 @@ EVX_BEGIN_DECLS
  * `CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY` and refuses a device without
  * them with ::EVX_ERROR_NOT_SUPPORTED naming the attribute.
  *
+ * **Across devices.** The counter is portable pinned memory mapped to
+ * every device (`CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP`; an
+ * IPC fence's page is registered `PORTABLE | DEVICEMAP`), so a stream of
+ * any device of the process signals and waits on a fence of any other,
+ * through that device's address of the counter
+ * (`cuMemHostGetDevicePointer` with its context current, looked up once
+ * per fence and device). A stream of a device without the attributes
+ * above is refused with ::EVX_ERROR_NOT_SUPPORTED naming the device and
+ * the attribute. Values grow across devices as across streams.
+ *
  * **Destroying a fence** ends its handle at once. Signals and waits already
  * queued on streams still run against its counter, which evx keeps for
  * them (as the driver keeps a destroyed event for work that still needs
  * it): a queued wait whose value nobody can signal any more blocks its
  * stream for good, as it would have with the fence alive. The counter of
  * a fence that was never used on a stream is freed at once; that of one
- * that was stays allocated for the life of the process (a few bytes of
- * pinned memory): evx cannot know when the GPU is done with it. No evx
- * call ever touches freed memory.
+ * that was is freed once the streams that queued work on it have run it:
+ * evx records an event on each of them (at most 8 per fence) and a later
+ * fence call frees the memory when they completed. Destroy never waits.
+ * What evx cannot follow is kept for the life of the process and counted
+ * (evx_fence_reclaim()): a fence used on more than 8 streams, on a
+ * per-thread default stream, or on a stream destroyed before the fence.
+ * No evx call ever touches freed memory.
  *
  * No context needs to be current: evx makes the device's primary context
  * current around the driver calls and leaves the caller's as it was.
@@ -103,7 +117,9 @@ typedef struct evx_ipc_fence_handle {
 } evx_ipc_fence_handle_t;
 
 /**
- * @brief Makes a fence of a device.
+ * @brief Makes a fence of a device. Streams of every device of the process
+ * that can map its memory may signal it and wait for it (see
+ * evx_fence_signal()).
  *
  * @param device the device, 0 to evx_device_count() - 1.
  * @param initial_value the counter's first value, at most
@@ -144,12 +160,13 @@ EVX_API evx_status_t evx_fence_destroy(evx_fence_t fence);
  * (`cuStreamWriteValue64`).
  *
  * @param fence the fence.
- * @param stream a stream of the fence's device.
+ * @param stream a stream of any device that can map the fence's memory.
  * @param value above every value signalled or queued before on the fence,
  *        at most ::EVX_FENCE_MAX_VALUE.
  * @return ::EVX_SUCCESS;
- *         ::EVX_ERROR_INVALID_HANDLE if @p fence or @p stream is not live,
- *         or the stream is of another device;
+ *         ::EVX_ERROR_INVALID_HANDLE if @p fence or @p stream is not live;
+ *         ::EVX_ERROR_NOT_SUPPORTED if the stream's device cannot map the
+ *         fence's memory (the message names the device and the attribute);
  *         ::EVX_ERROR_INVALID_VALUE if @p value is not above the last value
  *         signalled or queued (the message names both) or above
  *         ::EVX_FENCE_MAX_VALUE; a status from the driver (then nothing is
@@ -165,11 +182,11 @@ EVX_API evx_status_t evx_fence_signal(evx_fence_t fence, evx_stream_t stream,
  * @p value (`cuStreamWaitValue64`, greater or equal). The signal may be
  * queued later, on any stream, in any process sharing the fence.
  *
- * @param stream a stream of the fence's device.
+ * @param stream a stream of any device that can map the fence's memory.
  * @param fence the fence.
  * @param value the value to wait for, at most ::EVX_FENCE_MAX_VALUE.
- * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE as for
- *         evx_fence_signal(); ::EVX_ERROR_INVALID_VALUE if @p value is
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE and
+ *         ::EVX_ERROR_NOT_SUPPORTED as for evx_fence_signal(); ::EVX_ERROR_INVALID_VALUE if @p value is
  *         above ::EVX_FENCE_MAX_VALUE; a status from the driver.
  *
  * Thread-safe.
