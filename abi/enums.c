@@ -46,3 +46,11 @@ EVX_API void evx_abi_enums_fence(enum evx_fence_flags fence)
 {
     (void)fence;
 }
+
+/* Added after 1.0.0: the flags of evx_stream_wait_fence_with_flags. */
+EVX_API void evx_abi_enums_fence_wait(enum evx_fence_wait_flags wait);
+
+EVX_API void evx_abi_enums_fence_wait(enum evx_fence_wait_flags wait)
+{
+    (void)wait;
+}

@@ -138,6 +138,10 @@ inline void fence_track(Fence *f, const void *stream, const Stream *s) {
 // memory (`mem`: the word, or an IPC fence's registered page) to the
 // reclaimer, which frees it once every tracked stream ran what it queued.
 void fence_defer_free(Fence *f, void *mem, bool ipc);
+// A stream with fence_refs is being freed (stream.cpp, before its driver
+// stream is destroyed): records the event the fences' reclamation waits
+// for in place of their own.
+void fence_stream_gone(const Stream *s);
 // Marks the streams of fences freed since, and frees the memory of those
 // whose marks completed; never blocks on the GPU. Called by fence calls.
 void fence_reclaim_step();

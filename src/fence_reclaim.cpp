@@ -174,7 +174,7 @@ bool completed(const Deferred &d, bool *failed) {
 }
 
 // Drops d's events and Gone references, and frees its memory; under g_mu.
-void release(Deferred &d, bool free_mem) {
+void drop_deferred(Deferred &d, bool free_mem) {
     for (int i = 0; i < d.n; ++i) {
         if (d.events[i]) cu().cuEventDestroy(d.events[i]);
         d.events[i] = nullptr;
@@ -215,7 +215,7 @@ void poll_locked() {
         }
         // A mark that failed (the context was reset): the GPU's state is
         // unknown, so the memory is kept.
-        release(l[i], !failed);
+        drop_deferred(l[i], !failed);
         if (failed) g_kept.fetch_add(1, std::memory_order_relaxed);
         l[i] = l.back();
         l.pop_back();
@@ -344,7 +344,7 @@ void step(bool block) {
             }
         }
         if (!pushed) {
-            release(d, false);  // its memory is kept
+            drop_deferred(d, false);  // its memory is kept
             ++kept;
         }
     }

@@ -17,6 +17,7 @@
 #include "handle.hpp"
 #include "hostfn.hpp"
 #include "lifetime.hpp"
+#include "fence.hpp"
 #include "scope.hpp"
 #include "stream.hpp"
 #include "stream_object.hpp"

@@ -48,10 +48,6 @@ struct Stream {
     mutable std::atomic<uint32_t> fence_refs{0};
 };
 
-// fence_reclaim.cpp: a stream with fence_refs is being freed (before its
-// driver stream is destroyed): records the event the fences' reclamation
-// waits for.
-void fence_stream_gone(const Stream *s);
 
 // Calls on a borrowed default stream need its device's primary context
 // current to name the right stream; other streams carry their context.

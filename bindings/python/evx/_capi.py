@@ -1338,13 +1338,14 @@ evx_event_synchronize = Prototype(
     """)
 
 # evx_status_t evx_device_create_fence(int device, uint64_t initial_value, unsigned int flags, evx_fence_t *out)
-#   Makes a fence of a device.
+#   Makes a fence of a device. Streams of every device of the process that can
+#   map its memory may signal it and wait for it (see evx_fence_signal()).
 evx_device_create_fence = Prototype(
     "evx_device_create_fence", evx_status_t,
     (("device", _ct.c_int), ("initial_value", _ct.c_uint64), ("flags", _ct.c_uint), ("out", _ct.POINTER(evx_fence_t)),),
     """evx_status_t evx_device_create_fence(int device, uint64_t initial_value, unsigned int flags, evx_fence_t *out)
 
-    Makes a fence of a device.
+    Makes a fence of a device. Streams of every device of the process that can map its memory may signal it and wait for it (see evx_fence_signal()).
 
     device: the device, 0 to evx_device_count() - 1.
 
@@ -1565,16 +1566,18 @@ evx_fence_signal = Prototype(
 
     fence: the fence.
 
-    stream: a stream of the fence's device.
+    stream: a stream of any device that can map the fence's memory.
 
     value: above every value signalled or queued before on the fence, at most
     EVX_FENCE_MAX_VALUE.
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE if fence or stream is not
-    live, or the stream is of another device; EVX_ERROR_INVALID_VALUE if value
-    is not above the last value signalled or queued (the message names both)
-    or above EVX_FENCE_MAX_VALUE; a status from the driver (then nothing is
-    queued and the value counts as never queued).
+    live; EVX_ERROR_NOT_SUPPORTED if the stream's device cannot map the
+    fence's memory (the message names the device and the attribute);
+    EVX_ERROR_INVALID_VALUE if value is not above the last value signalled or
+    queued (the message names both) or above EVX_FENCE_MAX_VALUE; a status
+    from the driver (then nothing is queued and the value counts as never
+    queued).
 
     Thread-safe.
     """)
@@ -1710,15 +1713,15 @@ evx_stream_wait_fence = Prototype(
     value (`cuStreamWaitValue64`, greater or equal). The signal may be queued
     later, on any stream, in any process sharing the fence.
 
-    stream: a stream of the fence's device.
+    stream: a stream of any device that can map the fence's memory.
 
     fence: the fence.
 
     value: the value to wait for, at most EVX_FENCE_MAX_VALUE.
 
-    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE as for evx_fence_signal();
-    EVX_ERROR_INVALID_VALUE if value is above EVX_FENCE_MAX_VALUE; a status
-    from the driver.
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE and EVX_ERROR_NOT_SUPPORTED
+    as for evx_fence_signal(); EVX_ERROR_INVALID_VALUE if value is above
+    EVX_FENCE_MAX_VALUE; a status from the driver.
 
     Thread-safe.
     """)
