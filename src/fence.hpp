@@ -88,11 +88,11 @@ struct alignas(64) Fence {
     // Reclamation (fence_reclaim.cpp): the streams that had operations
     // queued on the fence, so that its memory is freed once they ran them.
     // last_stream: the handle tracked last, checked on every queued
-    // operation (a load and a compare); the rest under track_mu.
+    // operation (a load and a compare); entries added under track_mu.
     std::atomic<const void *> last_stream{nullptr};
     std::atomic<bool> track_mu{false};
     std::atomic<bool> untracked{false};  // an operation evx cannot follow: kept for good
-    uint8_t ntracked = 0;
+    std::atomic<uint8_t> ntracked{0};  // entries of tracked[] written (release)
     static constexpr int kTrack = 8;
     const void *tracked[kTrack] = {};
     CUstream lanes[kTrack] = {};  // a notifier's internal stream, for a notifier handle

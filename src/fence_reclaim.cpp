@@ -224,28 +224,38 @@ void poll_locked() {
     g_count.store(l.size(), std::memory_order_relaxed);
 }
 
+// Whether f tracks (h, lane) already: a scan of the entries published so
+// far, with no lock (an entry is written before `ntracked` counts it, and
+// never changes after), so that two streams taking turns on one fence add
+// no locked instruction to their operations.
+bool tracked_already(const Fence *f, const void *h, CUstream lane) {
+    const int n = f->ntracked.load(std::memory_order_acquire);
+    for (int i = 0; i < n; ++i)
+        if (f->tracked[i] == h && f->lanes[i] == lane) return true;
+    return false;
+}
+
 void track(Fence *f, const void *h, CUstream lane, const Stream *s) {
-    while (f->track_mu.exchange(true, std::memory_order_acquire)) sched_yield();
-    bool found = false;
-    for (int i = 0; i < f->ntracked && !found; ++i)
-        found = f->tracked[i] == h && f->lanes[i] == lane;
-    if (!found) {
-        if (f->ntracked < Fence::kTrack) {
-            const int i = f->ntracked++;
-            f->lanes[i] = lane;
-            f->tracked[i] = h;
-            f->objs[i] = s;
+    if (!tracked_already(f, h, lane)) {
+        while (f->track_mu.exchange(true, std::memory_order_acquire)) sched_yield();
+        const int n = f->ntracked.load(std::memory_order_relaxed);
+        const bool found = tracked_already(f, h, lane);  // added meanwhile
+        if (!found && n < Fence::kTrack) {
+            f->lanes[n] = lane;
+            f->tracked[n] = h;
+            f->objs[n] = s;
             if (s) {
                 s->fence_refs.fetch_add(1, std::memory_order_relaxed);
                 std::lock_guard<std::mutex> lk(g_mu);
-                f->seqs[i] = g_gone_seq;
+                f->seqs[n] = g_gone_seq;
             }
-        } else {
+            f->ntracked.store(static_cast<uint8_t>(n + 1), std::memory_order_release);
+        } else if (!found) {
             f->untracked.store(true, std::memory_order_relaxed);
         }
+        f->track_mu.store(false, std::memory_order_release);
     }
     if (!lane) f->last_stream.store(h, std::memory_order_relaxed);
-    f->track_mu.store(false, std::memory_order_release);
 }
 
 }  // namespace
@@ -285,7 +295,7 @@ void fence_defer_free(Fence *f, void *mem, bool ipc) {
     d.ipc = ipc;
     d.keep = f->untracked.load(std::memory_order_relaxed);
     d.mem = mem;
-    d.n = f->ntracked;
+    d.n = f->ntracked.load(std::memory_order_acquire);
     for (int i = 0; i < d.n; ++i) {
         d.streams[i] = f->tracked[i];
         d.lanes[i] = f->lanes[i];
