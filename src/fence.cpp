@@ -432,9 +432,12 @@ evx_status_t check_flush(const char *fn, int device) {
     return 0;
 }
 
-// Both waits: flags is 0 or CU_STREAM_WAIT_VALUE_FLUSH.
-evx_status_t wait_fence(const char *fn, evx_stream_t stream, evx_fence_t fence, uint64_t value,
-                        unsigned flags) {
+// Both waits: flags is 0 or CU_STREAM_WAIT_VALUE_FLUSH. Inlined into
+// each, so that the plain wait's flags are a constant.
+inline __attribute__((always_inline)) evx_status_t wait_fence(const char *fn,
+                                                              evx_stream_t stream,
+                                                              evx_fence_t fence, uint64_t value,
+                                                              unsigned flags) {
     return on_fence_and_stream(fn, fence, stream,
                                [&](Fence *f, const Stream *s, CUdeviceptr a) -> evx_status_t {
         if (__builtin_expect(flags != 0, 0)) {
