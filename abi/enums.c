@@ -46,3 +46,16 @@ EVX_API void evx_abi_enums_fence(enum evx_fence_flags fence)
 {
     (void)fence;
 }
+
+/* Added after 1.0.0: the flags of evx_stream_wait_fence_with_flags. */
+EVX_API void evx_abi_enums_fence_wait(enum evx_fence_wait_flags wait);
+
+/* Stores its argument, so that its body differs from the others': GCC
+ * folds identical functions (-fipa-icf) into one, and abidw then records
+ * no parameters for the folded one. */
+static volatile int abi_sink;
+
+EVX_API void evx_abi_enums_fence_wait(enum evx_fence_wait_flags wait)
+{
+    abi_sink = (int)wait;
+}

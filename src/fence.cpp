@@ -29,6 +29,7 @@
 #include <cerrno>
 #include <cinttypes>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 #include <new>
 
@@ -66,7 +67,8 @@ evx_status_t no_entry(const char *fn, const char *call) {
 // entry point or attribute that is missing. Asked at every creation (a few
 // attribute reads; fences are made rarely), so a driver that changes its
 // answer is seen.
-evx_status_t check_support(const char *fn, int device) {
+// use: what needs it, for the message ("fences need" by default).
+evx_status_t check_support(const char *fn, int device, const char *use = nullptr) {
     const DriverApi &d = cu();
     if (!d.cuDeviceGetAttribute) return no_entry(fn, "cuDeviceGetAttribute");
     if (!d.cuMemHostAlloc) return no_entry(fn, "cuMemHostAlloc");
@@ -92,10 +94,41 @@ evx_status_t check_support(const char *fn, int device) {
             return driver_failed(r, fn, "cuDeviceGetAttribute", "%s of device %d", a.name, device);
         if (!v)
             return fail(EVX_ERROR_NOT_SUPPORTED,
-                        "%s: device %d reports %s = 0: fences need stream memory operations on "
+                        "%s: device %d reports %s = 0: %s stream memory operations on "
                         "mapped host memory",
-                        fn, device, a.name);
+                        fn, device, a.name, use ? use : "fences need");
     }
+    return 0;
+}
+
+// The address of f's counter for a stream of another device (cold: once
+// per fence and device, then a load). Portable pinned memory (and a page
+// registered PORTABLE) is mapped in every context; the driver gives each
+// device's address with that device's context current.
+evx_status_t foreign_address(const char *fn, const void *fence, Fence *f, int device,
+                             CUdeviceptr *out) __attribute__((cold, noinline));
+evx_status_t foreign_address(const char *fn, const void *fence, Fence *f, int device,
+                             CUdeviceptr *out) {
+    CUdeviceptr a = f->dptrs[device].load(std::memory_order_acquire);
+    if (a) {
+        *out = a;
+        return 0;
+    }
+    char use[96];
+    std::snprintf(use, sizeof use, "a stream of device %d cannot use fence 0x%" PRIx64
+                  " of device %d, which needs", device, handle_value(fence), f->device);
+    evx_status_t st = check_support(fn, device, use);
+    if (st) return st;
+    ContextGuard guard;
+    st = guard.enter(fn, device);
+    if (st) return st;
+    const CUresult res = cu().cuMemHostGetDevicePointer(&a, &f->word->value, 0);
+    if (res != CUDA_SUCCESS)
+        return driver_failed(res, fn, "cuMemHostGetDevicePointer",
+                             "fence 0x%" PRIx64 " of device %d, for device %d",
+                             handle_value(fence), f->device, device);
+    f->dptrs[device].store(a, std::memory_order_release);
+    *out = a;
     return 0;
 }
 
@@ -283,13 +316,18 @@ void unclaim_value(Fence *f, uint64_t value, uint64_t prev) {
 evx_status_t fence_free(ThreadRecord *, void *obj) {
     Fence *f = static_cast<Fence *>(obj);
     CUresult res = CUDA_SUCCESS;
-    if (f->flags & EVX_FENCE_INTERPROCESS) {
+    const bool used = f->used.load(std::memory_order_acquire);
+    const bool ipc = f->flags & EVX_FENCE_INTERPROCESS;
+    if (ipc) {
         res = fence_ipc_release(f);
-    } else if (!f->used.load(std::memory_order_acquire)) {
+    } else if (!used) {
         // Never on a stream: no GPU operation can touch it any more.
         res = cu().cuMemFreeHost(f->word);
     }
-    // A used word is kept: queued operations may still reach it.
+    // A used word goes to the reclaimer: queued operations may still reach
+    // it; it is freed once they ran.
+    if (used) fence_defer_free(f, ipc ? f->map : static_cast<void *>(f->word), ipc);
+    delete[] f->dptrs;
     delete f;
     return res;
 }
@@ -307,21 +345,29 @@ evx_status_t on_fence_and_stream(const char *fn, evx_fence_t fence, evx_stream_t
     if (st) return st;
     Fence *f = static_cast<Fence *>(sf->obj);
     const Stream *s = static_cast<const Stream *>(ss->obj);
-    if (__builtin_expect(f->device != s->device, 0))
-        return fail(EVX_ERROR_INVALID_HANDLE,
-                    "%s: stream 0x%" PRIx64 " belongs to device %d but fence 0x%" PRIx64
-                    " to device %d",
-                    fn, handle_value(stream), s->device, handle_value(fence), f->device);
-    fence_mark_used(f);
-    return op(f, s);
+    CUdeviceptr addr = f->dptr;
+    if (__builtin_expect(f->device != s->device, 0)) {
+        st = foreign_address(fn, fence, f, s->device, &addr);
+        if (st) return st;
+    }
+    fence_set_used(f);
+    if (__builtin_expect(s->default_stream && s->cu == CU_STREAM_PER_THREAD, 0))
+        fence_untrack(f);  // another thread cannot mark this thread's stream
+    else
+        fence_track(f, stream, s);
+    return op(f, s, addr);
 }
 
-inline CUresult write_value(const Stream *s, const Fence *f, uint64_t value) {
-    return cu().cuStreamWriteValue64(s->cu, f->dptr, value, 0);
+// A memory operation: the stream, the counter's address on its device, the
+// value, the wait's flags (CU_STREAM_WAIT_VALUE_FLUSH or 0).
+using MemOp = CUresult (*)(const Stream *, CUdeviceptr, uint64_t, unsigned);
+
+inline CUresult write_value(const Stream *s, CUdeviceptr a, uint64_t value, unsigned) {
+    return cu().cuStreamWriteValue64(s->cu, a, value, 0);
 }
 
-inline CUresult wait_value(const Stream *s, const Fence *f, uint64_t value) {
-    return cu().cuStreamWaitValue64(s->cu, f->dptr, value, CU_STREAM_WAIT_VALUE_GEQ);
+inline CUresult wait_value(const Stream *s, CUdeviceptr a, uint64_t value, unsigned flags) {
+    return cu().cuStreamWaitValue64(s->cu, a, value, CU_STREAM_WAIT_VALUE_GEQ | flags);
 }
 
 // The failure of a signal (signal: true) or wait the driver refused.
@@ -347,12 +393,11 @@ evx_status_t memop_failed(const char *fn, evx_fence_t fence, evx_stream_t stream
 // of evx's carries no guard. A signal the driver refuses, or that the
 // context refuses before it, gives its claim back.
 evx_status_t on_default_stream(const char *fn, evx_fence_t fence, evx_stream_t stream, Fence *f,
-                               const Stream *s, uint64_t value, uint64_t prev,
-                               CUresult (*memop)(const Stream *, const Fence *, uint64_t))
-    __attribute__((noinline));
+                               const Stream *s, CUdeviceptr addr, uint64_t value, uint64_t prev,
+                               MemOp memop, unsigned flags) __attribute__((noinline));
 evx_status_t on_default_stream(const char *fn, evx_fence_t fence, evx_stream_t stream, Fence *f,
-                               const Stream *s, uint64_t value, uint64_t prev,
-                               CUresult (*memop)(const Stream *, const Fence *, uint64_t)) {
+                               const Stream *s, CUdeviceptr addr, uint64_t value, uint64_t prev,
+                               MemOp memop, unsigned flags) {
     const bool signal = memop == write_value;
     CUresult res;
     {
@@ -362,11 +407,49 @@ evx_status_t on_default_stream(const char *fn, evx_fence_t fence, evx_stream_t s
             if (signal) unclaim_value(f, value, prev);
             return st;
         }
-        res = memop(s, f, value);
+        res = memop(s, addr, value, flags);
     }
     if (res == CUDA_SUCCESS) return EVX_SUCCESS;
     if (signal) unclaim_value(f, value, prev);
     return memop_failed(fn, fence, stream, s, value, res, signal);
+}
+
+// Whether the stream's device can flush remote writes before a wait
+// (CU_STREAM_WAIT_VALUE_FLUSH); NOT_SUPPORTED naming the device if not.
+evx_status_t check_flush(const char *fn, int device) __attribute__((cold, noinline));
+evx_status_t check_flush(const char *fn, int device) {
+    int v = 0;
+    const CUresult r = cu().cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES,
+                                                 g_driver.devices[device].dev);
+    if (r != CUDA_SUCCESS)
+        return driver_failed(r, fn, "cuDeviceGetAttribute",
+                             "CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES of device %d", device);
+    if (!v)
+        return fail(EVX_ERROR_NOT_SUPPORTED,
+                    "%s: device %d reports CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES = 0: it "
+                    "cannot flush remote writes before a wait (EVX_FENCE_WAIT_FLUSH)",
+                    fn, device);
+    return 0;
+}
+
+// Both waits: flags is 0 or CU_STREAM_WAIT_VALUE_FLUSH. Inlined into
+// each, so that the plain wait's flags are a constant.
+inline __attribute__((always_inline)) evx_status_t wait_fence(const char *fn,
+                                                              evx_stream_t stream,
+                                                              evx_fence_t fence, uint64_t value,
+                                                              unsigned flags) {
+    return on_fence_and_stream(fn, fence, stream,
+                               [&](Fence *f, const Stream *s, CUdeviceptr a) -> evx_status_t {
+        if (__builtin_expect(flags != 0, 0)) {
+            const evx_status_t st = check_flush(fn, s->device);
+            if (st) return st;
+        }
+        if (__builtin_expect(s->default_stream, 0))
+            return on_default_stream(fn, fence, stream, f, s, a, value, 0, wait_value, flags);
+        const CUresult res = wait_value(s, a, value, flags);
+        if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
+        return memop_failed(fn, fence, stream, s, value, res, false);
+    });
 }
 
 evx_status_t publish_fence(ThreadRecord *r, const char *fn, Fence *f, evx_fence_t *out) {
@@ -376,6 +459,7 @@ evx_status_t publish_fence(ThreadRecord *r, const char *fn, Fence *f, evx_fence_
         fence_free(r, f);
         return st;
     }
+    f->dptrs[f->device].store(f->dptr, std::memory_order_relaxed);
     *out = publish_as<evx_fence_t>(index, kFence, f);
     return 0;
 }
@@ -389,7 +473,22 @@ evx_status_t enter_new_fence(const char *fn, int device, evx_fence_t *out, Threa
     evx_status_t st = enter_device(fn, device, r);
     if (!st) st = check_support(fn, device);
     if (!st) st = enter_device_new(fn, device, r, f);
+    if (!st) {
+        (*f)->dptrs = new (std::nothrow) std::atomic<CUdeviceptr>[g_driver.device_count]();
+        if (!(*f)->dptrs) {
+            delete *f;
+            *f = nullptr;
+            st = fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+        }
+    }
+    if (!st) fence_reclaim_step();  // frees what earlier fences left
     return st;
+}
+
+// A fence that was never published.
+void drop_new_fence(Fence *f) {
+    delete[] f->dptrs;
+    delete f;
 }
 
 }  // namespace
@@ -441,7 +540,7 @@ EVX_API evx_status_t evx_device_create_fence(int device, uint64_t initial_value,
         }
     }
     if (st) {
-        delete f;
+        drop_new_fence(f);
         return st;
     }
     return publish_fence(r, fn, f, out);
@@ -468,10 +567,49 @@ EVX_API evx_status_t evx_device_open_ipc_fence(int device, const evx_ipc_fence_h
         if (!st) st = fence_ipc_open(fn, f, handle->reserved, sizeof handle->reserved);
     }
     if (st) {
-        delete f;
+        drop_new_fence(f);
         return st;
     }
     return publish_fence(r, fn, f, out);
+}
+
+EVX_API evx_status_t evx_device_import_fence_fd(int device, int fd, evx_fence_t *out) {
+    static const char fn[] = "evx_device_import_fence_fd";
+    if (out) *out = nullptr;
+    if (out && fd < 0)
+        return fail(EVX_ERROR_INVALID_VALUE, "%s: fd %d is not a file descriptor", fn, fd);
+    ThreadRecord *r;
+    Fence *f = nullptr;
+    evx_status_t st = enter_new_fence(fn, device, out, &r, &f);
+    if (st) return st;
+    f->flags = EVX_FENCE_INTERPROCESS;
+    f->claimer.store(first_claimer(f->flags), std::memory_order_relaxed);
+    f->opened = true;
+    {
+        ContextGuard guard;
+        st = guard.enter(fn, device);
+        if (!st) st = fence_ipc_import(fn, f, fd);
+    }
+    if (st) {
+        drop_new_fence(f);
+        return st;
+    }
+    return publish_fence(r, fn, f, out);
+}
+
+EVX_API evx_status_t evx_fence_export_fd(evx_fence_t fence, int *fd_out) {
+    static const char fn[] = "evx_fence_export_fd";
+    if (!fd_out) return fail(EVX_ERROR_INVALID_VALUE, "%s: fd_out (the out-pointer) is NULL", fn);
+    *fd_out = -1;
+    return with_live(fn, fence, kFence, "fence", [&](Slot &slot) -> evx_status_t {
+        const Fence *f = static_cast<const Fence *>(slot.obj);
+        if (!(f->flags & EVX_FENCE_INTERPROCESS))
+            return fail(EVX_ERROR_INVALID_HANDLE,
+                        "%s: fence 0x%" PRIx64 " was created without EVX_FENCE_INTERPROCESS: "
+                        "only such a fence can be exported",
+                        fn, handle_value(fence));
+        return fence_ipc_export_fd(fn, f, fd_out);
+    });
 }
 
 EVX_API evx_status_t evx_fence_destroy(evx_fence_t fence) {
@@ -485,6 +623,7 @@ EVX_API evx_status_t evx_fence_destroy(evx_fence_t fence) {
     // Ours now: racing calls only read it under their hazards.
     const bool ipc = static_cast<const Fence *>(s->obj)->flags & EVX_FENCE_INTERPROCESS;
     st = retire(r, fence);  // the free's status (a deferred free: success)
+    fence_reclaim_step();
     if (st)
         return driver_failed(static_cast<CUresult>(st), fn,
                              ipc ? "cuMemHostUnregister" : "cuMemFreeHost",
@@ -497,13 +636,14 @@ EVX_API evx_status_t evx_fence_signal(evx_fence_t fence, evx_stream_t stream, ui
     static const char fn[] = "evx_fence_signal";
     evx_status_t st = check_value(fn, value);
     if (st) return st;
-    return on_fence_and_stream(fn, fence, stream, [&](Fence *f, const Stream *s) -> evx_status_t {
+    return on_fence_and_stream(fn, fence, stream,
+                               [&](Fence *f, const Stream *s, CUdeviceptr a) -> evx_status_t {
         uint64_t prev = 0;
         const evx_status_t cst = claim_value(fn, fence, f, value, &prev, nullptr);
         if (cst) return cst;
         if (__builtin_expect(s->default_stream, 0))
-            return on_default_stream(fn, fence, stream, f, s, value, prev, write_value);
-        const CUresult res = write_value(s, f, value);
+            return on_default_stream(fn, fence, stream, f, s, a, value, prev, write_value, 0);
+        const CUresult res = write_value(s, a, value, 0);
         if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
         unclaim_value(f, value, prev);
         return memop_failed(fn, fence, stream, s, value, res, true);
@@ -514,13 +654,18 @@ EVX_API evx_status_t evx_stream_wait_fence(evx_stream_t stream, evx_fence_t fenc
     static const char fn[] = "evx_stream_wait_fence";
     evx_status_t st = check_value(fn, value);
     if (st) return st;
-    return on_fence_and_stream(fn, fence, stream, [&](Fence *f, const Stream *s) -> evx_status_t {
-        if (__builtin_expect(s->default_stream, 0))
-            return on_default_stream(fn, fence, stream, f, s, value, 0, wait_value);
-        const CUresult res = wait_value(s, f, value);
-        if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
-        return memop_failed(fn, fence, stream, s, value, res, false);
-    });
+    return wait_fence(fn, stream, fence, value, 0);
+}
+
+EVX_API evx_status_t evx_stream_wait_fence_with_flags(evx_stream_t stream, evx_fence_t fence,
+                                                      uint64_t value, unsigned flags) {
+    static const char fn[] = "evx_stream_wait_fence_with_flags";
+    evx_status_t st = check_known_flags(fn, "fence wait", flags, EVX_FENCE_WAIT_FLUSH,
+                                        "EVX_FENCE_WAIT_FLUSH 0x1");
+    if (!st) st = check_value(fn, value);
+    if (st) return st;
+    return wait_fence(fn, stream, fence, value,
+                      (flags & EVX_FENCE_WAIT_FLUSH) ? CU_STREAM_WAIT_VALUE_FLUSH : 0);
 }
 
 EVX_API evx_status_t evx_fence_signal_host(evx_fence_t fence, uint64_t value) {

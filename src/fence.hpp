@@ -16,6 +16,8 @@
 
 namespace evx {
 
+struct Stream;  // stream_object.hpp
+
 // The memory of a fence, shared with the GPU (and, for an IPC fence, with
 // other processes): pinned host memory mapped to the device. Plain
 // integers, used only through __atomic builtins (address-free, so they work
@@ -79,15 +81,70 @@ struct alignas(64) Fence {
     uint64_t nonce = 0;
     bool named = false;
     char name[56] = {};
+    // Other devices (fence.cpp, foreign_address()): the address of
+    // word->value on each device, device_count entries, 0 until a stream of
+    // that device first uses the fence; dptrs[device] is dptr.
+    std::atomic<CUdeviceptr> *dptrs = nullptr;
+    // Reclamation (fence_reclaim.cpp): the streams that had operations
+    // queued on the fence, so that its memory is freed once they ran them.
+    // last_stream: the handle tracked last, checked on every queued
+    // operation (a load and a compare); entries added under track_mu.
+    std::atomic<const void *> last_stream{nullptr};
+    std::atomic<bool> track_mu{false};
+    std::atomic<bool> untracked{false};  // an operation evx cannot follow: kept for good
+    std::atomic<uint8_t> ntracked{0};  // entries of tracked[] written (release)
+    static constexpr int kTrack = 8;
+    const void *tracked[kTrack] = {};
+    CUstream lanes[kTrack] = {};  // a notifier's internal stream, for a notifier handle
+    const Stream *objs[kTrack] = {};  // the stream's object (not for a notifier)
+    uint64_t seqs[kTrack] = {};       // the streams gone when it was tracked
 };
 
 inline uint64_t fence_value(const Fence *f) {
     return __atomic_load_n(&f->word->value, __ATOMIC_ACQUIRE);
 }
 
-inline void fence_mark_used(Fence *f) {
+inline void fence_set_used(Fence *f) {
     if (!f->used.load(std::memory_order_relaxed)) f->used.store(true, std::memory_order_relaxed);
 }
+
+// An operation queued on a stream that evx cannot mark later (a per-thread
+// default stream): the memory is kept for the life of the process.
+void fence_untrack(Fence *f);
+
+// A notifier's watch (notify.cpp) about to queue its wait.
+inline void fence_mark_used(Fence *f) { fence_set_used(f); }
+
+// A notifier's watch queued its wait on an internal stream (`lane`) of the
+// notifier `notifier` (a handle): followed for reclamation as long as the
+// notifier lives (destroying it waits for every pending watch).
+void fence_track_lane(Fence *f, const void *notifier, CUstream lane);
+
+// --- fence_reclaim.cpp: freeing a destroyed fence's memory once the
+// operations queued on it have run
+
+// Remembers that `stream` (a handle; s its object) had an operation queued
+// on f.
+void fence_track_slow(Fence *f, const void *stream, const Stream *s)
+    __attribute__((cold, noinline));
+inline void fence_track(Fence *f, const void *stream, const Stream *s) {
+    if (__builtin_expect(f->last_stream.load(std::memory_order_relaxed) != stream, 0))
+        fence_track_slow(f, stream, s);
+}
+// fence_untrack(f): an operation queued on a stream that evx does not
+// follow (a notifier's, a per-thread default stream): the memory is kept
+// for the process's life.
+// At free, for a fence whose memory the GPU may still reach: hands the
+// memory (`mem`: the word, or an IPC fence's registered page) to the
+// reclaimer, which frees it once every tracked stream ran what it queued.
+void fence_defer_free(Fence *f, void *mem, bool ipc);
+// A stream with fence_refs is being freed (stream.cpp, before its driver
+// stream is destroyed): records the event the fences' reclamation waits
+// for in place of their own.
+void fence_stream_gone(const Stream *s);
+// Marks the streams of fences freed since, and frees the memory of those
+// whose marks completed; never blocks on the GPU. Called by fence calls.
+void fence_reclaim_step();
 
 // --- fence_ipc.cpp: the shared mapping of an EVX_FENCE_INTERPROCESS fence
 
@@ -104,6 +161,14 @@ void fence_ipc_handle(const Fence *f, unsigned char *out, size_t size);
 // the GPU may still touch it, unregisters and unmaps it;
 // cuMemHostUnregister's status.
 CUresult fence_ipc_release(Fence *f);
+// Unregisters (the device's context current) and unmaps a page the GPU is
+// done with.
+CUresult fence_ipc_unmap(int device, void *map);
+// Opens a fence page given by a descriptor (evx_device_import_fence_fd):
+// checks it, keeps its own duplicate, maps and registers it.
+evx_status_t fence_ipc_import(const char *fn, Fence *f, int fd);
+// A new descriptor of an IPC fence's page (close-on-exec).
+evx_status_t fence_ipc_export_fd(const char *fn, const Fence *f, int *out);
 
 }  // namespace evx
 

@@ -446,17 +446,88 @@ CUresult fence_ipc_release(Fence *f) {
     forget(f);
     close(f->fd);  // the handle's /proc path opens no more
     f->fd = -1;
-    if (f->used.load(std::memory_order_acquire)) return CUDA_SUCCESS;  // the GPU may reach it
+    // Used: the GPU may reach it; the reclaimer unmaps it later.
+    if (f->used.load(std::memory_order_acquire)) return CUDA_SUCCESS;
+    return fence_ipc_unmap(f->device, f->map);
+}
+
+CUresult fence_ipc_unmap(int device, void *map) {
     CUresult res;
     {
         ContextGuard guard;
-        guard.enter(nullptr, f->device);  // unregister all the same on failure
-        res = cu().cuMemHostUnregister(f->map);
+        guard.enter(nullptr, device);  // unregister all the same on failure
+        res = cu().cuMemHostUnregister(map);
     }
     // Refused: the page stays registered (the driver drops it at exit) and
     // mapped, so that the driver never holds a page the process unmapped.
-    if (res == CUDA_SUCCESS) munmap(f->map, kPage);
+    if (res == CUDA_SUCCESS) munmap(map, kPage);
     return res;
+}
+
+evx_status_t fence_ipc_export_fd(const char *fn, const Fence *f, int *out) {
+    const int fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0)
+        return fail(EVX_ERROR_OPERATING_SYSTEM, "%s: duplicating the descriptor of fence %s: %s",
+                    fn, f->name, std::strerror(errno));
+    *out = fd;
+    return 0;
+}
+
+namespace {
+
+// Whether a descriptor given to evx_device_import_fence_fd() is a fence's
+// page: a page-sized regular file of the kernel's shared memory (shm
+// objects and memfds alike are on tmpfs). Checked before it is mapped.
+evx_status_t check_fd(const char *fn, int fd) {
+    struct stat sb;
+    struct statfs fs;
+    if (fstat(fd, &sb) != 0)
+        return fail(EVX_ERROR_INVALID_VALUE, "%s: fd %d: %s", fn, fd, std::strerror(errno));
+    if (!S_ISREG(sb.st_mode) || sb.st_size != static_cast<off_t>(kPage) || fstatfs(fd, &fs) != 0 ||
+        fs.f_type != TMPFS_MAGIC)
+        return fail(EVX_ERROR_INVALID_VALUE,
+                    "%s: fd %d is not a fence's page (a page-sized shared-memory file that "
+                    "evx_fence_export_fd() gave)",
+                    fn, fd);
+    return 0;
+}
+
+}  // namespace
+
+evx_status_t fence_ipc_import(const char *fn, Fence *f, int fd) {
+    evx_status_t st = check_fd(fn, fd);
+    if (st) return st;
+    const int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (own < 0)
+        return fail(EVX_ERROR_OPERATING_SYSTEM, "%s: duplicating fd %d: %s", fn, fd,
+                    std::strerror(errno));
+    std::snprintf(f->name, sizeof f->name, "fd %d", fd);
+    st = map_opened(fn, f, own);
+    if (!st) {
+        const FenceWord *w = static_cast<const FenceWord *>(f->map);
+        f->nonce = __atomic_load_n(&w->nonce, __ATOMIC_RELAXED);
+        f->maker_pid = w->owner_pid;
+        if (std::memcmp(w->magic, kMagic, sizeof kMagic) != 0 || f->nonce == 0)
+            st = fail(EVX_ERROR_INVALID_VALUE,
+                      "%s: fd %d is not a fence's page (no evx fence's mark in it)", fn, fd);
+        else if (exported_here(f->nonce, 0, -1))
+            st = fail(EVX_ERROR_INVALID_CONTEXT,
+                      "%s: fd %d is the page of a fence this process made: use the fence itself "
+                      "(as the driver, evx opens an IPC fence only in another process)",
+                      fn, fd);
+    }
+    if (!st) {
+        // Named for messages only: a re-exported handle reaches it by /proc.
+        std::snprintf(f->name, sizeof f->name, "fd:evx-fence-%d-%016llx",
+                      static_cast<int>(f->maker_pid), static_cast<unsigned long long>(f->nonce));
+        st = register_page(fn, f);
+    }
+    if (st) {
+        undo(f, false);
+        return st;
+    }
+    remember(f);
+    return 0;
 }
 
 }  // namespace evx

@@ -362,6 +362,8 @@ struct ValueWait {
     bool reached;  // the counter is there already
     CUdeviceptr addr;
     uint64_t value;
+    Fence *fence;          // told which internal stream waits (reclamation)
+    const void *notifier;  // the notifier's handle
 };
 
 // Makes the lane's internal stream wait for the event's record (or the
@@ -376,6 +378,7 @@ evx_status_t wait_on_lane(const char *fn, Lane *lane, int device, const void *eh
                                  "an internal stream of device %d, fence 0x%" PRIx64
                                  ", value %" PRIu64,
                                  device, handle_value(eh), vw->value);
+        fence_track_lane(vw->fence, vw->notifier, lane->cu);
         return 0;
     }
     const CUresult res =
@@ -648,7 +651,7 @@ static evx_status_t watch_fence(const char *fn, evx_notifier_t notifier, evx_fen
                           Fence *f = static_cast<Fence *>(sf.obj);
                           const bool reached = fence_value(f) >= value;
                           if (!reached) fence_mark_used(f);
-                          const ValueWait vw{f->device, reached, f->dptr, value};
+                          const ValueWait vw{f->device, reached, f->dptr, value, f, notifier};
                           return watch(fn, notifier, static_cast<Notifier *>(sn.obj), fence,
                                        nullptr, token, cb, user_data, &vw);
                       });

@@ -17,6 +17,7 @@
 #include "handle.hpp"
 #include "hostfn.hpp"
 #include "lifetime.hpp"
+#include "fence.hpp"
 #include "scope.hpp"
 #include "stream.hpp"
 #include "stream_object.hpp"
@@ -28,6 +29,7 @@ namespace {
 Freed stream_free(ThreadRecord *, void *obj) {
     Stream *s = static_cast<Stream *>(obj);
     Freed res;
+    if (s->fence_refs.load(std::memory_order_acquire) != 0) fence_stream_gone(s);
     if (s->owned) {
         ContextGuard guard;
         guard.enter(nullptr, s->device);  // destroy all the same on failure
@@ -45,7 +47,10 @@ Freed stream_free(ThreadRecord *, void *obj) {
 // with a release callback never reaches retire(): end_borrow().)
 bool stream_batch(ThreadRecord *r, void *obj, uint32_t index) {
     const Stream *s = static_cast<const Stream *>(obj);
-    return !s->owned && s->release == nullptr && retire_batched(r, index);
+    // One that fences still need is freed now, while its driver stream
+    // surely lives, so that its free can record their event.
+    return !s->owned && s->release == nullptr &&
+           s->fence_refs.load(std::memory_order_relaxed) == 0 && retire_batched(r, index);
 }
 
 const FreeHookEntry kStreamFree(kStream, stream_free, stream_batch);

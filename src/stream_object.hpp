@@ -42,7 +42,12 @@ struct Stream {
     // launched. Changed through const pointers, as calls hold the stream.
     mutable std::atomic<uint64_t> hf_id{0};
     mutable std::atomic<uint64_t> hf_launched{0};
+    // Fences destroyed or alive whose reclamation still needs this stream
+    // (fence_reclaim.cpp): when it is freed with some, it records one event
+    // for them (fence_stream_gone()).
+    mutable std::atomic<uint32_t> fence_refs{0};
 };
+
 
 // Calls on a borrowed default stream need its device's primary context
 // current to name the right stream; other streams carry their context.

@@ -22,8 +22,8 @@ EVX_BEGIN_DECLS
  * write of a larger value; evx_stream_wait_fence() queues on a stream a wait
  * until the value is at least a given one; evx_fence_signal_host() and
  * evx_fence_wait_host() do the same from the host. A wait may be queued
- * before the signal it waits for, on any stream of the fence's device and
- * in any process that opened the fence: this is what an event cannot do
+ * before the signal it waits for, on any stream of any device that can map
+ * the fence's memory and in any process that opened the fence: this is what an event cannot do
  * (a stream that waits for an event recorded later waits for nothing).
  *
  * **Values grow.** Every signal, queued or from the host, must be above
@@ -46,15 +46,29 @@ EVX_BEGIN_DECLS
  * `CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY` and refuses a device without
  * them with ::EVX_ERROR_NOT_SUPPORTED naming the attribute.
  *
+ * **Across devices.** The counter is portable pinned memory mapped to
+ * every device (`CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP`; an
+ * IPC fence's page is registered `PORTABLE | DEVICEMAP`), so a stream of
+ * any device of the process signals and waits on a fence of any other,
+ * through that device's address of the counter
+ * (`cuMemHostGetDevicePointer` with its context current, looked up once
+ * per fence and device). A stream of a device without the attributes
+ * above is refused with ::EVX_ERROR_NOT_SUPPORTED naming the device and
+ * the attribute. Values grow across devices as across streams.
+ *
  * **Destroying a fence** ends its handle at once. Signals and waits already
  * queued on streams still run against its counter, which evx keeps for
  * them (as the driver keeps a destroyed event for work that still needs
  * it): a queued wait whose value nobody can signal any more blocks its
  * stream for good, as it would have with the fence alive. The counter of
  * a fence that was never used on a stream is freed at once; that of one
- * that was stays allocated for the life of the process (a few bytes of
- * pinned memory): evx cannot know when the GPU is done with it. No evx
- * call ever touches freed memory.
+ * that was is freed once the streams that queued work on it have run it:
+ * evx records an event on each of them (at most 8 per fence) and a later
+ * fence call frees the memory when they completed. Destroy never waits.
+ * What evx cannot follow is kept for the life of the process and counted
+ * (evx_fence_reclaim()): a fence used on more than 8 streams, on a
+ * per-thread default stream, or on a stream destroyed before the fence.
+ * No evx call ever touches freed memory.
  *
  * No context needs to be current: evx makes the device's primary context
  * current around the driver calls and leaves the caller's as it was.
@@ -76,6 +90,18 @@ enum evx_fence_flags {
     EVX_FENCE_FLAGS_FORCE_32BIT = 0x7FFFFFFF
 };
 
+/** @brief Flags of evx_stream_wait_fence_with_flags(). */
+enum evx_fence_wait_flags {
+    /** None: as evx_stream_wait_fence(). */
+    EVX_FENCE_WAIT_DEFAULT = 0x0,
+    /** Before the wait, flush writes that remote peers (GPUDirect RDMA)
+     *  made to the device (`CU_STREAM_WAIT_VALUE_FLUSH`). Needs a stream of
+     *  a device that reports `CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES`. */
+    EVX_FENCE_WAIT_FLUSH = 0x1,
+    /** Not a flag: forces the enum to 32 bits. */
+    EVX_FENCE_WAIT_FLAGS_FORCE_32BIT = 0x7FFFFFFF
+};
+
 /** @brief The largest value a fence may hold: 2^63 - 1 (the GPU's wait
  *  compares cyclically, so values stay below 2^63). */
 #define EVX_FENCE_MAX_VALUE 0x7FFFFFFFFFFFFFFFull
@@ -91,7 +117,9 @@ typedef struct evx_ipc_fence_handle {
 } evx_ipc_fence_handle_t;
 
 /**
- * @brief Makes a fence of a device.
+ * @brief Makes a fence of a device. Streams of every device of the process
+ * that can map its memory may signal it and wait for it (see
+ * evx_fence_signal()).
  *
  * @param device the device, 0 to evx_device_count() - 1.
  * @param initial_value the counter's first value, at most
@@ -132,12 +160,13 @@ EVX_API evx_status_t evx_fence_destroy(evx_fence_t fence);
  * (`cuStreamWriteValue64`).
  *
  * @param fence the fence.
- * @param stream a stream of the fence's device.
+ * @param stream a stream of any device that can map the fence's memory.
  * @param value above every value signalled or queued before on the fence,
  *        at most ::EVX_FENCE_MAX_VALUE.
  * @return ::EVX_SUCCESS;
- *         ::EVX_ERROR_INVALID_HANDLE if @p fence or @p stream is not live,
- *         or the stream is of another device;
+ *         ::EVX_ERROR_INVALID_HANDLE if @p fence or @p stream is not live;
+ *         ::EVX_ERROR_NOT_SUPPORTED if the stream's device cannot map the
+ *         fence's memory (the message names the device and the attribute);
  *         ::EVX_ERROR_INVALID_VALUE if @p value is not above the last value
  *         signalled or queued (the message names both) or above
  *         ::EVX_FENCE_MAX_VALUE; a status from the driver (then nothing is
@@ -153,17 +182,36 @@ EVX_API evx_status_t evx_fence_signal(evx_fence_t fence, evx_stream_t stream,
  * @p value (`cuStreamWaitValue64`, greater or equal). The signal may be
  * queued later, on any stream, in any process sharing the fence.
  *
- * @param stream a stream of the fence's device.
+ * @param stream a stream of any device that can map the fence's memory.
  * @param fence the fence.
  * @param value the value to wait for, at most ::EVX_FENCE_MAX_VALUE.
- * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE as for
- *         evx_fence_signal(); ::EVX_ERROR_INVALID_VALUE if @p value is
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE and
+ *         ::EVX_ERROR_NOT_SUPPORTED as for evx_fence_signal(); ::EVX_ERROR_INVALID_VALUE if @p value is
  *         above ::EVX_FENCE_MAX_VALUE; a status from the driver.
  *
  * Thread-safe.
  */
 EVX_API evx_status_t evx_stream_wait_fence(evx_stream_t stream, evx_fence_t fence,
                                            uint64_t value);
+
+/**
+ * @brief evx_stream_wait_fence() with flags.
+ *
+ * @param stream a stream of a device that can map the fence's memory.
+ * @param fence the fence.
+ * @param value the value to wait for, at most ::EVX_FENCE_MAX_VALUE.
+ * @param flags ::EVX_FENCE_WAIT_DEFAULT or ::EVX_FENCE_WAIT_FLUSH.
+ * @return as evx_stream_wait_fence(); ::EVX_ERROR_INVALID_VALUE for
+ *         unknown bits in @p flags; ::EVX_ERROR_NOT_SUPPORTED for
+ *         ::EVX_FENCE_WAIT_FLUSH on a stream of a device that reports
+ *         `CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES` = 0 (the message
+ *         names the device; most systems without GPUDirect RDMA). Nothing is
+ *         queued on failure.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_stream_wait_fence_with_flags(evx_stream_t stream, evx_fence_t fence,
+                                                      uint64_t value, unsigned flags);
 
 /**
  * @brief Sets the counter to @p value from the host, now.
@@ -273,6 +321,69 @@ EVX_API evx_status_t evx_fence_get_ipc_handle(evx_fence_t fence,
 EVX_API evx_status_t evx_device_open_ipc_fence(int device,
                                                const evx_ipc_fence_handle_t *handle,
                                                evx_fence_t *out);
+
+/**
+ * @brief Exports a fence made with ::EVX_FENCE_INTERPROCESS as a file
+ * descriptor, for a process that shares neither `/dev/shm` nor the PID
+ * namespace with this one: pass it over a Unix socket (`SCM_RIGHTS`).
+ *
+ * The descriptor is a new one (close-on-exec) of the fence's page of
+ * shared memory; the caller owns it and closes it once sent. It keeps the
+ * page alive while open, whatever this process does with the fence.
+ *
+ * @param fence a fence made (or opened) with ::EVX_FENCE_INTERPROCESS.
+ * @param[out] fd_out receives the descriptor; -1 on failure.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p fd_out is NULL;
+ *         ::EVX_ERROR_INVALID_HANDLE as evx_fence_get_ipc_handle();
+ *         ::EVX_ERROR_OPERATING_SYSTEM if no descriptor could be made.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_fence_export_fd(evx_fence_t fence, int *fd_out);
+
+/**
+ * @brief Opens a fence from a descriptor that evx_fence_export_fd() gave
+ * in another process, as a fence of @p device (as
+ * evx_device_open_ipc_fence()).
+ *
+ * evx keeps its own duplicate of @p fd: the caller still owns @p fd and
+ * may close it at once. The descriptor must be a page-sized file of the
+ * kernel's shared memory holding a fence's page (a memfd or a `/dev/shm`
+ * object); anything else is refused before it is mapped.
+ *
+ * @param device the device to open the fence on.
+ * @param fd the descriptor.
+ * @param[out] out receives the new fence.
+ * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p out is NULL,
+ *         @p fd is negative or not a fence's page (the message says why);
+ *         ::EVX_ERROR_INVALID_CONTEXT if the fence was made by this same
+ *         process; ::EVX_ERROR_INVALID_DEVICE; ::EVX_ERROR_NOT_SUPPORTED as
+ *         for evx_device_create_fence(); ::EVX_ERROR_OPERATING_SYSTEM; a
+ *         status from the driver. On failure `*out` is NULL when @p out is
+ *         not NULL.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_device_import_fence_fd(int device, int fd, evx_fence_t *out);
+
+/**
+ * @brief Frees the memory of destroyed fences whose queued operations
+ * have all run, and counts what is left.
+ *
+ * Fence calls do the same on the way (never waiting for the GPU); this
+ * call lets a program (or a leak check) see the state.
+ *
+ * @param[out] pending receives how many destroyed fences' memory still
+ *        waits for operations queued on it (a queued wait for a value that
+ *        never comes keeps its fence's memory here for good); may be NULL.
+ * @param[out] kept receives how many destroyed fences' memory is kept for
+ *        the life of the process because evx could not follow the
+ *        operations queued on it (see the group's text); may be NULL.
+ * @return ::EVX_SUCCESS.
+ *
+ * Thread-safe.
+ */
+EVX_API evx_status_t evx_fence_reclaim(uint64_t *pending, uint64_t *kept);
 
 /**
  * @brief Watches a fence: queues @p token in the notifier when the counter

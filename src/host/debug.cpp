@@ -159,6 +159,7 @@ EVXH_API void evx_host_get_live(evx_host_live *out) {
     out->contexts = refs + created_context_count();
     out->host_funcs = g.host_funcs_pending.load(std::memory_order_acquire);
     out->user_objects = g.user_objects_live.load(std::memory_order_acquire);
+    out->pinned = pinned_ranges();
 }
 
 EVXH_API int evx_host_set_fault(const char *entry, long long nth, int status) {

@@ -27,6 +27,8 @@ typedef struct evx_host_live {
     long long host_funcs; /* cuLaunchHostFunc callbacks enqueued and not yet run */
     long long user_objects; /* cuUserObjectCreate'd objects whose destructor has
                                not run yet */
+    long long pinned;     /* pinned host ranges: cuMemHostAlloc'd and not freed,
+                             plus cuMemHostRegister'd and not unregistered */
 } evx_host_live;
 
 /* Fills *out (nothing happens if out is NULL). Thread-safe. */

@@ -112,6 +112,12 @@ bool stream_mem_ops_off() {
     return v && *v && std::strcmp(v, "0") != 0;
 }
 
+long long pinned_ranges() {
+    Memory &m = memory();
+    std::lock_guard<std::mutex> lk(m.mu);
+    return static_cast<long long>(m.ranges.size());
+}
+
 void run_write_value(const Item &it) { __atomic_store_n(it.addr, it.value, __ATOMIC_SEQ_CST); }
 
 void run_wait_value(const Item &it) {

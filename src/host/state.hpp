@@ -334,6 +334,7 @@ std::int64_t now_ns();
 // --- memops.cpp (host memory and stream memory operations)
 void run_write_value(const Item &it);  // a worker reached a WriteValue item
 void run_wait_value(const Item &it);   // blocks until its condition holds
+long long pinned_ranges();             // allocated plus registered (debug.cpp)
 
 // --- ipc.cpp (INTERPROCESS events; see its header comment)
 CUresult ipc_attach(Event &ev);                   // at cuEventCreate

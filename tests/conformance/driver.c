@@ -204,6 +204,8 @@ int conf_child_main(const char *mode)
         return conf_fence_reexport_child();
     if (strcmp(mode, "fence-importer") == 0)
         return conf_fence_importer_child();
+    if (strcmp(mode, "fence-fd-peer") == 0)
+        return conf_fence_fd_child();
     if (strcmp(mode, "fence-memfd") == 0)
         return conf_fence_memfd_child();
     if (strcmp(mode, "fence-no-memops") == 0)

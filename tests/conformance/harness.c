@@ -258,6 +258,17 @@ static int counting;
 
 static void t_teardown_live_counts(void)
 {
+    /* the memory of every fence destroyed, once its queued work ran (the
+     * cases synchronize what they queued): none pending, none kept, so
+     * that a leak check (compute-sanitizer) finds none */
+    uint64_t pending = 0, kept = 0;
+    double until = now_ms() + 20000;
+    while (EXPECT_OK(evx_fence_reclaim(&pending, &kept)) && pending != 0 &&
+           now_ms() < until)
+        sleep_ms(1);
+    EXPECTF(pending == 0 && kept == 0,
+            "destroyed fences' memory: %llu pending, %llu kept (evx_fence_reclaim)",
+            (unsigned long long)pending, (unsigned long long)kept);
     if (!counting) {
         conf_skip("the driver is not the host emulation: its live driver "
                   "objects cannot be counted");

@@ -52,6 +52,8 @@ int conf_fence_importer_child(void);
 /* The exporter without /dev/shm of fence.ipc_no_dev_shm (mode "fence-memfd",
  * fences.c). */
 int conf_fence_memfd_child(void);
+/* The peer of fence.fd_namespaces (mode "fence-fd-peer", fence_xdev.c). */
+int conf_fence_fd_child(void);
 /* The child of fence.not_supported (mode "fence-no-memops", fences.c). */
 int conf_fence_no_memops_child(void);
 /* The emulation as a CUDA 13.2 driver (mode "hostfn-v2", hostfn.c). */

@@ -72,7 +72,8 @@ _core.connect(_errors_mod.error, _args.flag, _native.wrap, Fence, _fence_mod._st
               _event_mod.borrow)
 _device_mod.set_kinds(Event=Event, Stream=Stream, Timeline=Timeline, EventPool=EventPool,
                       create_fence=_fence_mod.create_fence,
-                      open_ipc_fence=_fence_mod.open_ipc_fence)
+                      open_ipc_fence=_fence_mod.open_ipc_fence,
+                      import_fence_fd=_fence_mod.import_fence_fd)
 
 __all__ = [
     "CudaError", "Device", "Event", "EventPool", "LibraryNotFoundError",

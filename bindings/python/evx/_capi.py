@@ -91,6 +91,11 @@ EVX_FENCE_DEFAULT = 0  #: None.
 EVX_FENCE_INTERPROCESS = 1  #: The fence may be exported to other processes (evx_fence_get_ipc_handle()).
 EVX_FENCE_FLAGS_FORCE_32BIT = 2147483647  #: Not a flag: forces the enum to 32 bits.
 
+# enum evx_fence_wait_flags (include/evx/fence.h)
+EVX_FENCE_WAIT_DEFAULT = 0  #: None: as evx_stream_wait_fence().
+EVX_FENCE_WAIT_FLUSH = 1  #: Before the wait, flush writes that remote peers (GPUDirect RDMA) made to the device (`CU_STREAM_WAIT_VALUE_FLUSH`). Needs a stream of a device that reports `CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES`.
+EVX_FENCE_WAIT_FLAGS_FORCE_32BIT = 2147483647  #: Not a flag: forces the enum to 32 bits.
+
 # enum evx_notifier_flags (include/evx/notify.h)
 EVX_NOTIFIER_DEFAULT = 0  #: Default: the only value this version accepts.
 EVX_NOTIFIER_FLAGS_FORCE_32BIT = 2147483647  #: Not a flag: forces the enum to 32 bits.
@@ -302,6 +307,22 @@ class FenceFlags(_enum.IntFlag):
     #: The fence may be exported to other processes
     #: (evx_fence_get_ipc_handle()).
     INTERPROCESS = EVX_FENCE_INTERPROCESS
+
+
+class FenceWaitFlags(_enum.IntFlag):
+    """Flags of evx_stream_wait_fence_with_flags().
+
+    C: enum evx_fence_wait_flags (include/evx/fence.h).
+    Members are the enumerators less the 'EVX_FENCE_WAIT_' prefix; the *_FORCE_32BIT
+    markers are left out.
+    """
+
+    #: None: as evx_stream_wait_fence().
+    DEFAULT = EVX_FENCE_WAIT_DEFAULT
+    #: Before the wait, flush writes that remote peers (GPUDirect RDMA) made to
+    #: the device (`CU_STREAM_WAIT_VALUE_FLUSH`). Needs a stream of a device
+    #: that reports `CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES`.
+    FLUSH = EVX_FENCE_WAIT_FLUSH
 
 
 class NotifierFlags(_enum.IntFlag):
@@ -1427,13 +1448,14 @@ evx_event_wrap_external = Prototype(
     """)
 
 # evx_status_t evx_device_create_fence(int device, uint64_t initial_value, unsigned int flags, evx_fence_t *out)
-#   Makes a fence of a device.
+#   Makes a fence of a device. Streams of every device of the process that can
+#   map its memory may signal it and wait for it (see evx_fence_signal()).
 evx_device_create_fence = Prototype(
     "evx_device_create_fence", evx_status_t,
     (("device", _ct.c_int), ("initial_value", _ct.c_uint64), ("flags", _ct.c_uint), ("out", _ct.POINTER(evx_fence_t)),),
     """evx_status_t evx_device_create_fence(int device, uint64_t initial_value, unsigned int flags, evx_fence_t *out)
 
-    Makes a fence of a device.
+    Makes a fence of a device. Streams of every device of the process that can map its memory may signal it and wait for it (see evx_fence_signal()).
 
     device: the device, 0 to evx_device_count() - 1.
 
@@ -1450,6 +1472,38 @@ evx_device_create_fence = Prototype(
     the device lacks an attribute they need (the message names it);
     EVX_ERROR_OUT_OF_MEMORY; a status from the driver. On failure `*out` is
     NULL when out is not NULL.
+
+    Thread-safe.
+    """)
+
+# evx_status_t evx_device_import_fence_fd(int device, int fd, evx_fence_t *out)
+#   Opens a fence from a descriptor that evx_fence_export_fd() gave in another
+#   process, as a fence of device (as evx_device_open_ipc_fence()).
+evx_device_import_fence_fd = Prototype(
+    "evx_device_import_fence_fd", evx_status_t,
+    (("device", _ct.c_int), ("fd", _ct.c_int), ("out", _ct.POINTER(evx_fence_t)),),
+    """evx_status_t evx_device_import_fence_fd(int device, int fd, evx_fence_t *out)
+
+    Opens a fence from a descriptor that evx_fence_export_fd() gave in another process, as a fence of device (as evx_device_open_ipc_fence()).
+
+    evx keeps its own duplicate of fd: the caller still owns fd and may close
+    it at once. The descriptor must be a page-sized file of the kernel's
+    shared memory holding a fence's page (a memfd or a `/dev/shm` object);
+    anything else is refused before it is mapped.
+
+    device: the device to open the fence on.
+
+    fd: the descriptor.
+
+    out [out]: receives the new fence.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if out is NULL,
+
+    fd is negative or not a fence's page (the message says why);
+    EVX_ERROR_INVALID_CONTEXT if the fence was made by this same process;
+    EVX_ERROR_INVALID_DEVICE; EVX_ERROR_NOT_SUPPORTED as for
+    evx_device_create_fence(); EVX_ERROR_OPERATING_SYSTEM; a status from the
+    driver. On failure `*out` is NULL when out is not NULL.
 
     Thread-safe.
     """)
@@ -1499,6 +1553,32 @@ evx_fence_destroy = Prototype(
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE if fence is not a live
     fence (a second destroy included); a status from the driver if it refused
     to free the fence's memory (the handle is dead all the same).
+
+    Thread-safe.
+    """)
+
+# evx_status_t evx_fence_export_fd(evx_fence_t fence, int *fd_out)
+#   Exports a fence made with EVX_FENCE_INTERPROCESS as a file descriptor, for
+#   a process that shares neither `/dev/shm` nor the PID namespace with this
+#   one: pass it over a Unix socket (`SCM_RIGHTS`).
+evx_fence_export_fd = Prototype(
+    "evx_fence_export_fd", evx_status_t,
+    (("fence", evx_fence_t), ("fd_out", _ct.POINTER(_ct.c_int)),),
+    """evx_status_t evx_fence_export_fd(evx_fence_t fence, int *fd_out)
+
+    Exports a fence made with EVX_FENCE_INTERPROCESS as a file descriptor, for a process that shares neither `/dev/shm` nor the PID namespace with this one: pass it over a Unix socket (`SCM_RIGHTS`).
+
+    The descriptor is a new one (close-on-exec) of the fence's page of shared
+    memory; the caller owns it and closes it once sent. It keeps the page
+    alive while open, whatever this process does with the fence.
+
+    fence: a fence made (or opened) with EVX_FENCE_INTERPROCESS.
+
+    fd_out [out]: receives the descriptor; -1 on failure.
+
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_VALUE if fd_out is NULL;
+    EVX_ERROR_INVALID_HANDLE as evx_fence_get_ipc_handle();
+    EVX_ERROR_OPERATING_SYSTEM if no descriptor could be made.
 
     Thread-safe.
     """)
@@ -1558,6 +1638,32 @@ evx_fence_get_value = Prototype(
     Thread-safe.
     """)
 
+# evx_status_t evx_fence_reclaim(uint64_t *pending, uint64_t *kept)
+#   Frees the memory of destroyed fences whose queued operations have all run,
+#   and counts what is left.
+evx_fence_reclaim = Prototype(
+    "evx_fence_reclaim", evx_status_t,
+    (("pending", _ct.POINTER(_ct.c_uint64)), ("kept", _ct.POINTER(_ct.c_uint64)),),
+    """evx_status_t evx_fence_reclaim(uint64_t *pending, uint64_t *kept)
+
+    Frees the memory of destroyed fences whose queued operations have all run, and counts what is left.
+
+    Fence calls do the same on the way (never waiting for the GPU); this call
+    lets a program (or a leak check) see the state.
+
+    pending [out]: receives how many destroyed fences' memory still waits for
+    operations queued on it (a queued wait for a value that never comes keeps
+    its fence's memory here for good); may be NULL.
+
+    kept [out]: receives how many destroyed fences' memory is kept for the
+    life of the process because evx could not follow the operations queued on
+    it (see the group's text); may be NULL.
+
+    Returns: EVX_SUCCESS.
+
+    Thread-safe.
+    """)
+
 # evx_status_t evx_fence_signal(evx_fence_t fence, evx_stream_t stream, uint64_t value)
 #   Queues on a stream a signal of the fence: when the stream's work queued
 #   before it is done, the counter becomes value (`cuStreamWriteValue64`).
@@ -1570,16 +1676,18 @@ evx_fence_signal = Prototype(
 
     fence: the fence.
 
-    stream: a stream of the fence's device.
+    stream: a stream of any device that can map the fence's memory.
 
     value: above every value signalled or queued before on the fence, at most
     EVX_FENCE_MAX_VALUE.
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE if fence or stream is not
-    live, or the stream is of another device; EVX_ERROR_INVALID_VALUE if value
-    is not above the last value signalled or queued (the message names both)
-    or above EVX_FENCE_MAX_VALUE; a status from the driver (then nothing is
-    queued and the value counts as never queued).
+    live; EVX_ERROR_NOT_SUPPORTED if the stream's device cannot map the
+    fence's memory (the message names the device and the attribute);
+    EVX_ERROR_INVALID_VALUE if value is not above the last value signalled or
+    queued (the message names both) or above EVX_FENCE_MAX_VALUE; a status
+    from the driver (then nothing is queued and the value counts as never
+    queued).
 
     Thread-safe.
     """)
@@ -1715,15 +1823,42 @@ evx_stream_wait_fence = Prototype(
     value (`cuStreamWaitValue64`, greater or equal). The signal may be queued
     later, on any stream, in any process sharing the fence.
 
-    stream: a stream of the fence's device.
+    stream: a stream of any device that can map the fence's memory.
 
     fence: the fence.
 
     value: the value to wait for, at most EVX_FENCE_MAX_VALUE.
 
-    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE as for evx_fence_signal();
-    EVX_ERROR_INVALID_VALUE if value is above EVX_FENCE_MAX_VALUE; a status
-    from the driver.
+    Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE and EVX_ERROR_NOT_SUPPORTED
+    as for evx_fence_signal(); EVX_ERROR_INVALID_VALUE if value is above
+    EVX_FENCE_MAX_VALUE; a status from the driver.
+
+    Thread-safe.
+    """)
+
+# evx_status_t evx_stream_wait_fence_with_flags(evx_stream_t stream, evx_fence_t fence, uint64_t value, unsigned int flags)
+#   evx_stream_wait_fence() with flags.
+evx_stream_wait_fence_with_flags = Prototype(
+    "evx_stream_wait_fence_with_flags", evx_status_t,
+    (("stream", evx_stream_t), ("fence", evx_fence_t), ("value", _ct.c_uint64), ("flags", _ct.c_uint),),
+    """evx_status_t evx_stream_wait_fence_with_flags(evx_stream_t stream, evx_fence_t fence, uint64_t value, unsigned int flags)
+
+    evx_stream_wait_fence() with flags.
+
+    stream: a stream of a device that can map the fence's memory.
+
+    fence: the fence.
+
+    value: the value to wait for, at most EVX_FENCE_MAX_VALUE.
+
+    flags: EVX_FENCE_WAIT_DEFAULT or EVX_FENCE_WAIT_FLUSH.
+
+    Returns: as evx_stream_wait_fence(); EVX_ERROR_INVALID_VALUE for unknown
+    bits in flags; EVX_ERROR_NOT_SUPPORTED for EVX_FENCE_WAIT_FLUSH on a
+    stream of a device that reports
+    `CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES` = 0 (the message names the
+    device; most systems without GPUDirect RDMA). Nothing is queued on
+    failure.
 
     Thread-safe.
     """)
@@ -3242,16 +3377,20 @@ FUNCTIONS = (
     evx_event_synchronize,
     evx_event_wrap_external,
     evx_device_create_fence,
+    evx_device_import_fence_fd,
     evx_device_open_ipc_fence,
     evx_fence_destroy,
+    evx_fence_export_fd,
     evx_fence_get_ipc_handle,
     evx_fence_get_value,
+    evx_fence_reclaim,
     evx_fence_signal,
     evx_fence_signal_host,
     evx_fence_wait_host,
     evx_notifier_watch_fence,
     evx_notifier_watch_fence_callback,
     evx_stream_wait_fence,
+    evx_stream_wait_fence_with_flags,
     evx_device_open_ipc_event,
     evx_event_get_ipc_handle,
     evx_event_wrap_external_with_release,
@@ -3358,6 +3497,11 @@ ENUMS = {
         "EVX_FENCE_DEFAULT",
         "EVX_FENCE_INTERPROCESS",
         "EVX_FENCE_FLAGS_FORCE_32BIT",
+    )),
+    "evx_fence_wait_flags": (_ct.c_uint, FenceWaitFlags, (
+        "EVX_FENCE_WAIT_DEFAULT",
+        "EVX_FENCE_WAIT_FLUSH",
+        "EVX_FENCE_WAIT_FLAGS_FORCE_32BIT",
     )),
     "evx_notifier_flags": (_ct.c_uint, NotifierFlags, (
         "EVX_NOTIFIER_DEFAULT",

@@ -197,6 +197,12 @@ class Device(_core.DeviceCore):
         :attr:`Fence.ipc_handle` of a fence of another process."""
         return _kinds["open_ipc_fence"](self._id, handle)
 
+    def import_fence_fd(self, fd):
+        """A new :class:`Fence` of this device for ``fd``, a descriptor
+        from :meth:`Fence.export_fd` in another process (the caller keeps
+        owning ``fd``)."""
+        return _kinds["import_fence_fd"](self._id, fd)
+
     def trim(self):
         """Releases the idle driver events evx keeps for reuse on this device."""
         check(capi.evx_device_trim(self._id), "Device.trim")

@@ -34,7 +34,7 @@ from ._device import device
 from ._errors import Owned, check, live
 from ._loader import capi
 
-__all__ = ["Fence", "create_fence", "open_ipc_fence"]
+__all__ = ["Fence", "create_fence", "open_ipc_fence", "import_fence_fd"]
 
 #: The largest value a fence holds (``EVX_FENCE_MAX_VALUE``, 2**63 - 1).
 MAX_VALUE = _capi.EVX_FENCE_MAX_VALUE
@@ -165,6 +165,42 @@ class Fence(Owned):
         check(capi.evx_fence_get_ipc_handle(self._live(op), _ct.byref(h)), op)
         return bytes(h.reserved)
 
+    def export_fd(self):
+        """A new file descriptor (an int, close-on-exec) of this
+        interprocess fence's shared page, for a process that shares neither
+        ``/dev/shm`` nor the PID namespace with this one: send it over a
+        Unix socket (``multiprocessing.reduction.send_handle``, or
+        ``socket.send_fds``); the peer opens it with
+        :meth:`evx.Device.import_fence_fd`. The caller owns it: close it
+        (``os.close``) once sent."""
+        op = "Fence.export_fd"
+        fd = _ct.c_int(-1)
+        check(capi.evx_fence_export_fd(self._live(op), _ct.byref(fd)), op)
+        return fd.value
+
+    def stream_wait(self, stream, value, *, flush=False):
+        """Queues on ``stream`` a wait until the counter is at least
+        ``value``, as ``stream.wait(fence, value)``; ``flush=True`` first
+        flushes remote (GPUDirect RDMA) writes to the device
+        (``EVX_FENCE_WAIT_FLUSH``), and raises :class:`evx.CudaError`
+        (``EVX_ERROR_NOT_SUPPORTED``) on a device that cannot."""
+        op = "Fence.stream_wait"
+        v = _value(value, op)
+        fl = _args.flag(flush, op, "flush")
+        sh = stream.handle
+        flags = _capi.EVX_FENCE_WAIT_FLUSH if fl else _capi.EVX_FENCE_WAIT_DEFAULT
+        check(capi.evx_stream_wait_fence_with_flags(sh, self._live(op), v, flags), op)
+
+    @staticmethod
+    def reclaim():
+        """Frees the memory of destroyed fences whose queued operations
+        have run; returns ``(pending, kept)``: how many destroyed fences'
+        memory still waits for queued operations, and how many are kept for
+        the life of the process (``evx_fence_reclaim``)."""
+        pending, kept = _ct.c_uint64(0), _ct.c_uint64(0)
+        check(capi.evx_fence_reclaim(_ct.byref(pending), _ct.byref(kept)), "Fence.reclaim")
+        return pending.value, kept.value
+
     def __reduce__(self):
         if self.closed:
             raise TypeError("cannot pickle a closed evx.Fence")
@@ -208,6 +244,22 @@ def open_ipc_fence(ordinal, handle):
     h = _capi.evx_ipc_fence_handle_t.from_buffer_copy(data)
     out = _ct.c_void_p()
     check(capi.evx_device_open_ipc_fence(ordinal, _ct.byref(h), _ct.byref(out)), op)
+    return Fence._adopt(out.value, ordinal, True)
+
+
+def import_fence_fd(ordinal, fd):
+    """A new :class:`evx.Fence` of this device for ``fd``, a descriptor
+    that :meth:`Fence.export_fd` gave in another process (received over a
+    Unix socket). evx keeps its own duplicate: the caller still owns ``fd``.
+    Raises TypeError for what is not an int, and :class:`evx.CudaError`
+    when evx refuses it (not a fence's page: ``EVX_ERROR_INVALID_VALUE``;
+    a fence of this process: ``EVX_ERROR_INVALID_CONTEXT``)."""
+    op = "Device.import_fence_fd"
+    if hasattr(fd, "fileno") and not isinstance(fd, int):
+        fd = fd.fileno()
+    n = _args.integer(fd, op, "fd", (-(1 << 31), (1 << 31) - 1, "file descriptor"))
+    out = _ct.c_void_p()
+    check(capi.evx_device_import_fence_fd(ordinal, n, _ct.byref(out)), op)
     return Fence._adopt(out.value, ordinal, True)
 
 

@@ -137,9 +137,10 @@ def test_stream_wait_forms(evx, dev, stream):
     stream.sync()
     other = evx.Device(1).create_stream() if evx.device_count() > 1 else None
     if other is not None:
-        with pytest.raises(evx.CudaError) as info:
-            other.wait(f, 0)
-        assert info.value.status == evx.Status.ERROR_INVALID_HANDLE
+        other.wait(f, 0)            # a stream of another device waits too
+        f.signal(other, 1)          # and signals
+        other.sync()
+        assert f.value == 1
         other.close()
     ev.close()
     f.close()
@@ -305,3 +306,99 @@ def test_spawned_child_without_the_name(evx, dev):
         child.join(60)
     assert child.exitcode == 0
     f.close()
+
+
+def _import_by_fd(conn, reports):
+    """A spawned process: receives the fence's descriptor over the pipe
+    (multiprocessing.reduction.recv_handle), opens it, signals 3."""
+    import os
+    from multiprocessing import reduction
+    try:
+        import evx
+        fd = reduction.recv_handle(conn)
+        g = evx.Device(0).import_fence_fd(fd)
+        os.close(fd)                     # evx keeps its own duplicate
+        ok = g.wait(2, timeout=30)
+        g.signal_host(3)
+        reports.put(("done", ok))
+        g.close()
+    except Exception as e:
+        reports.put(("error", repr(e)))
+
+
+def test_export_fd_over_a_socket(evx, dev, stream):
+    """Fence.export_fd and Device.import_fence_fd with multiprocessing's
+    descriptor passing (SCM_RIGHTS over the connection's Unix socket)."""
+    import os
+    from multiprocessing import reduction
+    f = dev.create_fence(interprocess=True)
+    fd = f.export_fd()
+    assert fd >= 0 and os.get_inheritable(fd) is False
+    with pytest.raises(evx.CudaError) as info:
+        dev.import_fence_fd(fd)          # this process made it
+    assert info.value.status == evx.Status.ERROR_INVALID_CONTEXT
+    ctx = multiprocessing.get_context("spawn")
+    reports = ctx.Queue()
+    parent_end, child_end = ctx.Pipe()
+    child = ctx.Process(target=_import_by_fd, args=(child_end, reports))
+    child.start()
+    try:
+        reduction.send_handle(parent_end, fd, child.pid)
+        os.close(fd)
+        f.signal(stream, 2)
+        assert reports.get(timeout=60) == ("done", True)
+        assert f.wait(3, timeout=20) and f.value == 3
+    finally:
+        child.join(60)
+    assert child.exitcode == 0
+    stream.sync()
+    f.close()
+
+
+def test_import_fd_refusals(evx, dev):
+    import os
+    with pytest.raises(TypeError):
+        dev.import_fence_fd("3")
+    with pytest.raises(evx.CudaError):
+        dev.import_fence_fd(-1)
+    r, w = os.pipe()
+    try:
+        with pytest.raises(evx.CudaError) as info:
+            dev.import_fence_fd(r)
+        assert "not a fence's page" in info.value.message
+    finally:
+        os.close(r)
+        os.close(w)
+    with pytest.raises(evx.CudaError):
+        dev.create_fence().export_fd()   # not interprocess
+
+
+def test_flush_wait(evx, dev, stream):
+    """flush=True is refused, naming the device, where it cannot flush
+    remote writes (the emulation, as most H100 systems)."""
+    f = dev.create_fence()
+    f.stream_wait(stream, 0)
+    try:
+        f.stream_wait(stream, 1, flush=True)
+        f.signal_host(1)
+    except evx.CudaError as e:
+        assert e.status == evx.Status.ERROR_NOT_SUPPORTED
+        assert "CAN_FLUSH_REMOTE_WRITES" in e.message and "device 0" in e.message
+    stream.sync()
+    f.close()
+
+
+def test_reclaim_counts(evx, dev, stream):
+    """Destroyed fences' memory is freed once what was queued on them ran."""
+    for _ in range(100):
+        f = dev.create_fence()
+        f.signal(stream, 1)
+        f.stream_wait(stream, 1)
+        f.close()
+    stream.sync()
+    deadline = time.monotonic() + 20
+    pending, kept = evx.Fence.reclaim()
+    while pending and time.monotonic() < deadline:
+        time.sleep(0.01)
+        pending, kept = evx.Fence.reclaim()
+    assert pending == 0

@@ -2872,6 +2872,16 @@ pub const EVX_FENCE_INTERPROCESS: evx_fence_flags = 1;
 pub const EVX_FENCE_FLAGS_FORCE_32BIT: evx_fence_flags = 2147483647;
 #[doc = " @brief Flags of evx_device_create_fence()."]
 pub type evx_fence_flags = ::std::os::raw::c_uint;
+#[doc = " None: as evx_stream_wait_fence()."]
+pub const EVX_FENCE_WAIT_DEFAULT: evx_fence_wait_flags = 0;
+#[doc = " Before the wait, flush writes that remote peers (GPUDirect RDMA)"]
+#[doc = "  made to the device (`CU_STREAM_WAIT_VALUE_FLUSH`). Needs a stream of"]
+#[doc = "  a device that reports `CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES`."]
+pub const EVX_FENCE_WAIT_FLUSH: evx_fence_wait_flags = 1;
+#[doc = " Not a flag: forces the enum to 32 bits."]
+pub const EVX_FENCE_WAIT_FLAGS_FORCE_32BIT: evx_fence_wait_flags = 2147483647;
+#[doc = " @brief Flags of evx_stream_wait_fence_with_flags()."]
+pub type evx_fence_wait_flags = ::std::os::raw::c_uint;
 #[doc = " @brief An exported fence: plain bytes. Copy it, send it, compare it with"]
 #[doc = "  `memcmp`."]
 #[repr(C)]
@@ -2923,7 +2933,9 @@ impl Default for evx_ipc_fence_handle {
 #[doc = "  `memcmp`."]
 pub type evx_ipc_fence_handle_t = evx_ipc_fence_handle;
 extern "C" {
-    #[doc = " @brief Makes a fence of a device."]
+    #[doc = " @brief Makes a fence of a device. Streams of every device of the process"]
+    #[doc = " that can map its memory may signal it and wait for it (see"]
+    #[doc = " evx_fence_signal())."]
     #[doc = ""]
     #[doc = " @param device the device, 0 to evx_device_count() - 1."]
     #[doc = " @param initial_value the counter's first value, at most"]
@@ -2966,12 +2978,13 @@ extern "C" {
     #[doc = " (`cuStreamWriteValue64`)."]
     #[doc = ""]
     #[doc = " @param fence the fence."]
-    #[doc = " @param stream a stream of the fence's device."]
+    #[doc = " @param stream a stream of any device that can map the fence's memory."]
     #[doc = " @param value above every value signalled or queued before on the fence,"]
     #[doc = "        at most ::EVX_FENCE_MAX_VALUE."]
     #[doc = " @return ::EVX_SUCCESS;"]
-    #[doc = "         ::EVX_ERROR_INVALID_HANDLE if @p fence or @p stream is not live,"]
-    #[doc = "         or the stream is of another device;"]
+    #[doc = "         ::EVX_ERROR_INVALID_HANDLE if @p fence or @p stream is not live;"]
+    #[doc = "         ::EVX_ERROR_NOT_SUPPORTED if the stream's device cannot map the"]
+    #[doc = "         fence's memory (the message names the device and the attribute);"]
     #[doc = "         ::EVX_ERROR_INVALID_VALUE if @p value is not above the last value"]
     #[doc = "         signalled or queued (the message names both) or above"]
     #[doc = "         ::EVX_FENCE_MAX_VALUE; a status from the driver (then nothing is"]
@@ -2985,11 +2998,11 @@ extern "C" {
     #[doc = " @p value (`cuStreamWaitValue64`, greater or equal). The signal may be"]
     #[doc = " queued later, on any stream, in any process sharing the fence."]
     #[doc = ""]
-    #[doc = " @param stream a stream of the fence's device."]
+    #[doc = " @param stream a stream of any device that can map the fence's memory."]
     #[doc = " @param fence the fence."]
     #[doc = " @param value the value to wait for, at most ::EVX_FENCE_MAX_VALUE."]
-    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE as for"]
-    #[doc = "         evx_fence_signal(); ::EVX_ERROR_INVALID_VALUE if @p value is"]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE and"]
+    #[doc = "         ::EVX_ERROR_NOT_SUPPORTED as for evx_fence_signal(); ::EVX_ERROR_INVALID_VALUE if @p value is"]
     #[doc = "         above ::EVX_FENCE_MAX_VALUE; a status from the driver."]
     #[doc = ""]
     #[doc = " Thread-safe."]
@@ -2997,6 +3010,28 @@ extern "C" {
         stream: evx_stream_t,
         fence: evx_fence_t,
         value: u64,
+    ) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief evx_stream_wait_fence() with flags."]
+    #[doc = ""]
+    #[doc = " @param stream a stream of a device that can map the fence's memory."]
+    #[doc = " @param fence the fence."]
+    #[doc = " @param value the value to wait for, at most ::EVX_FENCE_MAX_VALUE."]
+    #[doc = " @param flags ::EVX_FENCE_WAIT_DEFAULT or ::EVX_FENCE_WAIT_FLUSH."]
+    #[doc = " @return as evx_stream_wait_fence(); ::EVX_ERROR_INVALID_VALUE for"]
+    #[doc = "         unknown bits in @p flags; ::EVX_ERROR_NOT_SUPPORTED for"]
+    #[doc = "         ::EVX_FENCE_WAIT_FLUSH on a stream of a device that reports"]
+    #[doc = "         `CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES` = 0 (the message"]
+    #[doc = "         names the device; most systems without GPUDirect RDMA). Nothing is"]
+    #[doc = "         queued on failure."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_stream_wait_fence_with_flags(
+        stream: evx_stream_t,
+        fence: evx_fence_t,
+        value: u64,
+        flags: ::std::os::raw::c_uint,
     ) -> evx_status_t;
 }
 extern "C" {
@@ -3105,6 +3140,73 @@ extern "C" {
         handle: *const evx_ipc_fence_handle_t,
         out: *mut evx_fence_t,
     ) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Exports a fence made with ::EVX_FENCE_INTERPROCESS as a file"]
+    #[doc = " descriptor, for a process that shares neither `/dev/shm` nor the PID"]
+    #[doc = " namespace with this one: pass it over a Unix socket (`SCM_RIGHTS`)."]
+    #[doc = ""]
+    #[doc = " The descriptor is a new one (close-on-exec) of the fence's page of"]
+    #[doc = " shared memory; the caller owns it and closes it once sent. It keeps the"]
+    #[doc = " page alive while open, whatever this process does with the fence."]
+    #[doc = ""]
+    #[doc = " @param fence a fence made (or opened) with ::EVX_FENCE_INTERPROCESS."]
+    #[doc = " @param[out] fd_out receives the descriptor; -1 on failure."]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p fd_out is NULL;"]
+    #[doc = "         ::EVX_ERROR_INVALID_HANDLE as evx_fence_get_ipc_handle();"]
+    #[doc = "         ::EVX_ERROR_OPERATING_SYSTEM if no descriptor could be made."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_fence_export_fd(
+        fence: evx_fence_t,
+        fd_out: *mut ::std::os::raw::c_int,
+    ) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Opens a fence from a descriptor that evx_fence_export_fd() gave"]
+    #[doc = " in another process, as a fence of @p device (as"]
+    #[doc = " evx_device_open_ipc_fence())."]
+    #[doc = ""]
+    #[doc = " evx keeps its own duplicate of @p fd: the caller still owns @p fd and"]
+    #[doc = " may close it at once. The descriptor must be a page-sized file of the"]
+    #[doc = " kernel's shared memory holding a fence's page (a memfd or a `/dev/shm`"]
+    #[doc = " object); anything else is refused before it is mapped."]
+    #[doc = ""]
+    #[doc = " @param device the device to open the fence on."]
+    #[doc = " @param fd the descriptor."]
+    #[doc = " @param[out] out receives the new fence."]
+    #[doc = " @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_VALUE if @p out is NULL,"]
+    #[doc = "         @p fd is negative or not a fence's page (the message says why);"]
+    #[doc = "         ::EVX_ERROR_INVALID_CONTEXT if the fence was made by this same"]
+    #[doc = "         process; ::EVX_ERROR_INVALID_DEVICE; ::EVX_ERROR_NOT_SUPPORTED as"]
+    #[doc = "         for evx_device_create_fence(); ::EVX_ERROR_OPERATING_SYSTEM; a"]
+    #[doc = "         status from the driver. On failure `*out` is NULL when @p out is"]
+    #[doc = "         not NULL."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_device_import_fence_fd(
+        device: ::std::os::raw::c_int,
+        fd: ::std::os::raw::c_int,
+        out: *mut evx_fence_t,
+    ) -> evx_status_t;
+}
+extern "C" {
+    #[doc = " @brief Frees the memory of destroyed fences whose queued operations"]
+    #[doc = " have all run, and counts what is left."]
+    #[doc = ""]
+    #[doc = " Fence calls do the same on the way (never waiting for the GPU); this"]
+    #[doc = " call lets a program (or a leak check) see the state."]
+    #[doc = ""]
+    #[doc = " @param[out] pending receives how many destroyed fences' memory still"]
+    #[doc = "        waits for operations queued on it (a queued wait for a value that"]
+    #[doc = "        never comes keeps its fence's memory here for good); may be NULL."]
+    #[doc = " @param[out] kept receives how many destroyed fences' memory is kept for"]
+    #[doc = "        the life of the process because evx could not follow the"]
+    #[doc = "        operations queued on it (see the group's text); may be NULL."]
+    #[doc = " @return ::EVX_SUCCESS."]
+    #[doc = ""]
+    #[doc = " Thread-safe."]
+    pub fn evx_fence_reclaim(pending: *mut u64, kept: *mut u64) -> evx_status_t;
 }
 extern "C" {
     #[doc = " @brief Watches a fence: queues @p token in the notifier when the counter"]

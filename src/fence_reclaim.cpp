@@ -1,0 +1,385 @@
+// Copyright 2026 The evx Authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// Reclaiming a destroyed fence's memory (docs/fences.md, "Destroying a
+// fence"). Every operation evx queues on a fence's counter is queued on a
+// stream whose handle the fence tracks (fence_track()). When the fence is
+// freed its memory goes to a list here; the next fence call marks each
+// tracked stream that is still live with an event recorded after what it
+// queued, and a later call frees the memory once every mark completed.
+// Nothing here waits for the GPU: destroy never blocks.
+//
+// The marks are made at a later fence call rather than by the free itself,
+// because a free may run inside another call's release of its hazards
+// (reclaim.cpp), where a lookup of the stream handles must not start. By
+// then the fence's handle is dead and no call holds it, so the tracked
+// streams are final; an event recorded later still follows them in stream
+// order. A stream freed before its mark records, as it is freed, one
+// event that every fence still needing it waits for
+// (fence_stream_gone(), from stream.cpp). A notifier's watch waits on an internal stream of the notifier,
+// tracked with the notifier's handle: marked while the notifier lives,
+// and needing no mark once it is destroyed (its destroy waited for every
+// watch). What cannot be marked (a per-thread default stream, more than
+// Fence::kTrack streams, a stream whose event the driver refused) is kept for
+// the life of the process and counted (evx_fence_reclaim()).
+#include <sched.h>
+
+#include <mutex>
+#include <new>
+#include <vector>
+
+#include "driver.hpp"
+#include "error.hpp"
+#include "evx/fence.h"
+#include "fence.hpp"
+#include "scope.hpp"
+#include "stream_object.hpp"
+
+namespace evx {
+
+namespace {
+
+// A stream freed while fences' reclamation still needed it: the event
+// recorded on it then, which those fences wait for instead of one of
+// their own. Shared by `refs` fences not marked yet.
+struct Gone {
+    const Stream *obj;
+    uint64_t seq;  // its place in the order of gone streams
+    CUevent ev;    // nullptr once it completed (or could not be recorded)
+    bool failed;   // no event could be recorded: the fences keep their memory
+    uint32_t refs;
+};
+
+struct Deferred {
+    int device;
+    bool ipc;
+    bool keep;    // kept for good: its streams' references are only dropped
+    bool marked;  // events recorded (or found) for every tracked stream
+    void *mem;    // the word (cuMemHostAlloc) or the registered page
+    int n;
+    const void *streams[Fence::kTrack];  // stream handles, or notifier handles
+    CUstream lanes[Fence::kTrack];       // a notifier's internal stream, or null
+    const Stream *objs[Fence::kTrack];
+    uint64_t seqs[Fence::kTrack];
+    CUevent events[Fence::kTrack];  // its own mark, or null
+    uint64_t gone[Fence::kTrack];   // else the Gone record's seq, or 0
+};
+
+std::mutex g_mu;  // guards the list and the gone records; no lookup under it
+std::vector<Deferred> &list() {
+    static auto *l = new std::vector<Deferred>;  // never destroyed: used at exit
+    return *l;
+}
+std::vector<Gone> &gone() {
+    static auto *g = new std::vector<Gone>;
+    return *g;
+}
+uint64_t g_gone_seq = 0;          // under g_mu
+std::atomic<size_t> g_count{0};   // list().size()
+std::atomic<uint64_t> g_kept{0};  // memory kept for the life of the process
+
+// An event recorded on `cs` with its context current (entered: the
+// status of making it current): *ev, or false.
+bool record_mark(evx_status_t entered, CUstream cs, CUevent *ev) {
+    if (entered || cu().cuEventCreate(ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) return false;
+    if (cu().cuEventRecord(*ev, cs) == CUDA_SUCCESS) return true;
+    cu().cuEventDestroy(*ev);
+    *ev = nullptr;
+    return false;
+}
+
+// The Gone record of the lifetime of `obj` that d's entry i tracked: the
+// first one of that address after the entry's seq. Under g_mu.
+Gone *find_gone(const Deferred &d, int i) {
+    Gone *best = nullptr;
+    for (Gone &g : gone())
+        if (g.obj == d.objs[i] && g.seq > d.seqs[i] && (!best || g.seq < best->seq)) best = &g;
+    return best;
+}
+
+// Entry i of d: its own event on a live stream (or notifier lane), or the
+// Gone record of its stream; drops the stream's reference either way
+// (keep: only that). False if it cannot be marked.
+bool mark_one(Deferred &d, int i) {
+    static const char fn[] = "evx_fence_destroy";
+    HandleScope scope;
+    Slot *slot = nullptr;
+    d.events[i] = nullptr;
+    d.gone[i] = 0;
+    if (d.lanes[i]) {
+        // A destroyed notifier waited for its watches: nothing to mark.
+        if (d.keep || scope.lookup(fn, d.streams[i], kNotifier, "notifier", &slot) != 0)
+            return true;
+        ContextGuard guard;  // lanes are streams of the primary context
+        return record_mark(guard.enter(nullptr, d.device), d.lanes[i], &d.events[i]);
+    }
+    if (scope.lookup(fn, d.streams[i], kStream, "stream", &slot) == 0) {
+        const Stream *s = static_cast<const Stream *>(slot->obj);
+        bool ok = true;
+        if (!d.keep) {
+            ContextGuard guard;
+            const evx_status_t st = s->default_stream
+                                        ? guard.enter(nullptr, s->device)
+                                        : guard.enter_context(nullptr, s->ctx, s->device);
+            ok = record_mark(st, s->cu, &d.events[i]);
+        }
+        s->fence_refs.fetch_sub(1, std::memory_order_release);
+        return ok;
+    }
+    // Freed since: its free recorded the event (fence_stream_gone()).
+    std::lock_guard<std::mutex> lk(g_mu);
+    Gone *g = find_gone(d, i);
+    if (!g) return false;
+    --g->refs;
+    if (d.keep || g->failed) return false;
+    d.gone[i] = g->seq;
+    ++g->refs;  // held until d is freed
+    return true;
+}
+
+// Marks every entry of d (no lock held); false if one cannot be.
+bool mark(Deferred &d) {
+    bool ok = !d.keep;
+    for (int i = 0; i < d.n; ++i) ok = mark_one(d, i) && ok;
+    return ok;
+}
+
+// Whether a Gone record's event completed; under g_mu.
+bool gone_done(uint64_t seq, bool *failed) {
+    for (Gone &g : gone()) {
+        if (g.seq != seq) continue;
+        if (g.ev) {
+            const CUresult r = cu().cuEventQuery(g.ev);
+            if (r == CUDA_ERROR_NOT_READY) return false;
+            if (r != CUDA_SUCCESS) g.failed = true;
+            cu().cuEventDestroy(g.ev);
+            g.ev = nullptr;
+        }
+        if (g.failed) *failed = true;
+        return true;
+    }
+    return true;
+}
+
+// Whether every mark of d completed; *failed when one never will be known.
+bool completed(const Deferred &d, bool *failed) {
+    for (int i = 0; i < d.n; ++i) {
+        if (d.gone[i] && !gone_done(d.gone[i], failed)) return false;
+        if (!d.events[i]) continue;
+        const CUresult r = cu().cuEventQuery(d.events[i]);
+        if (r == CUDA_ERROR_NOT_READY) return false;
+        if (r != CUDA_SUCCESS) *failed = true;
+    }
+    return true;
+}
+
+// Drops d's events and Gone references, and frees its memory; under g_mu.
+void drop_deferred(Deferred &d, bool free_mem) {
+    for (int i = 0; i < d.n; ++i) {
+        if (d.events[i]) cu().cuEventDestroy(d.events[i]);
+        d.events[i] = nullptr;
+        for (Gone &g : gone())
+            if (d.gone[i] && g.seq == d.gone[i]) --g.refs;
+        d.gone[i] = 0;
+    }
+    if (!free_mem) return;
+    if (d.ipc)
+        fence_ipc_unmap(d.device, d.mem);
+    else
+        cu().cuMemFreeHost(d.mem);
+}
+
+// Gone records no fence needs any more; under g_mu.
+void prune_gone() {
+    std::vector<Gone> &g = gone();
+    for (size_t i = 0; i < g.size();) {
+        bool failed = false;
+        if (g[i].refs == 0 && (g[i].ev == nullptr || gone_done(g[i].seq, &failed))) {
+            if (g[i].ev) cu().cuEventDestroy(g[i].ev);
+            g[i] = g.back();
+            g.pop_back();
+        } else {
+            ++i;
+        }
+    }
+}
+
+// Frees what completed; under g_mu.
+void poll_locked() {
+    std::vector<Deferred> &l = list();
+    for (size_t i = 0; i < l.size();) {
+        bool failed = false;
+        if (!l[i].marked || !completed(l[i], &failed)) {
+            ++i;
+            continue;
+        }
+        // A mark that failed (the context was reset): the GPU's state is
+        // unknown, so the memory is kept.
+        drop_deferred(l[i], !failed);
+        if (failed) g_kept.fetch_add(1, std::memory_order_relaxed);
+        l[i] = l.back();
+        l.pop_back();
+    }
+    prune_gone();
+    g_count.store(l.size(), std::memory_order_relaxed);
+}
+
+// Whether f tracks (h, lane) already: a scan of the entries published so
+// far, with no lock (an entry is written before `ntracked` counts it, and
+// never changes after), so that two streams taking turns on one fence add
+// no locked instruction to their operations.
+bool tracked_already(const Fence *f, const void *h, CUstream lane) {
+    const int n = f->ntracked.load(std::memory_order_acquire);
+    for (int i = 0; i < n; ++i)
+        if (f->tracked[i] == h && f->lanes[i] == lane) return true;
+    return false;
+}
+
+void track(Fence *f, const void *h, CUstream lane, const Stream *s) {
+    if (!tracked_already(f, h, lane)) {
+        while (f->track_mu.exchange(true, std::memory_order_acquire)) sched_yield();
+        const int n = f->ntracked.load(std::memory_order_relaxed);
+        const bool found = tracked_already(f, h, lane);  // added meanwhile
+        if (!found && n < Fence::kTrack) {
+            f->lanes[n] = lane;
+            f->tracked[n] = h;
+            f->objs[n] = s;
+            if (s) {
+                s->fence_refs.fetch_add(1, std::memory_order_relaxed);
+                std::lock_guard<std::mutex> lk(g_mu);
+                f->seqs[n] = g_gone_seq;
+            }
+            f->ntracked.store(static_cast<uint8_t>(n + 1), std::memory_order_release);
+        } else if (!found) {
+            f->untracked.store(true, std::memory_order_relaxed);
+        }
+        f->track_mu.store(false, std::memory_order_release);
+    }
+    if (!lane) f->last_stream.store(h, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+void fence_track_slow(Fence *f, const void *stream, const Stream *s) {
+    track(f, stream, nullptr, s);
+}
+
+void fence_track_lane(Fence *f, const void *notifier, CUstream lane) {
+    track(f, notifier, lane, nullptr);
+}
+
+void fence_untrack(Fence *f) { f->untracked.store(true, std::memory_order_relaxed); }
+
+void fence_stream_gone(const Stream *s) {
+    Gone g{s, 0, nullptr, false, 0};
+    {
+        ContextGuard guard;
+        const evx_status_t st = s->default_stream
+                                    ? guard.enter(nullptr, s->device)
+                                    : guard.enter_context(nullptr, s->ctx, s->device);
+        g.failed = !record_mark(st, s->cu, &g.ev);
+    }
+    std::lock_guard<std::mutex> lk(g_mu);
+    g.seq = ++g_gone_seq;
+    g.refs = s->fence_refs.load(std::memory_order_acquire);
+    try {
+        gone().push_back(g);
+    } catch (const std::bad_alloc &) {
+        if (g.ev) cu().cuEventDestroy(g.ev);  // its fences find none: kept
+    }
+}
+
+void fence_defer_free(Fence *f, void *mem, bool ipc) {
+    Deferred d{};
+    d.device = f->device;
+    d.ipc = ipc;
+    d.keep = f->untracked.load(std::memory_order_relaxed);
+    d.mem = mem;
+    d.n = f->ntracked.load(std::memory_order_acquire);
+    for (int i = 0; i < d.n; ++i) {
+        d.streams[i] = f->tracked[i];
+        d.lanes[i] = f->lanes[i];
+        d.objs[i] = f->objs[i];
+        d.seqs[i] = f->seqs[i];
+    }
+    std::lock_guard<std::mutex> lk(g_mu);
+    try {
+        list().push_back(d);
+    } catch (const std::bad_alloc &) {
+        g_kept.fetch_add(1, std::memory_order_relaxed);  // no memory to remember it
+        return;
+    }
+    g_count.store(list().size(), std::memory_order_relaxed);
+}
+
+namespace {
+
+// One step: marks what is not marked yet (outside the lock: the lookups
+// may free fences and streams, which come back here), then frees what
+// completed. block: wait for the lock (evx_fence_reclaim) rather than
+// leave the step to another thread.
+void step(bool block) {
+    std::unique_lock<std::mutex> lk(g_mu, std::defer_lock);
+    if (block)
+        lk.lock();
+    else if (!lk.try_lock())
+        return;
+    std::vector<Deferred> todo;
+    std::vector<Deferred> &l = list();
+    for (size_t i = 0; i < l.size();) {
+        if (l[i].marked) {
+            ++i;
+            continue;
+        }
+        try {
+            todo.push_back(l[i]);
+        } catch (const std::bad_alloc &) {
+            break;  // marked at a later step
+        }
+        l[i] = l.back();
+        l.pop_back();
+    }
+    g_count.store(l.size() + todo.size(), std::memory_order_relaxed);
+    lk.unlock();
+    for (Deferred &d : todo) d.marked = mark(d);
+    lk.lock();
+    size_t kept = 0;
+    for (Deferred &d : todo) {
+        bool pushed = false;
+        if (d.marked) {
+            try {
+                l.push_back(d);
+                pushed = true;
+            } catch (const std::bad_alloc &) {
+            }
+        }
+        if (!pushed) {
+            drop_deferred(d, false);  // its memory is kept
+            ++kept;
+        }
+    }
+    if (kept) g_kept.fetch_add(kept, std::memory_order_relaxed);
+    poll_locked();
+}
+
+}  // namespace
+
+void fence_reclaim_step() {
+    if (__builtin_expect(g_count.load(std::memory_order_relaxed) == 0, 1)) return;
+    step(false);
+}
+
+}  // namespace evx
+
+using namespace evx;
+
+extern "C" {
+
+EVX_API evx_status_t evx_fence_reclaim(uint64_t *pending, uint64_t *kept) {
+    if (g_count.load(std::memory_order_relaxed) != 0) step(true);
+    if (pending) *pending = g_count.load(std::memory_order_relaxed);
+    if (kept) *kept = g_kept.load(std::memory_order_relaxed);
+    return EVX_SUCCESS;
+}
+
+}  // extern "C"
