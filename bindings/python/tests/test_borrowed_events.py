@@ -189,8 +189,16 @@ def test_wrap_reads_the_current_device(evx, raw, stream):
         e.close()
     finally:
         raw._restore(prev)
-    with pytest.raises(evx.CudaError, match="EVX_DEVICE_CURRENT was given, but no context"):
-        evx.Event.wrap(FakeCupyEvent(addr))
+    # With no context current (set so here: on a GPU the thread may still
+    # have one from an earlier test or framework), the wrap is refused.
+    prev = ctypes.c_void_p()
+    assert raw.cu.cuCtxGetCurrent(ctypes.byref(prev)) == 0
+    assert raw.cu.cuCtxSetCurrent(None) == 0
+    try:
+        with pytest.raises(evx.CudaError, match="EVX_DEVICE_CURRENT was given, but no context"):
+            evx.Event.wrap(FakeCupyEvent(addr))
+    finally:
+        assert raw.cu.cuCtxSetCurrent(prev) == 0
 
 
 def test_own_events_are_owned(evx, dev, stream):

@@ -165,7 +165,10 @@ def test_evx_waits_and_times_a_cuda_core_event():
     d = Device(0)
     d.set_current()
     s = d.create_stream()
-    opts = EventOptions(enable_timing=True)
+    try:  # cuda.core renamed enable_timing to timing_enabled
+        opts = EventOptions(timing_enabled=True)
+    except TypeError:
+        opts = EventOptions(enable_timing=True)
     start = s.record(options=opts)
     spin_on(int(s.handle))
     end = s.record(options=opts)
