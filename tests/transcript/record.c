@@ -23,8 +23,10 @@
 #include "ipc_child.h"
 #include "ops.h"
 
-/* A program takes well under a second; one past this hangs. */
-enum { PROGRAM_SECONDS = 10, MAX_JOBS = 64 };
+/* A program takes well under a second alone; with several jobs the
+ * driver serialises context creation and destruction, so a program may wait
+ * on the others' for seconds. One past this hangs. */
+enum { PROGRAM_SECONDS = 30, MAX_JOBS = 64 };
 
 struct opts {
   unsigned long long seed;
