@@ -414,6 +414,11 @@ CUresult stream_end_capture(CUstream h, CUgraph *out, bool ptsz) {
     std::shared_ptr<Graph> dropped;  // destroyed after the lock (capture_stream_gone says why)
     std::lock_guard<std::mutex> lk(g_mu);
     const std::shared_ptr<Capture> c = s->capture;
+    // The legacy stream never captures, but ending it while a blocking stream
+    // of its context captures answers IMPLICIT and invalidates that capture
+    // (as an H100 does).
+    if (!c && s->kind == Stream::Kind::Legacy && invalidate_blocking_locked(s->ctx))
+        return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     if (!c) return CUDA_ERROR_ILLEGAL_STATE;
     if (c->origin != s) {
         c->invalidated = true;
