@@ -17,9 +17,9 @@
 // - querying or synchronizing the capturing stream itself is refused the
 //   same way in every mode, and so is a context synchronize while a stream
 //   of the context is captured;
-// - cuStreamGetDevice and cuStreamGetFlags of a stream taking part in a
-//   capture are refused the same way in every mode (relaxed too, as an
-//   H100 answers); cuStreamGetPriority, cuStreamGetCtx and
+// - cuStreamGetDevice, cuStreamGetFlags and cuStreamGetId of a stream
+//   taking part in a capture are refused the same way in every mode
+//   (relaxed too, as an H100 answers); cuStreamGetPriority, cuStreamGetCtx and
 //   cuStreamIsCapturing are allowed;
 // - an event last recorded in a capture: a query or synchronize is
 //   CAPTURED_EVENT and invalidates the capture, an elapsed time is

@@ -323,7 +323,7 @@ void capture_stream_gone(const std::shared_ptr<Stream> &s);
 // (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), as the emulation has no memory
 // nodes; the capture is left valid.
 CUresult capture_memop(const std::shared_ptr<Stream> &s);
-// cuStreamGetDevice and cuStreamGetFlags of a stream taking part in a
+// cuStreamGetDevice, cuStreamGetFlags and cuStreamGetId of a stream taking part in a
 // capture: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and the capture is
 // invalidated, in every capture mode (as an H100 answers). The other
 // getters (priority, context, capture status) are allowed.
