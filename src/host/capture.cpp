@@ -21,6 +21,9 @@
 //   taking part in a capture are refused the same way in every mode
 //   (relaxed too, as an H100 answers); cuStreamGetPriority, cuStreamGetCtx and
 //   cuStreamIsCapturing are allowed;
+// - cuMemHostAlloc, unless the calling thread is in relaxed mode, is refused
+//   the same way while any capture not begun in relaxed mode goes on, on
+//   any thread (thread-local too, as an H100 answers), and invalidates it;
 // - an event last recorded in a capture: a query or synchronize is
 //   CAPTURED_EVENT and invalidates the capture, an elapsed time is
 //   CAPTURED_EVENT; once that capture is invalidated or ended, every use but
@@ -192,6 +195,18 @@ CUresult capture_unsafe_call() {
             refused = true;
         }
     }
+    return refused ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+
+CUresult capture_alloc_call() {
+    if (!any_capture() || thread_mode() == CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_SUCCESS;
+    bool refused = false;
+    std::lock_guard<std::mutex> lk(g_mu);
+    for (auto &c : g_live)
+        if (c->mode != CU_STREAM_CAPTURE_MODE_RELAXED) {
+            c->invalidated = true;
+            refused = true;
+        }
     return refused ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
 }
 

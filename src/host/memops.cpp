@@ -128,6 +128,7 @@ CUresult mem_host_alloc(void **pp, std::size_t bytes, unsigned flags) {
     CUresult r = CUDA_SUCCESS;
     if (!require_context(&r)) return r;
     if (!pp || bytes == 0 || (flags & ~kAllocFlags) != 0) return CUDA_ERROR_INVALID_VALUE;
+    if ((r = capture_alloc_call()) != CUDA_SUCCESS) return r;
     const std::size_t rounded = (bytes + 4095) & ~static_cast<std::size_t>(4095);
     void *p = std::aligned_alloc(4096, rounded);
     if (!p) return CUDA_ERROR_OUT_OF_MEMORY;

@@ -315,6 +315,8 @@ CUresult capture_event_check(const std::shared_ptr<Event> &ev);
 CUresult capture_elapsed_check(const std::shared_ptr<Event> &a, const std::shared_ptr<Event> &b);
 void capture_forget_event(const std::shared_ptr<Event> &ev);  // recorded by a graph launch
 CUresult capture_unsafe_call();
+// An allocation of pinned memory (cuMemHostAlloc) while a capture goes on.
+CUresult capture_alloc_call();
 CUresult capture_context_sync(Context *ctx);
 // Work queued on the legacy default stream while a blocking stream captures.
 CUresult capture_legacy_check(const Stream &s);
