@@ -24,6 +24,8 @@
 // - cuMemHostAlloc, unless the calling thread is in relaxed mode, is refused
 //   the same way while any capture not begun in relaxed mode goes on, on
 //   any thread (thread-local too, as an H100 answers), and invalidates it;
+// - a stream memory operation on a capturing stream becomes a graph node
+//   (in every mode, as an H100 captures it);
 // - an event last recorded in a capture: a query or synchronize is
 //   CAPTURED_EVENT and invalidates the capture, an elapsed time is
 //   CAPTURED_EVENT; once that capture is invalidated or ended, every use but
@@ -358,12 +360,19 @@ CUresult capture_host_func(const std::shared_ptr<Stream> &s, CUhostFn fn, void *
     return CUDA_SUCCESS;
 }
 
-CUresult capture_memop(const std::shared_ptr<Stream> &s) {
+CUresult capture_memop(const std::shared_ptr<Stream> &s, const Item &it, bool *taken) {
+    *taken = false;
     if (!any_capture()) return CUDA_SUCCESS;
     std::lock_guard<std::mutex> lk(g_mu);
-    // Not modelled: the driver captures a memory node; refused here rather
-    // than run at once, out of the graph's order. The capture goes on.
-    return s->capture ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+    Capture *c = s->capture.get();
+    if (!c) return CUDA_SUCCESS;
+    *taken = true;
+    if (c->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    Node n;
+    n.kind = Node::Kind::MemOp;
+    n.memop = it;
+    add_node(*c, s.get(), std::move(n));
+    return CUDA_SUCCESS;
 }
 
 CUresult capture_stream_getter(const std::shared_ptr<Stream> &s) {
@@ -590,6 +599,7 @@ CUresult graph_launch(CUgraphExec e, CUstream h, bool ptsz) {
             break;
         case Node::Kind::EventWait: r = wait_queued(s, n.event, &seq); break;
         case Node::Kind::HostFn: r = host_func_queued(s, n.fn, n.data, &seq, exec); break;
+        case Node::Kind::MemOp: r = submit(s, n.memop, &seq); break;
         }
         if (r != CUDA_SUCCESS) return r;
         if (seq) {
