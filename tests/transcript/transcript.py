@@ -78,6 +78,9 @@ def record(recorder, driver, header, out, jobs=1):
             "--devices", header["devices"], "--driver", driver, "-o", out, "--jobs", str(jobs)]
     if header.get("stale") == "0":
         args.append("--no-stale")
+    name, _, version = header.get("generator", "").partition(" ")
+    if name == "evx-transcript" and version.isdigit():
+        args += ["--generator", version]  # draws that version's programs
     if header.get("legality") == "0":
         args.append("--no-legality")
     # the emulation plays a machine of as many devices as the recorded one
