@@ -27,12 +27,14 @@
 # transcripts: records driver transcripts (tests/transcript; docs/host-emulation.md,
 # "Transcripts") on the real driver, $EVX_TRANSCRIPT_PROGRAMS random programs
 # (default 2000) and the legality programs, seed $EVX_TRANSCRIPT_SEED (default
-# 1), in $EVX_TRANSCRIPT_JOBS recorder processes at once (default half the
-# cores: each program may make a context or start an IPC child process, which
-# costs the driver far more than the calls), on one device and, with two GPUs,
+# 1), in $EVX_TRANSCRIPT_JOBS recorder processes at once (default 4: each
+# program may make a context or start an IPC child process, and with 24 jobs
+# the driver's context creation and destruction, serialised, made programs run
+# past the recorder's per-program alarm), on one device and, with two GPUs,
 # on two; prints the programs and calls recorded; writes them to $OUT/transcripts, then replays each
 # against libevx-host.so and prints the difference count (the stage fails on
-# any difference; a program that crashed the recorder, CRASH <signal>, is one).
+# any difference; a program that crashed the recorder, CRASH <signal>, is
+# compared up to the crash and counted apart).
 # A recording past $EVX_TRANSCRIPT_SECONDS (default 175) is stopped: its
 # complete programs are replayed and the stage fails. Commit the transcripts
 # under tests/transcript/data/. $EVX_TRANSCRIPT_ARGS: more recorder options.
@@ -220,7 +222,7 @@ for stage in $stages; do
       rc=0
       env -u EVX_DRIVER timeout "${EVX_TRANSCRIPT_SECONDS:-175}" "$rec" \
         --seed "${EVX_TRANSCRIPT_SEED:-1}" --programs "${EVX_TRANSCRIPT_PROGRAMS:-2000}" \
-        --jobs "${EVX_TRANSCRIPT_JOBS:-$(( $(nproc) / 2 > 1 ? $(nproc) / 2 : 1 ))}" \
+        --jobs "${EVX_TRANSCRIPT_JOBS:-4}" \
         --devices "$d" --driver libcuda.so.1 ${EVX_TRANSCRIPT_ARGS:-} -o "$tfile" || rc=$?
       echo "recorded in $(( $(date +%s) - t0 )) s (exit $rc): $tfile"
       echo "programs: $(grep -c '^end ' "$tfile"), calls: $(grep -cE '^  (T )?cu|^  child\(' "$tfile")," \

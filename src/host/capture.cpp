@@ -17,10 +17,15 @@
 // - querying or synchronizing the capturing stream itself is refused the
 //   same way in every mode, and so is a context synchronize while a stream
 //   of the context is captured;
-// - cuStreamGetDevice and cuStreamGetFlags of a stream taking part in a
-//   capture are refused the same way in every mode (relaxed too, as an
-//   H100 answers); cuStreamGetPriority, cuStreamGetCtx and
+// - cuStreamGetDevice, cuStreamGetFlags and cuStreamGetId of a stream
+//   taking part in a capture are refused the same way in every mode
+//   (relaxed too, as an H100 answers); cuStreamGetPriority, cuStreamGetCtx and
 //   cuStreamIsCapturing are allowed;
+// - cuMemHostAlloc, unless the calling thread is in relaxed mode, is refused
+//   the same way while any capture not begun in relaxed mode goes on, on
+//   any thread (thread-local too, as an H100 answers), and invalidates it;
+// - a stream memory operation on a capturing stream becomes a graph node
+//   (in every mode, as an H100 captures it);
 // - an event last recorded in a capture: a query or synchronize is
 //   CAPTURED_EVENT and invalidates the capture, an elapsed time is
 //   CAPTURED_EVENT; once that capture is invalidated or ended, every use but
@@ -195,6 +200,18 @@ CUresult capture_unsafe_call() {
     return refused ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
 }
 
+CUresult capture_alloc_call() {
+    if (!any_capture() || thread_mode() == CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_SUCCESS;
+    bool refused = false;
+    std::lock_guard<std::mutex> lk(g_mu);
+    for (auto &c : g_live)
+        if (c->mode != CU_STREAM_CAPTURE_MODE_RELAXED) {
+            c->invalidated = true;
+            refused = true;
+        }
+    return refused ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+
 CUresult capture_context_sync(Context *ctx) {
     if (!any_capture()) return CUDA_SUCCESS;
     {
@@ -343,12 +360,19 @@ CUresult capture_host_func(const std::shared_ptr<Stream> &s, CUhostFn fn, void *
     return CUDA_SUCCESS;
 }
 
-CUresult capture_memop(const std::shared_ptr<Stream> &s) {
+CUresult capture_memop(const std::shared_ptr<Stream> &s, const Item &it, bool *taken) {
+    *taken = false;
     if (!any_capture()) return CUDA_SUCCESS;
     std::lock_guard<std::mutex> lk(g_mu);
-    // Not modelled: the driver captures a memory node; refused here rather
-    // than run at once, out of the graph's order. The capture goes on.
-    return s->capture ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+    Capture *c = s->capture.get();
+    if (!c) return CUDA_SUCCESS;
+    *taken = true;
+    if (c->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    Node n;
+    n.kind = Node::Kind::MemOp;
+    n.memop = it;
+    add_node(*c, s.get(), std::move(n));
+    return CUDA_SUCCESS;
 }
 
 CUresult capture_stream_getter(const std::shared_ptr<Stream> &s) {
@@ -414,6 +438,11 @@ CUresult stream_end_capture(CUstream h, CUgraph *out, bool ptsz) {
     std::shared_ptr<Graph> dropped;  // destroyed after the lock (capture_stream_gone says why)
     std::lock_guard<std::mutex> lk(g_mu);
     const std::shared_ptr<Capture> c = s->capture;
+    // The legacy stream never captures, but ending it while a blocking stream
+    // of its context captures answers IMPLICIT and invalidates that capture
+    // (as an H100 does).
+    if (!c && s->kind == Stream::Kind::Legacy && invalidate_blocking_locked(s->ctx))
+        return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     if (!c) return CUDA_ERROR_ILLEGAL_STATE;
     if (c->origin != s) {
         c->invalidated = true;
@@ -570,6 +599,7 @@ CUresult graph_launch(CUgraphExec e, CUstream h, bool ptsz) {
             break;
         case Node::Kind::EventWait: r = wait_queued(s, n.event, &seq); break;
         case Node::Kind::HostFn: r = host_func_queued(s, n.fn, n.data, &seq, exec); break;
+        case Node::Kind::MemOp: r = submit(s, n.memop, &seq); break;
         }
         if (r != CUDA_SUCCESS) return r;
         if (seq) {

@@ -95,12 +95,13 @@ CUresult queue_memop(CUstream h, Item::Kind kind, CUdeviceptr addr, cuuint64_t v
     if (r != CUDA_SUCCESS) return r;
     r = check_word(addr);
     if (r != CUDA_SUCCESS) return r;
-    if ((r = capture_memop(s)) != CUDA_SUCCESS) return r;  // not modelled in a capture
     Item it;
     it.kind = kind;
     it.addr = reinterpret_cast<std::uint64_t *>(static_cast<std::uintptr_t>(addr));
     it.value = value;
     it.flags = flags;
+    bool taken = false;  // captured: a node of the graph, not queued now
+    if ((r = capture_memop(s, it, &taken)) != CUDA_SUCCESS || taken) return r;
     std::uint64_t seq = 0;
     return submit(s, std::move(it), &seq);
 }
@@ -134,6 +135,7 @@ CUresult mem_host_alloc(void **pp, std::size_t bytes, unsigned flags) {
     CUresult r = CUDA_SUCCESS;
     if (!require_context(&r)) return r;
     if (!pp || bytes == 0 || (flags & ~kAllocFlags) != 0) return CUDA_ERROR_INVALID_VALUE;
+    if ((r = capture_alloc_call()) != CUDA_SUCCESS) return r;
     const std::size_t rounded = (bytes + 4095) & ~static_cast<std::size_t>(4095);
     void *p = std::aligned_alloc(4096, rounded);
     if (!p) return CUDA_ERROR_OUT_OF_MEMORY;

@@ -116,11 +116,12 @@ struct Event {
 // A node of a graph made by stream capture; it depends on earlier nodes
 // only, so a graph's node order is a topological order.
 struct Node {
-    enum class Kind { EventRecord, EventWait, HostFn };
+    enum class Kind { EventRecord, EventWait, HostFn, MemOp };
     Kind kind = Kind::HostFn;
     std::shared_ptr<Event> event;  // EventRecord, EventWait
     CUhostFn fn = nullptr;         // HostFn
     void *data = nullptr;
+    Item memop;                    // MemOp: the WriteValue or WaitValue item each launch queues
     std::vector<std::size_t> deps;
 };
 
@@ -315,15 +316,17 @@ CUresult capture_event_check(const std::shared_ptr<Event> &ev);
 CUresult capture_elapsed_check(const std::shared_ptr<Event> &a, const std::shared_ptr<Event> &b);
 void capture_forget_event(const std::shared_ptr<Event> &ev);  // recorded by a graph launch
 CUresult capture_unsafe_call();
+// An allocation of pinned memory (cuMemHostAlloc) while a capture goes on.
+CUresult capture_alloc_call();
 CUresult capture_context_sync(Context *ctx);
 // Work queued on the legacy default stream while a blocking stream captures.
 CUresult capture_legacy_check(const Stream &s);
 void capture_stream_gone(const std::shared_ptr<Stream> &s);
-// A stream memory operation (memops.cpp) on a capturing stream: refused
-// (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), as the emulation has no memory
-// nodes; the capture is left valid.
-CUresult capture_memop(const std::shared_ptr<Stream> &s);
-// cuStreamGetDevice and cuStreamGetFlags of a stream taking part in a
+// A stream memory operation (memops.cpp) on a capturing stream becomes a
+// node of its graph (*taken), queued by each launch, in every capture mode
+// (as an H100 captures it).
+CUresult capture_memop(const std::shared_ptr<Stream> &s, const Item &it, bool *taken);
+// cuStreamGetDevice, cuStreamGetFlags and cuStreamGetId of a stream taking part in a
 // capture: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and the capture is
 // invalidated, in every capture mode (as an H100 answers). The other
 // getters (priority, context, capture status) are allowed.

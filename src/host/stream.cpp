@@ -351,6 +351,7 @@ CUresult stream_get_id(CUstream h, unsigned long long *id, bool ptsz) {
     std::shared_ptr<Stream> s;
     CUresult r = resolve_stream(h, ptsz, &s);
     if (r != CUDA_SUCCESS) return r;
+    if ((r = capture_stream_getter(s)) != CUDA_SUCCESS) return r;
     *id = s->id;
     return CUDA_SUCCESS;
 }

@@ -999,6 +999,9 @@ static void test_legacy_wait_in_capture(void) {
     EXPECT(d.StreamBeginCapture(b, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
     EXPECT(d.StreamWaitEvent(NULL, done, 0), CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
     end_capture(b, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    EXPECT(d.StreamBeginCapture(b, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    end_capture(NULL, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT); /* ends nothing; invalidates (GPU transcripts) */
+    end_capture(b, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
     EXPECT(d.EventDestroy(never), CUDA_SUCCESS);
     EXPECT(d.EventDestroy(done), CUDA_SUCCESS);
     EXPECT(d.StreamDestroy(b), CUDA_SUCCESS);
@@ -1012,6 +1015,7 @@ static void test_capture_legality(void) {
     CUstream s, other;
     CUdevice dev = -1;
     unsigned flags = 77;
+    unsigned long long id = 0;
     int i, prio = 77;
     EXPECT(d.PrimaryCtxRetain(&ctx, 0), CUDA_SUCCESS);
     EXPECT(d.CtxPushCurrent(ctx), CUDA_SUCCESS);
@@ -1033,6 +1037,11 @@ static void test_capture_legality(void) {
         end_capture(s, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
         EXPECT(d.StreamBeginCapture(s, modes[i]), CUDA_SUCCESS);
         EXPECT(d.StreamGetFlags(s, &flags), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+        CHECK(cap_of(s) == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+        end_capture(s, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+        EXPECT(d.StreamBeginCapture(s, modes[i]), CUDA_SUCCESS); /* and its id (GPU transcripts) */
+        EXPECT(d.StreamGetId(other, &id), CUDA_SUCCESS);
+        EXPECT(d.StreamGetId(s, &id), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
         CHECK(cap_of(s) == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
         end_capture(s, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
         EXPECT(d.StreamBeginCapture(s, modes[i]), CUDA_SUCCESS);

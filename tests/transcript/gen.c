@@ -32,8 +32,12 @@ static int record_ok(const struct prog *p, int ei, int si) {
   return si >= 0 && p->s[si].live && (p->s[si].nonblock || p->s[si].cap >= 0);
 }
 
+static int stream_ctx(const struct prog *p, int si) {
+  return si >= 0 && p->s[si].live ? p->s[si].ctx : cur_ctx(p);
+}
+
 static int stream_dev(const struct prog *p, int si) {
-  const int ci = si >= 0 && p->s[si].live ? p->s[si].ctx : cur_ctx(p);
+  const int ci = stream_ctx(p, si);
   return ci >= 0 ? p->ctx_dev[ci] : -1;
 }
 
@@ -45,7 +49,20 @@ static int stream_dev(const struct prog *p, int si) {
 static int wait_ok(const struct prog *p, int ei, int si) {
   if (!ev_ipc(p, ei) || ev_state(p, ei) != EV_NONE) return 1;
   const int ec = p->e[ei].ctx;
-  return ec < 0 || stream_dev(p, si) == p->ctx_dev[ec];
+  if (ec < 0) return 1;
+  /* Generator 4: on a stream of another context of the same device too
+   * (SIGSEGV in cuStreamWaitEvent, programs 1650, 1743, 1840, ... of the
+   * generator-3 transcripts). */
+  if (p->generator >= 4) return stream_ctx(p, si) == ec;
+  return stream_dev(p, si) == p->ctx_dev[ec];
+}
+
+/* Generator 4: cuIpcGetEventHandle only with the event's context current.
+ * With another one current (a context made by cuCtxCreate), the driver
+ * crashed (SIGSEGV, program 680 of the generator-3 transcripts, driver
+ * 580.159.04): undefined behaviour, not for a transcript to hold. */
+static int ipc_ok(const struct prog *p, int ei) {
+  return p->generator < 4 || p->e[ei].ctx == cur_ctx(p);
 }
 
 void prog_setup(struct prog *p) {
@@ -189,7 +206,10 @@ static void random_other_op(struct prog *p, unsigned k) {
   case 8: op_release(p); break;
   case 9: {
     int ei = pick_e(p), into = pick_e(p);
-    if (p->e[ei].live) op_ipc(p, ei, into, rnd(p, 8) == 0);
+    if (p->e[ei].live) {
+      const int child = rnd(p, 8) == 0; /* drawn as generator 3 does */
+      if (ipc_ok(p, ei)) op_ipc(p, ei, into, child);
+    }
     break;
   }
   case 10: { int ui = (int)rnd(p, NU); if (!p->u[ui]) op_uobj_create(p, ui, rnd(p, 4) == 0 ? 5 : 1); break; }

@@ -7,7 +7,12 @@
 
 #include "drv.h"
 
-#define TX_GENERATOR "evx-transcript 3"
+/* The generator's version: a change in the programs drawn for a seed makes
+ * a new one. The recorder draws the programs of older versions too
+ * (--generator N, down to TX_GENERATOR_OLDEST), so that the transcripts
+ * recorded with them still replay. */
+#define TX_GENERATOR_NAME "evx-transcript"
+enum { TX_GENERATOR = 4, TX_GENERATOR_OLDEST = 3 };
 enum { NS = 6, NE = 8, NC = 4, NG = 16, NM = 2, NGR = 4, NU = 4 };
 /* Stream operands that are not slots. */
 enum { S_NULL = -1, S_LEGACY = -2, S_PTDS = -3 };
@@ -33,6 +38,7 @@ struct prog {
   unsigned long long rng;
   long index, calls;
   int ndev, stale_ok;
+  int generator; /* the version whose programs are drawn */
   const char *driver; /* for a child process */
   CUdevice dev[2];
   struct sslot s[NS];

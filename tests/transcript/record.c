@@ -23,19 +23,21 @@
 #include "ipc_child.h"
 #include "ops.h"
 
-/* A program takes well under a second; one past this hangs. */
-enum { PROGRAM_SECONDS = 10, MAX_JOBS = 64 };
+/* A program takes well under a second alone; with several jobs the
+ * driver serialises context creation and destruction, so a program may wait
+ * on the others' for seconds. One past this hangs. */
+enum { PROGRAM_SECONDS = 30, MAX_JOBS = 64 };
 
 struct opts {
   unsigned long long seed;
   long programs, only;
-  int devices, stale, legality, jobs;
+  int devices, stale, legality, jobs, generator;
   const char *driver, *out;
 };
 
 static int parse(int argc, char **argv, struct opts *o) {
   *o = (struct opts){.seed = 1, .programs = 100, .only = -1, .devices = 1, .stale = 1,
-                     .legality = 1, .jobs = 1, .out = "-"};
+                     .legality = 1, .jobs = 1, .generator = TX_GENERATOR, .out = "-"};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--no-stale")) o->stale = 0;
@@ -47,11 +49,14 @@ static int parse(int argc, char **argv, struct opts *o) {
     else if (!strcmp(a, "--driver")) o->driver = v, i++;
     else if (!strcmp(a, "--only")) o->only = strtol(v, NULL, 0), i++;
     else if (!strcmp(a, "--jobs")) o->jobs = atoi(v), i++;
+    else if (!strcmp(a, "--generator")) o->generator = atoi(v), i++;
     else if (!strcmp(a, "-o")) o->out = v, i++;
     else return fprintf(stderr, "record: unknown option %s\n", a), 2;
   }
   if (!o->driver) return fprintf(stderr, "record: --driver PATH is required\n"), 2;
   if (o->devices < 1 || o->devices > 2) return fprintf(stderr, "record: --devices is 1 or 2\n"), 2;
+  if (o->generator < TX_GENERATOR_OLDEST || o->generator > TX_GENERATOR)
+    return fprintf(stderr, "record: --generator is %d to %d\n", TX_GENERATOR_OLDEST, TX_GENERATOR), 2;
   if (o->jobs < 1 || o->jobs > MAX_JOBS) return fprintf(stderr, "record: --jobs is 1 to %d\n", MAX_JOBS), 2;
   return 0;
 }
@@ -87,8 +92,8 @@ static void header(FILE *f, const struct opts *o, const char *gpu, long total) {
   strftime(date, sizeof date, "%Y-%m-%d", gmtime(&t));
   const char *base = strrchr(o->driver, '/');
   fprintf(f, "# evx driver transcript: docs/host-emulation.md, \"Transcripts\"\n");
-  fprintf(f, "generator %s\ndriver %s\ndriver_version %d\ngpu %s\ndevices %d\ndevice_count %d\ndate %s\n",
-          TX_GENERATOR, base ? base + 1 : o->driver, D.version, gpu, o->devices, device_count,
+  fprintf(f, "generator %s %d\ndriver %s\ndriver_version %d\ngpu %s\ndevices %d\ndevice_count %d\ndate %s\n",
+          TX_GENERATOR_NAME, o->generator, base ? base + 1 : o->driver, D.version, gpu, o->devices, device_count,
           date);
   fprintf(f, "seed %llu\nprograms %ld\nstale %d\nlegality %d\n", o->seed, o->programs, o->stale,
           o->legality);
@@ -123,6 +128,7 @@ static int worker(const struct opts *o, int fd, long from, long to, long total, 
   if (!p.out) return perror("record: output"), 1;
   setvbuf(p.out, NULL, _IOLBF, 0); /* what ran before a crash is kept */
   p.stale_ok = o->stale;
+  p.generator = o->generator;
   p.driver = o->driver;
   if (from == 0) header(p.out, o, gpu, total);
   tx_helper_start();

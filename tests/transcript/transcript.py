@@ -53,8 +53,24 @@ def parse(text):
     return header, programs, order
 
 
+def crash_at(lines):
+    """(index of the CRASH line, its signal), or (None, None)."""
+    for i, l in enumerate(lines):
+        if l.startswith("  CRASH "):
+            return i, l.split()[1]
+    return None, None
+
+
 def crashed(lines):
-    return any(l.startswith("  CRASH ") for l in lines)
+    return crash_at(lines)[0] is not None
+
+
+def compared(lines):
+    """The lines a replay must equal: all of them, or for a program that
+    crashed its recorder the prefix before the CRASH line (real driver
+    answers); what came after was never recorded."""
+    i, _ = crash_at(lines)
+    return lines if i is None else lines[:i]
 
 
 def record(recorder, driver, header, out, jobs=1):
@@ -62,6 +78,9 @@ def record(recorder, driver, header, out, jobs=1):
             "--devices", header["devices"], "--driver", driver, "-o", out, "--jobs", str(jobs)]
     if header.get("stale") == "0":
         args.append("--no-stale")
+    name, _, version = header.get("generator", "").partition(" ")
+    if name == "evx-transcript" and version.isdigit():
+        args += ["--generator", version]  # draws that version's programs
     if header.get("legality") == "0":
         args.append("--no-legality")
     # the emulation plays a machine of as many devices as the recorded one
@@ -71,29 +90,49 @@ def record(recorder, driver, header, out, jobs=1):
 
 
 def differences(expected, got):
-    """The programs whose lines differ (missing ones included), shortest
-    first. A program that crashed its recorder differs even from the same
-    crash: a crash is to be found out, never matched."""
+    """The programs whose compared lines differ (missing ones included),
+    shortest first. A crashed program is compared on its prefix before the
+    crash; a replay that crashes there too differs (a crash is to be found
+    out, never matched)."""
     _, exp, order = expected
     _, gotp, _ = got
-    diff = [k for k in order if k not in gotp or gotp[k] != exp[k] or crashed(exp[k][1])]
+
+    def same(k):
+        return gotp[k][0] == exp[k][0] and first_difference(exp[k][1], gotp[k][1]) is None
+    diff = [k for k in order if k not in gotp or not same(k)]
     return sorted(diff, key=lambda k: (len(exp[k][1]), k))
+
+
+def first_difference(recorded, have):
+    """The index of the first line where a replay differs from a recorded
+    program, or None. A crashed recording is compared up to its CRASH line:
+    the replay must match that prefix and not crash there itself."""
+    want = compared(recorded)
+    cut = len(want) < len(recorded)
+    for i in range(max(len(want), len(have))):
+        if i >= len(have):
+            return i
+        if i >= len(want):
+            return None if cut and not have[i].startswith("  CRASH ") else i
+        if want[i] != have[i]:
+            return i
+    return None
 
 
 def show(k, expected, got, seed):
     _, exp, _ = expected
     _, gotp, _ = got
-    want = exp[k][1]
+    want = compared(exp[k][1])
     have = gotp.get(k, ("", ["(program missing: the recorder stopped before it)"]))[1]
     print("shortest differing program: %d (%s, seed %s), %d lines" % (k, exp[k][0], seed, len(want)))
-    first = next((i for i in range(max(len(want), len(have)))
-                  if i >= len(want) or i >= len(have) or want[i] != have[i]), None)
+    first = first_difference(exp[k][1], have)
     for i, line in enumerate(want):
         mark = ">>" if i == first else "  "
         print("%s %s" % (mark, line))
     if first is not None:
         print("first difference, line %d:" % (first + 1))
-        print("  expected: %s" % (want[first] if first < len(want) else "(nothing)"))
+        rec = exp[k][1]
+        print("  expected: %s" % (rec[first] if first < len(rec) else "(nothing)"))
         print("  got:      %s" % (have[first] if first < len(have) else "(nothing)"))
 
 
@@ -116,10 +155,12 @@ def replay_one(recorder, driver, path, device_count=None):
     total = header.get("total_programs")
     if total and int(total) != len(expected[2]):
         print("%s: cut short: %d of %s programs complete" % (path, len(expected[2]), total))
-    crashes = [k for k in expected[2] if crashed(expected[1][k][1])]
-    if crashes:
-        print("%s: the recorder crashed in program(s) %s: each is a difference" %
-              (path, " ".join(map(str, crashes[:40]))))
+    sigs = [crash_at(expected[1][k][1])[1] for k in expected[2]]
+    alarms = sum(1 for s in sigs if s == "SIGALRM")
+    crashes = sum(1 for s in sigs if s and s != "SIGALRM")
+    if alarms or crashes:
+        print("%s: %d programs ended in a recorder time-out, %d in a driver crash: "
+              "their recorded prefixes compared" % (path, alarms, crashes))
     print("%s: %d programs, %d differ (%s, %s device(s), driver %s)" %
           (path, len(expected[2]), len(diff), header.get("gpu"), header.get("devices"),
            header.get("driver_version")))
@@ -172,7 +213,13 @@ def cmd_selftest(a):
         crash = "\n".join(text.splitlines()[:start_of(text, progs, short) + 3] +
                           ["  CRASH SIGSEGV", "end %d" % short])
         cut = parse(crash)
-        ok &= check(differences(cut, cut) == [short], "a crashed program differs, even from itself")
+        ok &= check(differences(cut, (h, progs, order)) == [],
+                    "a crashed program's prefix is compared, not what follows the crash")
+        ok &= check(differences(cut, cut) == [short], "a replay that crashes there too differs")
+        bad = crash.splitlines()
+        bad[start_of(text, progs, short) + 2] += " (changed)"
+        ok &= check(differences(parse("\n".join(bad)), (h, progs, order)) == [short],
+                    "a changed line in a crashed program's prefix is found")
         ok &= check(parse(crash.rsplit("\n", 2)[0])[2] == cut[2][:-1],
                     "a transcript cut short keeps its complete programs only")
         with open(mutated, "w") as f:
