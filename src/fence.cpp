@@ -491,6 +491,21 @@ void drop_new_fence(Fence *f) {
     delete f;
 }
 
+// An export of an interprocess fence (a handle or a descriptor): `op` on
+// the live fence, refused for a fence made without EVX_FENCE_INTERPROCESS.
+template <class Op>
+evx_status_t on_exported(const char *fn, evx_fence_t fence, Op op) {
+    return with_live(fn, fence, kFence, "fence", [&](Slot &slot) -> evx_status_t {
+        const Fence *f = static_cast<const Fence *>(slot.obj);
+        if (!(f->flags & EVX_FENCE_INTERPROCESS))
+            return fail(EVX_ERROR_INVALID_HANDLE,
+                        "%s: fence 0x%" PRIx64 " was created without EVX_FENCE_INTERPROCESS: "
+                        "only such a fence can be exported",
+                        fn, handle_value(fence));
+        return op(f);
+    });
+}
+
 }  // namespace
 
 }  // namespace evx
@@ -601,15 +616,7 @@ EVX_API evx_status_t evx_fence_export_fd(evx_fence_t fence, int *fd_out) {
     static const char fn[] = "evx_fence_export_fd";
     if (!fd_out) return fail(EVX_ERROR_INVALID_VALUE, "%s: fd_out (the out-pointer) is NULL", fn);
     *fd_out = -1;
-    return with_live(fn, fence, kFence, "fence", [&](Slot &slot) -> evx_status_t {
-        const Fence *f = static_cast<const Fence *>(slot.obj);
-        if (!(f->flags & EVX_FENCE_INTERPROCESS))
-            return fail(EVX_ERROR_INVALID_HANDLE,
-                        "%s: fence 0x%" PRIx64 " was created without EVX_FENCE_INTERPROCESS: "
-                        "only such a fence can be exported",
-                        fn, handle_value(fence));
-        return fence_ipc_export_fd(fn, f, fd_out);
-    });
+    return on_exported(fn, fence, [&](const Fence *f) { return fence_ipc_export_fd(fn, f, fd_out); });
 }
 
 EVX_API evx_status_t evx_fence_destroy(evx_fence_t fence) {
@@ -759,13 +766,7 @@ EVX_API evx_status_t evx_fence_wait_host(evx_fence_t fence, uint64_t value, uint
 EVX_API evx_status_t evx_fence_get_ipc_handle(evx_fence_t fence, evx_ipc_fence_handle_t *out) {
     static const char fn[] = "evx_fence_get_ipc_handle";
     if (!out) return fail(EVX_ERROR_INVALID_VALUE, "%s: out (the out-pointer) is NULL", fn);
-    return with_live(fn, fence, kFence, "fence", [&](Slot &slot) -> evx_status_t {
-        const Fence *f = static_cast<const Fence *>(slot.obj);
-        if (!(f->flags & EVX_FENCE_INTERPROCESS))
-            return fail(EVX_ERROR_INVALID_HANDLE,
-                        "%s: fence 0x%" PRIx64 " was created without EVX_FENCE_INTERPROCESS: "
-                        "only such a fence can be exported",
-                        fn, handle_value(fence));
+    return on_exported(fn, fence, [&](const Fence *f) -> evx_status_t {
         fence_ipc_handle(f, out->reserved, sizeof out->reserved);
         return EVX_SUCCESS;
     });
