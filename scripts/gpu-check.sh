@@ -31,7 +31,8 @@
 # program may make a context or start an IPC child process, and with 24 jobs
 # the driver's context creation and destruction, serialised, made programs run
 # past the recorder's per-program alarm), on one device and, with two GPUs,
-# on two; prints the programs and calls recorded; writes them to $OUT/transcripts, then replays each
+# on two; prints where the recording's time went (--timing: the costliest
+# entry points, per job) and the programs and calls recorded; writes them to $OUT/transcripts, then replays each
 # against libevx-host.so and prints the difference count (the stage fails on
 # any difference; a program that crashed the recorder, CRASH <signal>, is
 # compared up to the crash and counted apart).
@@ -222,7 +223,7 @@ for stage in $stages; do
       rc=0
       env -u EVX_DRIVER timeout "${EVX_TRANSCRIPT_SECONDS:-175}" "$rec" \
         --seed "${EVX_TRANSCRIPT_SEED:-1}" --programs "${EVX_TRANSCRIPT_PROGRAMS:-2000}" \
-        --jobs "${EVX_TRANSCRIPT_JOBS:-4}" \
+        --jobs "${EVX_TRANSCRIPT_JOBS:-4}" --timing \
         --devices "$d" --driver libcuda.so.1 ${EVX_TRANSCRIPT_ARGS:-} -o "$tfile" || rc=$?
       echo "recorded in $(( $(date +%s) - t0 )) s (exit $rc): $tfile"
       echo "programs: $(grep -c '^end ' "$tfile"), calls: $(grep -cE '^  (T )?cu|^  child\(' "$tfile")," \

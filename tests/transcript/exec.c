@@ -2,7 +2,9 @@
  * writing its transcript line. */
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "prog.h"
 
@@ -73,12 +75,53 @@ static CUresult dispatch(struct call *c) {
   return CUDA_ERROR_UNKNOWN;
 }
 
+/* The call each thread is in (F_COUNT: none), read by the recorder's
+ * signal handler to say where a program hung or crashed; and, with
+ * --timing, the time spent in each entry point, to say where a recording's
+ * time goes on a real driver. */
+volatile sig_atomic_t tx_in_call[2] = {F_COUNT, F_COUNT};
+int tx_timing;
+static double spent[2][F_COUNT];
+static long made[2][F_COUNT];
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 static void run_here(struct call *c) {
   if (!tx_entry_present(c->f)) {
     c->missing = 1;
     return;
   }
+  const int th = c->th ? 1 : 0;
+  const double t0 = tx_timing ? now_s() : 0.0;
+  tx_in_call[th] = c->f;
   c->r = dispatch(c);
+  tx_in_call[th] = F_COUNT;
+  if (tx_timing) spent[th][c->f] += now_s() - t0, made[th][c->f]++;
+}
+
+static int by_time(const void *a, const void *b) {
+  const double x = spent[0][*(const int *)a] + spent[1][*(const int *)a];
+  const double y = spent[0][*(const int *)b] + spent[1][*(const int *)b];
+  return (x < y) - (x > y);
+}
+
+void tx_timing_report(FILE *f) {
+  int order[F_COUNT];
+  double total = 0;
+  for (int i = 0; i < F_COUNT; i++) order[i] = i, total += spent[0][i] + spent[1][i];
+  qsort(order, F_COUNT, sizeof order[0], by_time);
+  fprintf(f, "record: %.3f s in driver calls; the 12 costliest entry points:\n", total);
+  for (int k = 0; k < 12 && k < F_COUNT; k++) {
+    const int i = order[k];
+    const long n = made[0][i] + made[1][i];
+    if (!n) break;
+    fprintf(f, "record:   %-34s %8ld calls %9.3f s %10.1f us each\n", tx_entry_name(i), n,
+            spent[0][i] + spent[1][i], 1e6 * (spent[0][i] + spent[1][i]) / (double)n);
+  }
 }
 
 static void *helper_main(void *arg) {

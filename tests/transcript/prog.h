@@ -3,6 +3,7 @@
 #ifndef EVX_TRANSCRIPT_PROG_H
 #define EVX_TRANSCRIPT_PROG_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "drv.h"
@@ -92,6 +93,12 @@ struct call {
   CUresult r;
   int missing;
 };
+
+/* The entry point each of the two threads is in (F_COUNT: none). */
+extern volatile sig_atomic_t tx_in_call[2];
+/* --timing: time each entry point; tx_timing_report prints the costliest. */
+extern int tx_timing;
+void tx_timing_report(FILE *f);
 
 /* Runs c on its thread (c->th) and waits for it. */
 void tx_exec(struct call *c);

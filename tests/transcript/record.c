@@ -3,10 +3,14 @@
  * "Transcripts").
  *
  *   record --seed S --programs N --devices D --driver PATH -o FILE
- *          [--no-stale] [--no-legality] [--only K] [--jobs N]
+ *          [--no-stale] [--no-legality] [--only K] [--jobs N] [--timing]
  *
  * --jobs N: N processes record contiguous ranges of the programs at once,
  * each with its own driver context; the transcript is the same for any N.
+ * --timing: each worker prints to stderr where its time went (the costliest
+ * entry points, and programs per second). A worker that a signal kills (a
+ * crash, or a program past its time) says in which entry point each of its
+ * threads was.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +45,7 @@ static int parse(int argc, char **argv, struct opts *o) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--no-stale")) o->stale = 0;
+    else if (!strcmp(a, "--timing")) tx_timing = 1;
     else if (!strcmp(a, "--no-legality")) o->legality = 0;
     else if (!v) return fprintf(stderr, "record: %s needs a value\n", a), 2;
     else if (!strcmp(a, "--seed")) o->seed = strtoull(v, NULL, 0), i++;
@@ -117,6 +122,36 @@ static void run_one(struct prog *p, const struct opts *o, long k) {
   fprintf(p->out, "end %ld\n", k);
 }
 
+static volatile long *g_cur; /* the worker's program, for on_fatal */
+
+static void say(const char *s) {
+  for (size_t n = strlen(s); n;) {
+    ssize_t w = write(2, s, n);
+    if (w <= 0) return;
+    s += w, n -= (size_t)w;
+  }
+}
+
+/* Async-signal-safe: names the program and the entry points the worker's
+ * threads are in, then dies of the same signal, as the supervisor expects. */
+static void on_fatal(int sig) {
+  char num[24];
+  int i = (int)sizeof num - 1;
+  long k = g_cur ? *g_cur : -1;
+  num[i] = 0;
+  do num[--i] = (char)('0' + (k < 0 ? 0 : k % 10)), k /= 10; while (k > 0 && i > 0);
+  say(sig == SIGALRM ? "record: program " : "record: a signal in program ");
+  say(num + i);
+  for (int t = 0; t < 2; t++) {
+    const int f = tx_in_call[t];
+    say(t ? ", helper thread in " : ": main thread in ");
+    say(f >= 0 && f < F_COUNT ? tx_entry_name(f) : "no driver call");
+  }
+  say(sig == SIGALRM ? " (out of time)\n" : "\n");
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 /* A worker: loads and initialises the driver (never before the fork: a
  * CUDA driver is unusable in a child forked after cuInit), then runs the
  * programs from `from` on, telling the parent through *cur which one runs. */
@@ -131,6 +166,11 @@ static int worker(const struct opts *o, int fd, long from, long to, long total, 
   p.generator = o->generator;
   p.driver = o->driver;
   if (from == 0) header(p.out, o, gpu, total);
+  g_cur = cur;
+  const int fatal[] = {SIGALRM, SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+  for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) signal(fatal[i], on_fatal);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   tx_helper_start();
   for (long k = from; k < to; k++) {
     if (o->only >= 0 && o->only != k) continue;
@@ -141,8 +181,11 @@ static int worker(const struct opts *o, int fd, long from, long to, long total, 
   }
   *cur = -1;
   tx_helper_stop();
-  fprintf(stderr, "record: %ld programs from %ld, %ld calls\n", o->only < 0 ? to - from : 1,
-          from, p.calls);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  const double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  fprintf(stderr, "record: %ld programs from %ld, %ld calls, %.1f s\n", o->only < 0 ? to - from : 1,
+          from, p.calls, secs);
+  if (tx_timing) tx_timing_report(stderr);
   return fclose(p.out) ? 1 : 0;
 }
 
