@@ -447,7 +447,7 @@ static uint64_t settle_pending(uint64_t *kept)
  * cuMemFreeHost take far longer than the emulation's), and 100,000 cycles
  * outlast the per-case limit; the pinned count is the emulation's alone, so
  * there the loop checks only that nothing stays pending or kept. */
-#define RECLAIM_CYCLES_REAL_DRIVER 5000
+#define RECLAIM_CYCLES_REAL_DRIVER 500
 
 /* A server's loop: create, signal, wait, destroy, 100,000 times. It ends
  * with as much pinned memory as it started with, and nothing pending. */

@@ -196,7 +196,11 @@ static void random_other_op(struct prog *p, unsigned k) {
     if (p->m[mi].live && (si < 0 ? 0 : p->s[si].live && (p->s[si].nonblock || p->s[si].cap >= 0)))
       op_wait_value(p, si, mi, rnd(p, 2), 0);
     break;
-  case 4: if (!p->ctx_live[ci]) op_ctx_create(p, ci, (int)rnd(p, (unsigned)p->ndev), rnd(p, 6) == 0 ? 99 : 0); break;
+  case 4: /* generator 5: 1 in 8 as often (a context costs the driver up to a
+           * second to make and to destroy, most of a recording's time) */
+    if (!p->ctx_live[ci] && (p->generator < 5 || rnd(p, 8) == 0))
+      op_ctx_create(p, ci, (int)rnd(p, (unsigned)p->ndev), rnd(p, 6) == 0 ? 99 : 0);
+    break;
   case 5: /* not under the top of the stack: a pop would make it current again */
     if (p->ctx_live[ci] && !any_blocked(p) && !any_capturing(p) && !stacked_below(p, ci))
       op_ctx_destroy(p, ci);

@@ -8,6 +8,6 @@ void prog_random(struct prog *p, int len);
 /* The probe program (probe.c). */
 void prog_probe(struct prog *p);
 /* The capture-legality programs: entry x mode x place. */
-int legality_count(void);
+int legality_count(int generator);
 void prog_legality(struct prog *p, int k);
 #endif

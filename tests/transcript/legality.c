@@ -1,7 +1,9 @@
 /* The capture-legality programs: for each entry point evx loads, each
  * capture mode and each place (the capturing stream; another stream;
  * another stream from another thread), one call made while s0 captures,
- * then whether s0's capture survived it. */
+ * then whether s0's capture survived it. Generator 5 adds a fourth place,
+ * the legacy default stream, with s0 a blocking stream (the legacy stream
+ * synchronizes with it, so a call there may touch s0's capture). */
 #include <stddef.h>
 
 #include "gen.h"
@@ -19,10 +21,13 @@ static const int k_entries[] = {
     F_MemHostAlloc, F_MemHostGetDevicePointer, F_UserObjectCreate,
     F_ThreadExchangeStreamCaptureMode,
 };
-enum { NENTRY = sizeof k_entries / sizeof k_entries[0], NMODE = 3, NPLACE = 3 };
-static const char *k_places[NPLACE] = {"capturing-stream", "other-stream", "other-thread"};
+enum { NENTRY = sizeof k_entries / sizeof k_entries[0], NMODE = 3, NPLACE = 4 };
+static const char *k_places[NPLACE] = {"capturing-stream", "other-stream", "other-thread",
+                                       "legacy-stream"};
 
-int legality_count(void) { return NENTRY * NMODE * NPLACE; }
+static int places(int generator) { return generator >= 5 ? NPLACE : NPLACE - 1; }
+
+int legality_count(int generator) { return NENTRY * NMODE * places(generator); }
 
 /* The one call, on stream si from thread th. Fixtures: e0, e1 recorded and
  * complete, e2 interprocess, e3 free, m0 pinned memory, s2 spare. */
@@ -61,9 +66,10 @@ static void probe(struct prog *p, int f, int si, int th) {
 }
 
 void prog_legality(struct prog *p, int k) {
-  int f = k_entries[k / (NMODE * NPLACE)], mode = k / NPLACE % NMODE, place = k % NPLACE;
+  const int np = places(p->generator);
+  int f = k_entries[k / (NMODE * np)], mode = k / np % NMODE, place = k % np;
   fprintf(p->out, "  # legality %s %s %s\n", tx_entry_name(f), mode_name(mode), k_places[place]);
-  for (int i = 0; i < 3; i++) op_stream_create(p, i, 1, 0, 0);
+  for (int i = 0; i < 3; i++) op_stream_create(p, i, i == 0 && place == 3 ? 0 : 1, 0, 0);
   for (int i = 0; i < 4; i++) op_event_create(p, i, i == 2 ? 6 : 0, 0);
   op_record(p, 0, 1, 0, 0, 0);
   op_record(p, 1, 1, 0, 0, 0);
@@ -72,7 +78,7 @@ void prog_legality(struct prog *p, int k) {
   op_release(p);
   op_begin(p, 0, mode, 0);
   tx_note(p, "probe");
-  probe(p, f, place == 0 ? 0 : 1, place == 2);
+  probe(p, f, place == 0 ? 0 : place == 3 ? S_LEGACY : 1, place == 2);
   tx_note(p, "check");
   op_getter(p, F_StreamIsCapturing, 0, 0, 0);
   op_end(p, 0, 0);

@@ -13,7 +13,7 @@
  * (--generator N, down to TX_GENERATOR_OLDEST), so that the transcripts
  * recorded with them still replay. */
 #define TX_GENERATOR_NAME "evx-transcript"
-enum { TX_GENERATOR = 4, TX_GENERATOR_OLDEST = 3 };
+enum { TX_GENERATOR = 5, TX_GENERATOR_OLDEST = 3 };
 enum { NS = 6, NE = 8, NC = 4, NG = 16, NM = 2, NGR = 4, NU = 4 };
 /* Stream operands that are not slots. */
 enum { S_NULL = -1, S_LEGACY = -2, S_PTDS = -3 };
@@ -119,4 +119,5 @@ const char *capstatus_name(CUstreamCaptureStatus st);
 const char *mode_name(int mode);
 
 unsigned rnd(struct prog *p, unsigned n);
+unsigned long long tx_mix(unsigned long long z); /* splitmix64's finalizer */
 #endif

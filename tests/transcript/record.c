@@ -112,6 +112,10 @@ static void run_one(struct prog *p, const struct opts *o, long k) {
   long nrand = o->programs;
   p->index = k;
   p->rng = o->seed * 0x100000001b3ULL + (unsigned long long)k * 0x9e3779b97f4a7c15ULL;
+  /* Up to generator 4 program k+1 drew program k's numbers shifted by one
+   * (rnd adds the same constant per draw), so neighbouring programs were
+   * near copies; from 5, each program's start is mixed from (seed, k). */
+  if (o->generator >= 5) p->rng = tx_mix(tx_mix(o->seed) ^ (unsigned long long)k);
   const char *kind = k < nrand ? "random" : k == nrand ? "probe" : "legality";
   fprintf(p->out, "program %ld %s\n", k, kind);
   prog_setup(p);
@@ -306,7 +310,7 @@ int main(int argc, char **argv) {
   if (rc) return rc;
   int fd = strcmp(o.out, "-") ? open(o.out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : 1;
   if (fd < 0) return perror(o.out), 1;
-  long total = o.programs + 1 + (o.legality ? legality_count() : 0); /* + the probe */
+  long total = o.programs + 1 + (o.legality ? legality_count(o.generator) : 0); /* + the probe */
   rc = o.jobs > 1 ? run_jobs(&o, fd, total) : supervise(&o, fd, 0, total, total);
   if (fd != 1 && close(fd)) return perror(o.out), 1;
   return rc;

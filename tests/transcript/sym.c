@@ -63,6 +63,13 @@ const char *mode_name(int mode) {
   return "BAD_MODE";
 }
 
+unsigned long long tx_mix(unsigned long long z) {
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
 unsigned rnd(struct prog *p, unsigned n) {
   /* splitmix64: the same programs from the same seed everywhere */
   unsigned long long z = (p->rng += 0x9e3779b97f4a7c15ULL);

@@ -269,7 +269,9 @@ def table(path):
     cells = legality(path)
     h = parse(read_text(path))[0]
     modes = ["GLOBAL", "THREAD_LOCAL", "RELAXED"]
-    places = ["capturing-stream", "other-stream", "other-thread"]
+    seen = {p for (_, _, p) in cells}
+    places = [p for p in ("capturing-stream", "other-stream", "other-thread", "legacy-stream")
+              if p in seen]
     out = ["From %s (%s, driver %s, %s). Each cell: the call's status made while "
            "s0 captures; **inv**: s0's capture was invalidated by it." %
            (os.path.basename(path), h.get("gpu"), h.get("driver_version"), h.get("date")), "",
