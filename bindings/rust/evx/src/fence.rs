@@ -83,7 +83,8 @@ impl Device {
         let mut raw: sys::evx_fence_t = ptr::null_mut();
         // SAFETY: evx only reads the descriptor and duplicates it (fence.h);
         // the borrow keeps it open for the call.
-        check(unsafe { sys::evx_device_import_fence_fd(self.ordinal(), fd.as_raw_fd(), &mut raw) })?;
+        let (dev, raw_fd) = (self.ordinal(), fd.as_raw_fd());
+        check(unsafe { sys::evx_device_import_fence_fd(dev, raw_fd, &mut raw) })?;
         Ok(Fence { raw })
     }
 }
@@ -128,7 +129,8 @@ pub struct ReclaimCount {
     pub pending: u64,
     /// Fences whose memory is kept for the life of the process: evx could
     /// not follow the operations queued on them (more than 8 streams, a
-    /// per-thread default stream, or a stream destroyed before the fence).
+    /// per-thread default stream, or a stream whose event the driver
+    /// refused; see docs/fences.md).
     pub kept: u64,
 }
 

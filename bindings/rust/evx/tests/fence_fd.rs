@@ -8,8 +8,6 @@
 // the peer imports it, sees the value the parent's stream signalled, and
 // signals one the parent's stream waits for.
 
-mod common;
-
 use std::io::{self, BufRead, BufReader};
 use std::os::unix::io::AsFd;
 use std::process::{Command, Stdio};
@@ -18,14 +16,14 @@ use std::sync::Arc;
 use std::time::Duration;
 use std::{env, fs};
 
-use evx::sys;
+use evx::{sys, Device};
 
 const CHILD_VAR: &str = "EVX_RUST_FENCE_FD_CHILD";
 const TAG: &str = "EVXPEER ";
 
 #[test]
 fn import_in_the_exporting_process_refused() {
-    let dev = common::dev();
+    let dev = Device::new(0).unwrap();
     let fence = dev.create_fence(4, true).unwrap();
     let fd = fence.export_fd().unwrap();
     let e = dev.import_fence_fd(fd.as_fd()).unwrap_err();
@@ -46,7 +44,7 @@ fn import_in_the_exporting_process_refused() {
 
 #[test]
 fn peer_process_imports_the_descriptor() {
-    let dev = common::dev();
+    let dev = Device::new(0).unwrap();
     let (a, b) = (dev.create_stream(0, true).unwrap(), dev.create_stream(0, true).unwrap());
     let fence = dev.create_fence(0, true).unwrap();
     let passed = Arc::new(AtomicBool::new(false));
@@ -65,7 +63,7 @@ fn peer_process_imports_the_descriptor() {
         .expect("run the peer");
     let lines: Vec<String> = BufReader::new(child.stdout.take().unwrap())
         .lines()
-        .flatten()
+        .map_while(|l| l.ok())
         .filter_map(|l| l.find(TAG).map(|at| l[at + TAG.len()..].to_string()))
         .collect();
     let ok = child.wait().unwrap().success();
@@ -86,7 +84,7 @@ fn peer_process_imports_the_descriptor() {
 fn fd_peer_child() {
     assert!(env::var(CHILD_VAR).is_ok(), "run by peer_process_imports_the_descriptor");
     let stdin = io::stdin();
-    let g = common::dev().import_fence_fd(stdin.as_fd()).unwrap();
+    let g = Device::new(0).unwrap().import_fence_fd(stdin.as_fd()).unwrap();
     assert!(g.wait(2, Some(Duration::from_secs(30))).unwrap(), "the parent's 2 never came");
     println!("{}seen {}", TAG, g.value().unwrap());
     g.signal_host(3).unwrap();
