@@ -7,6 +7,7 @@ use std::error::Error;
 use std::io;
 use std::os::unix::io::AsFd;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use evx::{Device, Fence, WaitFlags};
 
@@ -15,21 +16,26 @@ fn main() -> Result<(), Box<dyn Error>> {
     if std::env::args().nth(1).as_deref() == Some("peer") {
         // evx keeps a duplicate of its own: stdin stays the caller's
         let fence = dev.import_fence_fd(io::stdin().as_fd())?;
-        fence.wait(1, None)?; // the maker's host signal
-        fence.signal_host(2)?;
-        return Ok(());
+        if !fence.wait(1, Some(Duration::from_secs(30)))? {
+            return Err("the maker's 1 never came".into());
+        }
+        return Ok(fence.signal_host(2)?);
     }
     let s = dev.create_stream(0, true)?;
     let fence = dev.create_fence(0, true)?; // interprocess
-    s.wait_fence(&fence, 2)?; // queued before the peer's signal
     let fd = fence.export_fd()?; // an OwnedFd, closed here once the peer has it
     let mut peer = Command::new(std::env::current_exe()?)
         .arg("peer")
         .stdin(Stdio::from(fd))
         .spawn()?;
+    s.wait_fence(&fence, 2)?; // queued before the peer's signal, which waits for 1
     fence.signal_host(1)?;
-    s.synchronize()?; // returns once the peer signalled 2
-    assert!(peer.wait()?.success());
+    let status = peer.wait()?;
+    if !fence.wait(2, Some(Duration::ZERO))? {
+        fence.signal_host(2)?; // leave no queued wait that nothing releases
+        return Err(format!("the peer did not signal 2 ({})", status).into());
+    }
+    s.synchronize()?;
     println!("value {}", fence.value()?);
 
     // A wait that first flushes remote (GPUDirect RDMA) writes, where the
