@@ -18,6 +18,8 @@
 //! # Ok::<(), evx::Status>(())
 //! ```
 
+use std::os::raw::{c_int, c_uint};
+use std::os::unix::io::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::ptr;
 use std::time::Duration;
 
@@ -69,6 +71,67 @@ impl Device {
         check(unsafe { sys::evx_device_open_ipc_fence(self.ordinal(), &h, &mut raw) })?;
         Ok(Fence { raw })
     }
+
+    /// Opens, as a fence of this device, the fence whose descriptor
+    /// [`Fence::export_fd`] gave in another process (received over a Unix
+    /// socket, or inherited). Borrowed: evx keeps a duplicate of its own,
+    /// so the caller may close `fd` at once. A descriptor that is not a
+    /// fence's page is refused (`EVX_ERROR_INVALID_VALUE`, with the reason),
+    /// and so is a fence made by this same process
+    /// (`EVX_ERROR_INVALID_CONTEXT`).
+    pub fn import_fence_fd(self, fd: BorrowedFd<'_>) -> Result<Fence> {
+        let mut raw: sys::evx_fence_t = ptr::null_mut();
+        // SAFETY: evx only reads the descriptor and duplicates it (fence.h);
+        // the borrow keeps it open for the call.
+        let (dev, raw_fd) = (self.ordinal(), fd.as_raw_fd());
+        check(unsafe { sys::evx_device_import_fence_fd(dev, raw_fd, &mut raw) })?;
+        Ok(Fence { raw })
+    }
+}
+
+/// Flags of [`Stream::wait_fence_with`] (`EVX_FENCE_WAIT_*`), combined with
+/// `|`. Only the flags evx knows can be made.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct WaitFlags(c_uint);
+
+impl WaitFlags {
+    /// None: the wait of [`Stream::wait_fence`].
+    pub const DEFAULT: WaitFlags = WaitFlags(sys::EVX_FENCE_WAIT_DEFAULT as c_uint);
+    /// Before the wait, flush the writes that remote peers (GPUDirect RDMA)
+    /// made to the device (`CU_STREAM_WAIT_VALUE_FLUSH`). A stream of a
+    /// device that reports `CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES` = 0
+    /// refuses it with `EVX_ERROR_NOT_SUPPORTED`.
+    pub const FLUSH: WaitFlags = WaitFlags(sys::EVX_FENCE_WAIT_FLUSH as c_uint);
+
+    /// The `EVX_FENCE_WAIT_*` bits.
+    pub fn bits(self) -> c_uint {
+        self.0
+    }
+
+    /// Whether every bit of `other` is set.
+    pub fn contains(self, other: WaitFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+impl std::ops::BitOr for WaitFlags {
+    type Output = WaitFlags;
+    fn bitor(self, rhs: WaitFlags) -> WaitFlags {
+        WaitFlags(self.0 | rhs.0)
+    }
+}
+
+/// What [`Fence::reclaim`] found left of destroyed fences' memory.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct ReclaimCount {
+    /// Fences whose memory still waits for operations queued on it (a
+    /// queued wait for a value that never comes keeps it for good).
+    pub pending: u64,
+    /// Fences whose memory is kept for the life of the process: evx could
+    /// not follow the operations queued on them (more than 8 streams, a
+    /// per-thread default stream, or a stream whose event the driver
+    /// refused; see docs/fences.md).
+    pub kept: u64,
 }
 
 impl Fence {
@@ -140,6 +203,29 @@ impl Fence {
         Ok(h.reserved)
     }
 
+    /// A new descriptor (close-on-exec) of this interprocess fence's page
+    /// of shared memory, for a process that shares neither `/dev/shm` nor
+    /// the PID namespace with this one: send it over a Unix socket
+    /// (`SCM_RIGHTS`); the peer opens it with [`Device::import_fence_fd`].
+    /// It keeps the page alive while open; dropping it closes it. A fence
+    /// made without `interprocess` is refused (`EVX_ERROR_INVALID_HANDLE`).
+    pub fn export_fd(&self) -> Result<OwnedFd> {
+        let mut fd: c_int = -1;
+        check(unsafe { sys::evx_fence_export_fd(self.raw, &mut fd) })?;
+        // SAFETY: on success `fd` is a new open descriptor that the caller
+        // owns (fence.h); nothing else closes it.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+
+    /// Frees the memory of destroyed fences whose queued operations have
+    /// all run, and counts what is left (`evx_fence_reclaim`). Fence calls
+    /// do the same on the way; this lets a program or a leak check see it.
+    pub fn reclaim() -> Result<ReclaimCount> {
+        let mut c = ReclaimCount::default();
+        check(unsafe { sys::evx_fence_reclaim(&mut c.pending, &mut c.kept) })?;
+        Ok(c)
+    }
+
     /// The evx handle.
     pub fn as_raw(&self) -> sys::evx_fence_t {
         self.raw
@@ -159,6 +245,17 @@ impl Stream {
     #[inline]
     pub fn wait_fence(&self, fence: &Fence, value: u64) -> Result<()> {
         check(unsafe { sys::evx_stream_wait_fence(self.as_raw(), fence.raw, value) })
+    }
+
+    /// [`Stream::wait_fence`] with flags: `WaitFlags::FLUSH` first flushes
+    /// remote (GPUDirect RDMA) writes to the device, and is refused with
+    /// `EVX_ERROR_NOT_SUPPORTED`, naming the device, where the stream's
+    /// device cannot. Nothing is queued on failure.
+    pub fn wait_fence_with(&self, fence: &Fence, value: u64, flags: WaitFlags) -> Result<()> {
+        check_value("evx::Stream::wait_fence_with", value)?;
+        check(unsafe {
+            sys::evx_stream_wait_fence_with_flags(self.as_raw(), fence.raw, value, flags.0)
+        })
     }
 }
 

@@ -65,7 +65,7 @@ mod fence;
 mod hostfn;
 mod ipc;
 pub use capture::CaptureStatus;
-pub use fence::{Fence, FENCE_IPC_HANDLE_SIZE, FENCE_MAX_VALUE};
+pub use fence::{Fence, ReclaimCount, WaitFlags, FENCE_IPC_HANDLE_SIZE, FENCE_MAX_VALUE};
 pub use ipc::IPC_HANDLE_SIZE;
 
 /// `Result<T, Status>`.

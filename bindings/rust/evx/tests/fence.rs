@@ -3,7 +3,8 @@
 //
 // evx::Fence against a driver (EVX_DRIVER=host here): waits queued before
 // their signals, host signals and waits with timeouts, the rule that values
-// grow, futures of fence values, IPC handles, bad values refused before C.
+// grow, futures of fence values, IPC handles, bad values refused before C,
+// waits with flags (FLUSH refused where the device cannot flush).
 
 mod common;
 
@@ -16,7 +17,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use evx::notify::Notifier;
-use evx::{sys, FENCE_MAX_VALUE};
+use evx::{sys, WaitFlags, FENCE_MAX_VALUE};
 
 struct Unpark(thread::Thread);
 impl Wake for Unpark {
@@ -147,4 +148,38 @@ fn ipc_handle_refused_in_own_process() {
     let e = dev.open_ipc_fence(&h).unwrap_err();
     assert!(e.is(sys::EVX_ERROR_INVALID_CONTEXT), "{}", e);
     fence.destroy().unwrap();
+}
+
+#[test]
+fn flush_wait_refused_where_the_device_cannot() {
+    let dev = common::dev();
+    let s = dev.create_stream(0, true).unwrap();
+    let fence = dev.create_fence(1, false).unwrap();
+    let after = dev.create_fence(0, false).unwrap();
+    s.wait_fence_with(&fence, 1, WaitFlags::DEFAULT).unwrap();
+    assert!(WaitFlags::FLUSH.contains(WaitFlags::DEFAULT));
+    assert!(!WaitFlags::DEFAULT.contains(WaitFlags::FLUSH));
+    match s.wait_fence_with(&fence, 2, WaitFlags::FLUSH) {
+        // a device with GPUDirect RDMA flushes: release the wait
+        Ok(()) => {
+            assert!(!evx::is_emulation().unwrap(), "the emulation cannot flush remote writes");
+            fence.signal_host(2).unwrap();
+        }
+        Err(e) => {
+            assert!(e.is(sys::EVX_ERROR_NOT_SUPPORTED), "{}", e);
+            let m = e.message();
+            assert!(m.contains("evx_stream_wait_fence_with_flags"), "{}", m);
+            assert!(m.contains("device 0"), "{}", m);
+            assert!(m.contains("CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES"), "{}", m);
+        }
+    }
+    // nothing was queued by the refusal: the stream runs on past it
+    after.signal(&s, 1).unwrap();
+    assert!(after.wait(1, Some(Duration::from_secs(20))).unwrap(), "the stream is blocked");
+    let e = s.wait_fence_with(&fence, FENCE_MAX_VALUE + 1, WaitFlags::FLUSH).unwrap_err();
+    assert!(e.is(sys::EVX_ERROR_INVALID_VALUE), "{}", e);
+    let m = e.message();
+    assert!(m.contains("evx::Stream::wait_fence_with"), "{}", m);
+    assert!(m.contains("9223372036854775808"), "{}", m);
+    s.synchronize().unwrap();
 }
