@@ -33,17 +33,6 @@ evx_status_t mark_failed(const char *fn, CUresult res, uint64_t owner, const cha
 evx_status_t record_mark_default(const char *fn, CUevent ev, const Stream *s, uint64_t owner,
                                  const char *owner_kind) __attribute__((noinline));
 
-// Records a driver event on a stream (under the guard a default stream
-// needs).
-inline evx_status_t record_mark(const char *fn, CUevent ev, const Stream *s, uint64_t owner,
-                                const char *owner_kind) {
-    if (__builtin_expect(s->default_stream, 0))
-        return record_mark_default(fn, ev, s, owner, owner_kind);
-    const CUresult res = cu().cuEventRecord(ev, s->cu);
-    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return 0;
-    return mark_failed(fn, res, owner, owner_kind);
-}
-
 // What mark_state() found of a mark's stream: kMarkPlain, a plain record
 // (no default stream, which needs a guard, and not being captured);
 // kMarkAsk, a default stream or a driver without cuStreamIsCapturing
@@ -79,6 +68,15 @@ inline evx_status_t record_plain_mark(const char *fn, CUevent ev, const Stream *
     const CUresult res = cu().cuEventRecord(ev, s->cu);
     if (__builtin_expect(res == CUDA_SUCCESS, 1)) return 0;
     return mark_failed(fn, res, owner, owner_kind);
+}
+
+// Records a driver event on a stream (under the guard a default stream
+// needs).
+inline evx_status_t record_mark(const char *fn, CUevent ev, const Stream *s, uint64_t owner,
+                                const char *owner_kind) {
+    if (__builtin_expect(s->default_stream, 0))
+        return record_mark_default(fn, ev, s, owner, owner_kind);
+    return record_plain_mark(fn, ev, s, owner, owner_kind);
 }
 
 // The lock a mark holds, T::hold(): a timeline's; none for a timer.
