@@ -27,6 +27,10 @@ configs=(
   "hazard.pml|                                    |verified"
   "hazard.pml|-DNO_SCAN_BARRIER -DNO_LEAK_CHECK   |counterexample"
   "hazard.pml|-DNO_DEFER_BARRIER                  |counterexample"
+  "futex_lock.pml|                                |verified"
+  "futex_lock.pml|-DRELOCK_1                      |counterexample"
+  "futex_lock.pml|-DNO_WAKE                       |counterexample"
+  "futex_lock.pml|-DTEST_THEN_SET                 |counterexample"
 )
 status=0
 for c in "${configs[@]}"; do
@@ -49,7 +53,7 @@ for c in "${configs[@]}"; do
     status=1
   fi
   if [ "$got" = counterexample ]; then
-    grep -m1 "assertion violated" "$dir/pan.log" | sed 's/^/       /'
+    grep -m1 -E "assertion violated|invalid end state" "$dir/pan.log" | sed 's/^/       /'
     if [ "$verbose" = 1 ]; then
       (cd "$dir" && spin -t -p -g $opts "$model" 2>&1 | grep -E '^ +[0-9]+:' | tail -40)
     fi

@@ -33,7 +33,8 @@ import sys
 # Bottom to top. A file may use its own layer (without a cycle) and those
 # below.
 LAYERS = [
-    ["status.cpp"],                               # names of status codes
+    ["status.cpp",                                # names of status codes,
+     "futex_lock.hpp"],                           # the lock of short hot sections
     ["thread.hpp", "thread.cpp"],                 # per-thread records
     ["error.hpp", "error.cpp"],                   # the last error, words for statuses
     ["driver.hpp", "driver.cpp",                  # the driver and its entry points

@@ -29,7 +29,10 @@
 // driver's budget, the pump waits instead, and delivery with it.
 //
 // Everything below a notifier is guarded by its mutex, which is never held
-// across a driver call. `pending` counts watch calls in progress and watches
+// across a driver call, except its queue of delivered tokens, which has a
+// lock of its own (ring_mu, taken after the mutex where both are held): a
+// watch of an event that is complete already queues its token under that
+// lock alone. `pending` counts watch calls in progress and watches
 // queued on lanes; destroy waits until it is 0, so no host function refers
 // to the notifier when it is freed. Token storage is reserved by the watch
 // call (where running out of memory can be reported), so a host function
@@ -54,6 +57,7 @@
 #include "evx/notify.h"
 #include "evx/status.h"
 #include "fence.hpp"
+#include "futex_lock.hpp"
 #include "handle.hpp"
 #include "hostfn.hpp"
 #include "reclaim.hpp"
@@ -121,10 +125,12 @@ struct Notifier {
     int fd = -1;
     uint32_t max_lanes = EVX_NOTIFIER_DEFAULT_STREAMS;
     uint32_t max_inflight = kInflightMin;  // per device: max_lanes, 8 to 32
-    bool closed = false;
     uint64_t pending = 0;
-    // Queued tokens: a ring of `cap` entries, `count` from `head`; room for
-    // `reserved` more is kept for the token watches still pending.
+    // Under ring_mu: queued tokens, a ring of `cap` entries (a power of two),
+    // `count` from `head`; room for `reserved` more is kept for the token
+    // watches still pending. `closed` is set under both locks.
+    FutexLock ring_mu;
+    bool closed = false;
     Queued *ring = nullptr;
     size_t cap = 0, head = 0, count = 0, reserved = 0;
     DeviceLanes *devices = nullptr;  // one per device
@@ -145,30 +151,34 @@ constexpr SizedType kOptionsType{
     offsetof(evx_notifier_options_t, max_streams_per_device) + sizeof(uint32_t), false};
 static_assert(kOptionsType.first_size == 12, "notify.h publishes 12 bytes of options");
 
-// Makes room for one more token; the caller holds n->mu.
-bool reserve_token(Notifier *n) {
+// A larger ring, for `need` tokens; the caller holds n->ring_mu.
+__attribute__((noinline)) bool grow_ring(Notifier *n, size_t need) {
+    size_t cap = n->cap ? n->cap * 2 : 64;
+    while (cap < need) cap *= 2;
+    Queued *ring = static_cast<Queued *>(std::malloc(sizeof(Queued) * cap));
+    if (!ring) return false;
+    for (size_t i = 0; i < n->count; ++i) ring[i] = n->ring[(n->head + i) & (n->cap - 1)];
+    std::free(n->ring);
+    n->ring = ring;
+    n->cap = cap;
+    n->head = 0;
+    return true;
+}
+
+// Makes room for one more token; the caller holds n->ring_mu.
+inline bool reserve_token(Notifier *n) {
     const size_t need = n->count + n->reserved + 1;
-    if (need > n->cap) {
-        size_t cap = n->cap ? n->cap * 2 : 64;
-        while (cap < need) cap *= 2;
-        Queued *ring = static_cast<Queued *>(std::malloc(sizeof(Queued) * cap));
-        if (!ring) return false;
-        for (size_t i = 0; i < n->count; ++i) ring[i] = n->ring[(n->head + i) % n->cap];
-        std::free(n->ring);
-        n->ring = ring;
-        n->cap = cap;
-        n->head = 0;
-    }
+    if (__builtin_expect(need > n->cap, 0) && !grow_ring(n, need)) return false;
     ++n->reserved;
     return true;
 }
 
-// Queues a token reserved earlier; the caller holds n->mu. The eventfd's
-// counter is nonzero exactly while tokens are queued.
-void push_token(Notifier *n, const Queued &token) {
+// Queues a token reserved earlier; the caller holds n->ring_mu. The
+// eventfd's counter is nonzero exactly while tokens are queued.
+inline void push_token(Notifier *n, const Queued &token) {
     --n->reserved;
-    n->ring[(n->head + n->count) % n->cap] = token;
-    if (n->count++ == 0) {
+    n->ring[(n->head + n->count) & (n->cap - 1)] = token;
+    if (__builtin_expect(n->count++ == 0, 0)) {
         const uint64_t one = 1;
         if (write(n->fd, &one, sizeof one) < 0) {
             // Only an overflow of the counter fails, and it is 0 or 1 here.
@@ -206,8 +216,12 @@ void deliver(void *data) {
         DeviceLanes &d = n->devices[first->lane->device];
         --d.inflight;
         if (d.lanes_queued) n->pump_cv.notify_one();
+        {
+            std::lock_guard<FutexLock> rl(n->ring_mu);
+            for (Watch *w = first; w; w = w->next)
+                if (!is_callback(w)) push_token(n, w->q);
+        }
         for (Watch *w = first; w; w = w->next) {
-            if (!is_callback(w)) push_token(n, w->q);
             --w->lane->pending;
             end_pending(n);  // n may be freed once the mutex is released
         }
@@ -414,43 +428,84 @@ evx_status_t launch_watch(const char *fn, Notifier *n, int device, Lane *lane, W
     return driver_failed(res, fn, "cuLaunchHostFunc", "an internal stream of device %d", device);
 }
 
-// The watch of both public calls, the notifier and event held by hazards.
-// It takes the notifier's mutex twice when a lane is free: to count the
-// watch (and take its lane), and to queue it for the pump.
+// What a watch of an event finds before it locks: complete already (never
+// recorded in this life, or the driver says so), else the driver's answer
+// (NOT_READY, or a failure that the watch reports).
+struct Seen {
+    bool complete;
+    CUresult q;  // NOT_READY where no query was made
+};
+
+inline Seen observe(Event *e) {
+    if (!e->recorded.load(std::memory_order_acquire)) return {true, CUDA_ERROR_NOT_READY};
+    const CUresult q = internal_event_query(e->cu.load(std::memory_order_acquire));
+    return {q == CUDA_SUCCESS, q};
+}
+
+// The token of a watch of e, with the failures of host functions the
+// event's last record covers: the token's reader may ask for them
+// (evx_notifier_read_checked).
+inline Queued token_of(Event *e, uint64_t token) {
+    Queued tq{token, e->hf_id.load(std::memory_order_acquire), 0, e->device};
+    if (tq.hf_id) tq.hf_ticket = e->hf_ticket.load(std::memory_order_relaxed);
+    return tq;
+}
+
+evx_status_t closed_failed(const char *fn, const void *nh) __attribute__((cold, noinline));
+evx_status_t closed_failed(const char *fn, const void *nh) {
+    return fail(EVX_ERROR_INVALID_HANDLE, "%s: notifier 0x%" PRIx64 " is being destroyed", fn,
+                handle_value(nh));
+}
+
+evx_status_t no_token_room(const char *fn) __attribute__((cold, noinline));
+evx_status_t no_token_room(const char *fn) {
+    return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory for the token queue", fn);
+}
+
+// A token watch of an event complete already: its token is queued by the
+// call itself, under ring_mu alone (watch() does the same under the
+// mutex too).
+inline evx_status_t watch_complete(const char *fn, const void *nh, Notifier *n, Event *e,
+                                   uint64_t token) {
+    const Queued tq = token_of(e, token);
+    std::lock_guard<FutexLock> rl(n->ring_mu);
+    if (__builtin_expect(n->closed, 0)) return closed_failed(fn, nh);
+    if (__builtin_expect(!reserve_token(n), 0)) return no_token_room(fn);
+    push_token(n, tq);
+    return 0;
+}
+
+// The watch of the public calls, the notifier and event (or fence) held by
+// hazards; `seen`: whether the event was observed already (observe()), and
+// what that found, for an event found not complete. It takes the
+// notifier's mutex twice when a lane is free: to count the watch (and take
+// its lane), and to queue it for the pump.
 evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, Event *e,
                    uint64_t token, evx_notify_fn_t cb, void *user_data,
-                   const ValueWait *vw = nullptr, evx_notify_status_fn_t scb = nullptr) {
+                   const ValueWait *vw = nullptr, evx_notify_status_fn_t scb = nullptr,
+                   bool seen = false, CUresult seen_q = CUDA_ERROR_NOT_READY) {
     const bool callback = cb != nullptr || scb != nullptr;
     const int device = vw ? vw->device : e->device;
-    // Complete already (never recorded in this life, or the driver says so;
-    // a fence's value reached): nothing to wait for.
-    bool complete = vw ? vw->reached : !e->recorded.load(std::memory_order_acquire);
-    CUresult q = CUDA_ERROR_NOT_READY;
-    if (!complete && !vw) {
-        q = internal_event_query(e->cu.load(std::memory_order_acquire));
-        complete = q == CUDA_SUCCESS;
-    }
-    // The failures of host functions the event's last record covers: the
-    // token's reader may ask for them (evx_notifier_read_checked).
-    Queued tq{token, 0, 0, -1};
-    if (e && !cb) {  // a token, or a callback given the status
-        tq.device = e->device;
-        tq.hf_id = e->hf_id.load(std::memory_order_acquire);
-        if (tq.hf_id) tq.hf_ticket = e->hf_ticket.load(std::memory_order_relaxed);
-    }
+    // Complete already (a fence's value reached): nothing to wait for.
+    const Seen at = vw     ? Seen{vw->reached, CUDA_ERROR_NOT_READY}
+                    : seen ? Seen{false, seen_q}
+                           : observe(e);
+    const bool complete = at.complete;
+    // A token, or a callback given the status, tells the failures.
+    const Queued tq = e && !cb ? token_of(e, token) : Queued{token, 0, 0, -1};
     Lane *lane = nullptr;
     {
         std::lock_guard<std::mutex> lk(n->mu);
-        if (n->closed)
-            return fail(EVX_ERROR_INVALID_HANDLE,
-                        "%s: notifier 0x%" PRIx64 " is being destroyed", fn, handle_value(nh));
-        if (!complete && q != CUDA_ERROR_NOT_READY)
-            return driver_failed(q, fn, "cuEventQuery", "event 0x%" PRIx64, handle_value(eh));
-        if (!callback && !reserve_token(n))
-            return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory for the token queue", fn);
-        if (complete && !callback) {  // a token is delivered by the call itself
-            push_token(n, tq);
-            return 0;
+        if (n->closed) return closed_failed(fn, nh);
+        if (!complete && at.q != CUDA_ERROR_NOT_READY)
+            return driver_failed(at.q, fn, "cuEventQuery", "event 0x%" PRIx64, handle_value(eh));
+        if (!callback) {
+            std::lock_guard<FutexLock> rl(n->ring_mu);
+            if (!reserve_token(n)) return no_token_room(fn);
+            if (complete) {  // a token is delivered by the call itself
+                push_token(n, tq);
+                return 0;
+            }
         }
         ++n->pending;
         lane = pick_lane(n, n->devices[device]);
@@ -469,9 +524,38 @@ evx_status_t watch(const char *fn, const void *nh, Notifier *n, const void *eh, 
     w.reset();
     std::lock_guard<std::mutex> lk(n->mu);
     if (lane) --lane->pending;
-    if (!callback) --n->reserved;
+    if (!callback) {
+        std::lock_guard<FutexLock> rl(n->ring_mu);
+        --n->reserved;
+    }
     end_pending(n);
     return st;
+}
+
+// The watch of a token watch that found its event not complete (or the
+// query failing): the general watch, told what was found.
+evx_status_t watch_token_pending(const char *fn, const void *nh, Notifier *n, const void *eh,
+                                 Event *e, uint64_t token, CUresult q)
+    __attribute__((noinline));
+evx_status_t watch_token_pending(const char *fn, const void *nh, Notifier *n, const void *eh,
+                                 Event *e, uint64_t token, CUresult q) {
+    return watch(fn, nh, n, eh, e, token, nullptr, nullptr, nullptr, nullptr, true, q);
+}
+
+// evx_notifier_watch(): the watch of an event complete already is the
+// first branch (watch_complete()). noexcept, as the hot calls (scope.hpp).
+evx_status_t watch_token(evx_notifier_t notifier, evx_event_t event, uint64_t token) noexcept {
+    static const char fn[] = "evx_notifier_watch";
+    HandleScope scope;
+    Slot *sn = nullptr, *se = nullptr;
+    const evx_status_t st =
+        scope.lookup2(fn, notifier, kNotifier, "notifier", &sn, event, kEvent, "event", &se);
+    if (st) return st;
+    Notifier *n = static_cast<Notifier *>(sn->obj);
+    const Seen seen = observe(&se->event);
+    if (__builtin_expect(seen.complete, 1))
+        return watch_complete(fn, notifier, n, &se->event, token);
+    return watch_token_pending(fn, notifier, n, event, &se->event, token, seen.q);
 }
 
 template <class Use>
@@ -581,7 +665,10 @@ EVX_API evx_status_t evx_notifier_destroy(evx_notifier_t notifier) {
         // Calls that passed the handle check before it died either counted
         // themselves in pending or will see `closed`.
         std::unique_lock<std::mutex> lk(n->mu);
-        n->closed = true;
+        {
+            std::lock_guard<FutexLock> rl(n->ring_mu);
+            n->closed = true;
+        }
         n->idle.wait(lk, [n] { return n->pending == 0; });
         n->pump_stop = true;
         n->pump_cv.notify_one();
@@ -607,12 +694,7 @@ EVX_API evx_status_t evx_notifier_get_fd(evx_notifier_t notifier, int *fd) {
 
 EVX_API evx_status_t evx_notifier_watch(evx_notifier_t notifier, evx_event_t event,
                                         uint64_t token) {
-    static const char fn[] = "evx_notifier_watch";
-    return with_live2(fn, notifier, kNotifier, "notifier", event, kEvent, "event",
-                      [&](Slot &sn, Slot &se) {
-                          return watch(fn, notifier, static_cast<Notifier *>(sn.obj), event,
-                                       &se.event, token, nullptr, nullptr);
-                      });
+    return watch_token(notifier, event, token);
 }
 
 EVX_API evx_status_t evx_notifier_watch_callback(evx_notifier_t notifier, evx_event_t event,
@@ -681,17 +763,17 @@ static evx_status_t read_tokens(const char *fn, evx_notifier_t notifier, uint64_
     if (!tokens) return fail(EVX_ERROR_INVALID_VALUE, "%s: tokens (the buffer) is NULL", fn);
     if (capacity == 0) return fail(EVX_ERROR_INVALID_VALUE, "%s: capacity is 0", fn);
     return with_notifier(fn, notifier, [&](Notifier *n) {
-        std::lock_guard<std::mutex> lk(n->mu);
+        std::lock_guard<FutexLock> rl(n->ring_mu);
         const size_t most = n->count < capacity ? n->count : capacity;
         size_t k = 0;
         evx_status_t st = EVX_SUCCESS;
         while (k < most) {
-            const Queued &q = n->ring[(n->head + k) % n->cap];
+            const Queued &q = n->ring[(n->head + k) & (n->cap - 1)];
             tokens[k++] = q.token;
             if (checked && (st = host_failure_check(fn, q.hf_id, q.hf_ticket, q.device)) != 0) break;
         }
         if (k > 0) {
-            n->head = (n->head + k) % n->cap;
+            n->head = (n->head + k) & (n->cap - 1);
             n->count -= k;
             if (n->count == 0) {  // the descriptor stops being readable
                 uint64_t v;
@@ -722,6 +804,7 @@ EVX_API evx_status_t evx_notifier_get_counts(evx_notifier_t notifier, uint64_t *
         return fail(EVX_ERROR_INVALID_VALUE, "%s: pending and queued are both NULL", fn);
     return with_notifier(fn, notifier, [&](Notifier *n) {
         std::lock_guard<std::mutex> lk(n->mu);
+        std::lock_guard<FutexLock> rl(n->ring_mu);
         if (pending) *pending = n->pending;
         if (queued) *queued = n->count;
         return EVX_SUCCESS;

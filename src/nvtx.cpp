@@ -14,7 +14,7 @@ namespace evx {
 
 #ifdef EVX_HAVE_NVTX
 
-void nvtx_mark(const char *label, uint32_t kind) {
+void nvtx_mark_labeled(const char *label, uint32_t kind) {
     switch (kind) {
     case EVX_MARK_BEGIN: nvtxRangePushA(label); break;
     case EVX_MARK_END: nvtxRangePop(); break;
@@ -28,7 +28,7 @@ bool nvtx_built() { return true; }
 
 #else
 
-void nvtx_mark(const char *, uint32_t) {}
+void nvtx_mark_labeled(const char *, uint32_t) {}
 
 bool nvtx_built() { return false; }
 

@@ -11,12 +11,19 @@
 
 #include <cstdint>
 
+#include "evx/timing.h"
+
 namespace evx {
+
+// What nvtx_mark() does when there is something to do.
+void nvtx_mark_labeled(const char *label, uint32_t kind);
 
 // A mark of kind `kind` (evx_mark_kind) with `label` ("" for an unlabeled
 // mark, which gets none): a marker, the push of a range on the calling
-// thread, or its pop.
-void nvtx_mark(const char *label, uint32_t kind);
+// thread, or its pop. An unlabeled point, the hot case, costs no call.
+inline void nvtx_mark(const char *label, uint32_t kind) {
+    if (kind != EVX_MARK_POINT || label[0] != '\0') nvtx_mark_labeled(label, kind);
+}
 
 // Whether NVTX support was built in.
 bool nvtx_built();

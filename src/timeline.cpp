@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Timelines (many marks read back in one call). Their driver events come
-// from the reuse cache and go back to it. A timeline has its own mutex: its
+// from the reuse cache and go back to it. A timeline has its own lock: its
 // marks grow its list of events.
 #include <cinttypes>
 #include <ctime>
@@ -19,6 +19,7 @@
 #include "error.hpp"
 #include "evx/event.h"
 #include "evx/timing.h"
+#include "futex_lock.hpp"
 #include "handle.hpp"
 #include "hostfn.hpp"
 #include "mark.hpp"
@@ -40,7 +41,7 @@ struct MarkInfo {
 };
 
 struct Timeline {
-    std::mutex mu;
+    FutexLock mu;  // short sections, one per mark: no wait needs a condition
     int device = 0;
     uint32_t capacity = 0;
     std::vector<CUevent> events;  // kept across resets
@@ -57,8 +58,9 @@ struct Timeline {
     std::vector<evx_timeline_anchor_info_t> anchors;
     HostMark last_hf;             // the failures the last mark covers
 
-    // Its marks are made under its mutex (mark_on_stream()).
-    std::unique_lock<std::mutex> hold() { return std::unique_lock<std::mutex>(mu); }
+    // Its marks are made under its lock (mark_on_stream()).
+    std::lock_guard<FutexLock> hold() { return std::lock_guard<FutexLock>(mu); }
+    static constexpr const char kRole[] = "timeline";
 };
 
 constexpr SizedType kMarkInfoType{"evx_timeline_mark_info_t", "info",
@@ -95,6 +97,46 @@ evx_status_t timeline_graph_check(const char *fn, const Timeline &t, uint32_t i,
     char mark[32];
     std::snprintf(mark, sizeof mark, "mark %u", i);
     return graph_mark_check(fn, t.events[i], mark, "timeline", handle_value(timeline));
+}
+
+// A new event for mark t.count (under the timeline's lock): a graph
+// mark's event is one never recorded (so that a read before any launch
+// knows it), and a graph event is never recorded outside its graph. Like a
+// timer's, a timeline's events are read only after it recorded them, so a
+// cached event's former life does not matter.
+evx_status_t timeline_new_event(const char *fn, Timeline &t, bool fresh, bool capturing,
+                                ThreadRecord *r) {
+    try {
+        if (fresh) t.in_graph.reserve(t.events.size() + 1);
+        if (fresh && t.info.size() == t.info.capacity()) t.info.reserve(2 * t.info.size() + 1);
+        if (!fresh) t.retired.reserve(t.retired.size() + 1);
+    } catch (const std::bad_alloc &) {
+        return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    }
+    CUevent ev;
+    bool former = false;
+    const evx_status_t st = capturing
+                                ? create_driver_event(fn, t.device, EVX_EVENT_DEFAULT, &ev)
+                                : cache_take(r, fn, t.device, EVX_EVENT_DEFAULT, &ev, &former);
+    if (st) return st;
+    if (fresh) {
+        try {
+            t.events.push_back(ev);
+        } catch (const std::bad_alloc &) {
+            if (capturing)
+                destroy_driver_event(t.device, ev);
+            else
+                cache_give(r, t.device, EVX_EVENT_DEFAULT, ev, former);
+            return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+        }
+        t.in_graph.push_back(0);
+        t.info.emplace_back();  // reserved above
+    } else {
+        t.retired.push_back(t.events[t.count]);
+    }
+    t.events[t.count] = ev;
+    t.in_graph[t.count] = capturing;
+    return 0;
 }
 
 const FreeHookEntry kTimelineFree(kTimeline, timeline_free, to_thread_batch);
@@ -142,77 +184,83 @@ EVX_API evx_status_t evx_timeline_destroy(evx_timeline_t timeline) {
 
 namespace {
 
+// What a timeline keeps of a mark it recorded, under its lock.
+inline void mark_recorded(Timeline &t, const Stream &s, evx_stream_t stream, const char *label,
+                          uint32_t kind, uint32_t *index) {
+    MarkInfo &m = t.info[t.count];
+    m.stream = handle_value(stream);
+    m.kind = kind;
+    if (label[0] != '\0')
+        std::memcpy(m.label, label, std::strlen(label) + 1);
+    else
+        m.label[0] = '\0';  // what follows the NUL is no part of a label
+    host_note_mark(&t.last_hf, &s);
+    nvtx_mark(label, kind);
+    if (index) *index = t.count;
+    ++t.count;
+}
+
+// A timeline's mark that is not a plain record of an event it has (see
+// timeline_mark()): the first use of an event, a full timeline, a captured
+// stream or an event a capture made, a default stream, a failing capture
+// question (`state`: mark_state()'s answer, kMarkAsk where it was not
+// asked). Under the timeline's lock.
+evx_status_t timeline_mark_general(const char *fn, Timeline &t, const Stream &s,
+                                   evx_timeline_t timeline, evx_stream_t stream,
+                                   const char *label, uint32_t kind, uint32_t *index,
+                                   ThreadRecord *r, int state) __attribute__((noinline));
+evx_status_t timeline_mark_general(const char *fn, Timeline &t, const Stream &s,
+                                   evx_timeline_t timeline, evx_stream_t stream,
+                                   const char *label, uint32_t kind, uint32_t *index,
+                                   ThreadRecord *r, int state) {
+    if (t.count == t.capacity)
+        return fail(EVX_ERROR_OUT_OF_MEMORY,
+                    "%s: timeline 0x%" PRIx64 " holds its capacity of %u marks; "
+                    "evx_timeline_reset() forgets them",
+                    fn, handle_value(timeline), t.capacity);
+    bool capturing = false;
+    evx_status_t st = mark_capture_state(fn, state, &s, stream, &capturing);
+    if (st) return st;
+    // An anchor is waited for at once, which a graph node cannot be.
+    if (capturing && kind == EVX_MARK_ANCHOR)
+        return fail(EVX_ERROR_ILLEGAL_STATE,
+                    "%s: stream 0x%" PRIx64 " is being captured; an anchor needs a "
+                    "stream that runs its work now",
+                    fn, handle_value(stream));
+    const bool fresh = t.count == t.events.size();
+    if (fresh || capturing || t.in_graph[t.count]) {
+        st = timeline_new_event(fn, t, fresh, capturing, r);
+        if (st) return st;
+    }
+    st = capturing ? record_graph_mark(fn, t.events[t.count], &s, stream, handle_value(timeline),
+                                       "timeline")
+                   : record_mark(fn, t.events[t.count], &s, handle_value(timeline), "timeline");
+    if (st) return st;
+    mark_recorded(t, s, stream, label, kind, index);
+    return EVX_SUCCESS;
+}
+
 // evx_timeline_mark() and evx_timeline_mark_labeled(); label is not NULL.
-evx_status_t timeline_mark(const char *fn, evx_timeline_t timeline, evx_stream_t stream,
-                           const char *label, uint32_t kind, uint32_t *index) {
+// Inline, so that each public call has its own copy (an unlabeled mark's
+// label is known to be empty). The hot case, a plain record (kMarkPlain)
+// of an event the timeline has and no capture made, is the first branch.
+inline evx_status_t timeline_mark(const char *fn, evx_timeline_t timeline, evx_stream_t stream,
+                                  const char *label, uint32_t kind, uint32_t *index) {
     return mark_on_stream<Timeline>(fn, timeline, kTimeline, stream,
                                     [=](Timeline &t, const Stream &s,
                                         ThreadRecord *r) -> evx_status_t {
-        if (t.count == t.capacity)
-            return fail(EVX_ERROR_OUT_OF_MEMORY,
-                        "%s: timeline 0x%" PRIx64 " holds its capacity of %u marks; "
-                        "evx_timeline_reset() forgets them",
-                        fn, handle_value(timeline), t.capacity);
-        bool capturing = false;
-        evx_status_t st = mark_capturing(fn, &s, stream, &capturing);
-        if (st) return st;
-        // An anchor is waited for at once, which a graph node cannot be.
-        if (capturing && kind == EVX_MARK_ANCHOR)
-            return fail(EVX_ERROR_ILLEGAL_STATE,
-                        "%s: stream 0x%" PRIx64 " is being captured; an anchor needs a "
-                        "stream that runs its work now",
-                        fn, handle_value(stream));
-        const bool fresh = t.count == t.events.size();
-        if (fresh || capturing || t.in_graph[t.count]) {
-            try {
-                if (fresh) t.in_graph.reserve(t.events.size() + 1);
-                if (fresh && t.info.size() == t.info.capacity())
-                    t.info.reserve(2 * t.info.size() + 1);
-                if (!fresh) t.retired.reserve(t.retired.size() + 1);
-            } catch (const std::bad_alloc &) {
-                return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
-            }
-            // A new event for this mark: a graph mark's event is one never
-            // recorded (so that a read before any launch knows it), and a
-            // graph event is never recorded outside its graph.
-            // Like a timer's, a timeline's events are read only after it
-            // recorded them, so a cached event's former life does not matter.
-            CUevent ev;
-            bool former = false;
-            st = capturing ? create_driver_event(fn, t.device, EVX_EVENT_DEFAULT, &ev)
-                           : cache_take(r, fn, t.device, EVX_EVENT_DEFAULT, &ev, &former);
+        const uint32_t i = t.count;
+        int state = kMarkAsk;
+        if (__builtin_expect(
+                i < t.events.size() && !t.in_graph[i] && (state = mark_state(&s)) == kMarkPlain,
+                1)) {
+            const evx_status_t st =
+                record_plain_mark(fn, t.events[i], &s, handle_value(timeline), "timeline");
             if (st) return st;
-            if (fresh) {
-                try {
-                    t.events.push_back(ev);
-                } catch (const std::bad_alloc &) {
-                    if (capturing)
-                        destroy_driver_event(t.device, ev);
-                    else
-                        cache_give(r, t.device, EVX_EVENT_DEFAULT, ev, former);
-                    return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
-                }
-                t.in_graph.push_back(0);
-                t.info.emplace_back();  // reserved above
-            } else {
-                t.retired.push_back(t.events[t.count]);
-            }
-            t.events[t.count] = ev;
-            t.in_graph[t.count] = capturing;
+            mark_recorded(t, s, stream, label, kind, index);
+            return EVX_SUCCESS;
         }
-        st = capturing ? record_graph_mark(fn, t.events[t.count], &s, stream,
-                                           handle_value(timeline), "timeline")
-                       : record_mark(fn, t.events[t.count], &s, handle_value(timeline), "timeline");
-        if (st) return st;
-        MarkInfo &m = t.info[t.count];
-        m.stream = handle_value(stream);
-        m.kind = kind;
-        std::memcpy(m.label, label, std::strlen(label) + 1);
-        host_note_mark(&t.last_hf, &s);
-        nvtx_mark(label, kind);
-        if (index) *index = t.count;
-        ++t.count;
-        return EVX_SUCCESS;
+        return timeline_mark_general(fn, t, s, timeline, stream, label, kind, index, r, state);
     });
 }
 
@@ -255,7 +303,7 @@ EVX_API evx_status_t evx_timeline_get_mark(evx_timeline_t timeline, uint32_t ind
     if (st) return st;
     return with_live(fn, timeline, kTimeline, "timeline", [&](Slot &slot) -> evx_status_t {
         Timeline *t = static_cast<Timeline *>(slot.obj);
-        std::lock_guard<std::mutex> lock(t->mu);
+        std::lock_guard<FutexLock> lock(t->mu);
         if (index >= t->count)
             return fail(EVX_ERROR_INVALID_VALUE,
                         "%s: timeline 0x%" PRIx64 " has %u marks; there is no mark %u", fn,
@@ -290,7 +338,7 @@ EVX_API evx_status_t evx_timeline_count(evx_timeline_t timeline, uint32_t *count
     if (!count) return fail(EVX_ERROR_INVALID_VALUE, "%s: count (the out-pointer) is NULL", fn);
     return with_live(fn, timeline, kTimeline, "timeline", [count](Slot &slot) {
         Timeline *t = static_cast<Timeline *>(slot.obj);
-        std::lock_guard<std::mutex> lock(t->mu);
+        std::lock_guard<FutexLock> lock(t->mu);
         *count = t->count;
         return EVX_SUCCESS;
     });
@@ -308,7 +356,7 @@ EVX_API evx_status_t evx_timeline_intervals(evx_timeline_t timeline, float *ms, 
     Timeline *t = static_cast<Timeline *>(slot->obj);
     uint32_t n = 0;
     {
-        std::lock_guard<std::mutex> lock(t->mu);
+        std::lock_guard<FutexLock> lock(t->mu);
         const uint32_t intervals = t->count >= 2 ? t->count - 1 : 0;
         if (!ms) {
             n = intervals;
@@ -349,7 +397,7 @@ EVX_API evx_status_t evx_timeline_synchronize(evx_timeline_t timeline) {
         CUevent last = nullptr;
         HostMark hf;
         {
-            std::lock_guard<std::mutex> lock(t->mu);
+            std::lock_guard<FutexLock> lock(t->mu);
             hf.copy(t->last_hf);
             // A graph mark no launch recorded has nothing to wait for.
             for (uint32_t i = 0; i < t->count; ++i)
@@ -371,7 +419,7 @@ EVX_API evx_status_t evx_timeline_reset(evx_timeline_t timeline) {
     static const char fn[] = "evx_timeline_reset";
     return with_live(fn, timeline, kTimeline, "timeline", [](Slot &slot) {
         Timeline *t = static_cast<Timeline *>(slot.obj);
-        std::lock_guard<std::mutex> lock(t->mu);
+        std::lock_guard<FutexLock> lock(t->mu);
         t->count = 0;
         t->anchors.clear();
         t->last_hf.clear();
@@ -398,7 +446,7 @@ EVX_API evx_status_t evx_timeline_anchor(evx_timeline_t timeline, evx_stream_t s
     a.monotonic_after_ns = clock_ns(CLOCK_MONOTONIC);
     st = with_live(fn, timeline, kTimeline, "timeline", [&](Slot &slot) -> evx_status_t {
         Timeline *t = static_cast<Timeline *>(slot.obj);
-        std::lock_guard<std::mutex> lock(t->mu);
+        std::lock_guard<FutexLock> lock(t->mu);
         // A reset by another thread since the mark leaves nothing to anchor.
         if (a.index >= t->count || t->info[a.index].kind != EVX_MARK_ANCHOR)
             return fail(EVX_ERROR_ILLEGAL_STATE,
@@ -425,7 +473,7 @@ EVX_API evx_status_t evx_timeline_get_anchor(evx_timeline_t timeline, uint32_t i
     if (st) return st;
     return with_live(fn, timeline, kTimeline, "timeline", [&](Slot &slot) -> evx_status_t {
         Timeline *t = static_cast<Timeline *>(slot.obj);
-        std::lock_guard<std::mutex> lock(t->mu);
+        std::lock_guard<FutexLock> lock(t->mu);
         for (const evx_timeline_anchor_info_t &a : t->anchors)
             if (a.index == index) {
                 evx_timeline_anchor_info_t out = a;

@@ -52,6 +52,7 @@ struct Timer {
     HostMark start_hf, stop_hf;  // the host-function failures each mark covers
 
     NoLock hold() { return {}; }  // its marks need no lock (mark_on_stream())
+    static constexpr const char kRole[] = "timer";
 };
 
 // A mark of a timer on a stream being captured, or one whose event was a
@@ -83,17 +84,36 @@ evx_status_t timer_graph_mark(const char *fn, Timer &t, std::atomic<CUevent> Tim
 }
 
 // Records a timer's start or stop mark; on a captured stream, a node of the
-// graph (docs/graphs.md).
-inline evx_status_t timer_mark(const char *fn, Timer &t, std::atomic<CUevent> Timer::*which,
-                               uint8_t bit, const Stream &s, evx_stream_t stream, evx_timer_t timer,
-                               ThreadRecord *r) {
+// graph (docs/graphs.md). The general mark: default streams, captures, an
+// event a capture replaced, failures of the capture question (`state`:
+// mark_state()'s answer).
+evx_status_t timer_mark_general(const char *fn, Timer &t, std::atomic<CUevent> Timer::*which,
+                                uint8_t bit, const Stream &s, evx_stream_t stream,
+                                evx_timer_t timer, ThreadRecord *r, int state)
+    __attribute__((noinline));
+evx_status_t timer_mark_general(const char *fn, Timer &t, std::atomic<CUevent> Timer::*which,
+                                uint8_t bit, const Stream &s, evx_stream_t stream,
+                                evx_timer_t timer, ThreadRecord *r, int state) {
     bool capturing = false;
-    const evx_status_t st = mark_capturing(fn, &s, stream, &capturing);
-    if (__builtin_expect(st != 0, 0)) return st;
-    if (__builtin_expect(capturing || (t.in_graph.load(std::memory_order_acquire) & bit), 0))
+    const evx_status_t st = mark_capture_state(fn, state, &s, stream, &capturing);
+    if (st) return st;
+    if (capturing || (t.in_graph.load(std::memory_order_acquire) & bit))
         return timer_graph_mark(fn, t, which, bit, capturing, s, stream, timer, r);
     return record_mark(fn, (t.*which).load(std::memory_order_acquire), &s, handle_value(timer),
                        "timer");
+}
+
+// A timer's mark: a plain record of its event on a plain stream
+// (kMarkPlain) when the event is not a graph's, else the general mark.
+inline evx_status_t timer_mark(const char *fn, Timer &t, std::atomic<CUevent> Timer::*which,
+                               uint8_t bit, const Stream &s, evx_stream_t stream, evx_timer_t timer,
+                               ThreadRecord *r) {
+    const int state = mark_state(&s);
+    if (__builtin_expect(state == kMarkPlain && !(t.in_graph.load(std::memory_order_acquire) & bit),
+                         1))
+        return record_plain_mark(fn, (t.*which).load(std::memory_order_acquire), &s,
+                                 handle_value(timer), "timer");
+    return timer_mark_general(fn, t, which, bit, s, stream, timer, r, state);
 }
 
 // Both marks of a stopped timer that were made in a capture have been

@@ -531,6 +531,120 @@ out:
     drop_stream(&native_owner);
 }
 
+/* ---- one timeline marked from several threads at once --------------- */
+
+/* Each thread marks the shared timeline on its own stream, half of the
+ * marks labeled with the thread's name, and reads its count now and then
+ * (the timeline's lock, contended). Every mark must get an index of its
+ * own, the count must be the number of marks, and each index must read back
+ * the label and stream of the call that got it. */
+enum { TLM_THREADS = 4, TLM_PER = 200, TLM_MARKS = TLM_THREADS * TLM_PER };
+
+typedef struct tlm_shared {
+    evx_timeline_t tl;
+    evx_stream_t streams[TLM_THREADS];
+    int owner[TLM_MARKS]; /* 1 + 2 * thread + labeled; 0: no mark got it */
+    int dup, bad;
+    char first_bad[256];
+} tlm_shared;
+
+typedef struct tlm_arg {
+    tlm_shared *sh;
+    int id;
+} tlm_arg;
+
+static void tlm_bad(tlm_shared *sh, const char *what, evx_status_t st)
+{
+    if (__atomic_fetch_add(&sh->bad, 1, __ATOMIC_SEQ_CST) == 0)
+        snprintf(sh->first_bad, sizeof sh->first_bad, "%s -> %s: %s", what,
+                 evx_status_name(st), evx_last_error_message());
+}
+
+static void *tlm_main(void *p)
+{
+    tlm_arg *a = (tlm_arg *)p;
+    tlm_shared *sh = a->sh;
+    char label[16];
+    int i;
+    snprintf(label, sizeof label, "t%d", a->id);
+    for (i = 0; i < TLM_PER; i++) {
+        uint32_t idx = UINT32_MAX, n = 0;
+        const int labeled = i & 1;
+        const evx_status_t st =
+            labeled ? evx_timeline_mark_labeled(sh->tl, sh->streams[a->id], label,
+                                                EVX_MARK_POINT, &idx)
+                    : evx_timeline_mark(sh->tl, sh->streams[a->id], &idx);
+        if (st != EVX_SUCCESS) {
+            tlm_bad(sh, "evx_timeline_mark", st);
+        } else if (idx >= TLM_MARKS) {
+            tlm_bad(sh, "an index past the marks made", st);
+        } else {
+            int none = 0;
+            if (!__atomic_compare_exchange_n(&sh->owner[idx], &none, 1 + 2 * a->id + labeled,
+                                             0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+                ainc(&sh->dup);
+        }
+        if (i % 16 == 0) {
+            const evx_status_t cst = evx_timeline_count(sh->tl, &n);
+            if (cst != EVX_SUCCESS || n > TLM_MARKS)
+                tlm_bad(sh, "evx_timeline_count", cst);
+        }
+    }
+    return NULL;
+}
+
+static void t_timeline_marked_by_threads(void)
+{
+    static tlm_shared sh;
+    tlm_arg args[TLM_THREADS];
+    pthread_t th[TLM_THREADS];
+    int i, started = 0, wrong = 0;
+    uint32_t count = 0;
+    memset(&sh, 0, sizeof sh);
+    REQUIRE_OK(evx_device_create_timeline(0, TLM_MARKS, &sh.tl));
+    for (i = 0; i < TLM_THREADS; i++)
+        REQUIRE((sh.streams[i] = make_stream(0)) != NULL);
+    for (i = 0; i < TLM_THREADS; i++) {
+        args[i].sh = &sh;
+        args[i].id = i;
+        if (!EXPECT(pthread_create(&th[i], NULL, tlm_main, &args[i]) == 0))
+            break;
+        started++;
+    }
+    for (i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    REQUIRE(started == TLM_THREADS);
+    EXPECTF(sh.bad == 0, "%d calls failed; first: %s", sh.bad, sh.first_bad);
+    EXPECTF(sh.dup == 0, "%d marks got an index another mark had", sh.dup);
+    REQUIRE_OK(evx_timeline_count(sh.tl, &count));
+    EXPECTF(count == TLM_MARKS, "count %u after %d marks", count, TLM_MARKS);
+    for (i = 0; i < TLM_THREADS; i++)
+        REQUIRE_OK(evx_stream_synchronize(sh.streams[i]));
+    for (i = 0; i < TLM_MARKS; i++) {
+        evx_timeline_mark_info_t info;
+        char want[16] = "";
+        const int t = (sh.owner[i] - 1) / 2;
+        if (sh.owner[i] == 0) {
+            wrong++;
+            continue;
+        }
+        if ((sh.owner[i] - 1) % 2)
+            snprintf(want, sizeof want, "t%d", t);
+        memset(&info, 0, sizeof info);
+        info.struct_size = sizeof info;
+        REQUIRE_OK(evx_timeline_get_mark(sh.tl, (uint32_t)i, &info));
+        if (strcmp(info.label, want) != 0 || info.stream != sh.streams[t] ||
+            info.index != (uint32_t)i)
+            wrong++;
+    }
+    EXPECTF(wrong == 0, "%d of %d marks read back another call's label, stream or index", wrong,
+            TLM_MARKS);
+out:
+    for (i = 0; i < TLM_THREADS; i++)
+        drop_stream(&sh.streams[i]);
+    drop_timeline(&sh.tl);
+}
+
 const conf_case conf_thread_cases[] = {
     {"threads.eight_own_streams", t_own_streams},
     {"threads.destroy_event_while_used", t_race_event},
@@ -538,6 +652,7 @@ const conf_case conf_thread_cases[] = {
     {"threads.destroy_timer_while_used", t_race_timer},
     {"threads.destroy_timeline_while_used", t_race_timeline},
     {"threads.two_destroys_one_success", t_double_destroy_race},
+    {"threads.one_timeline_marked_by_four", t_timeline_marked_by_threads},
     {"threads.calls_on_streams_destroyed_as_made", t_churn_lookup_destroy},
     {NULL, NULL},
 };
