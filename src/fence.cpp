@@ -327,6 +327,7 @@ evx_status_t fence_free(ThreadRecord *, void *obj) {
     // A used word goes to the reclaimer: queued operations may still reach
     // it; it is freed once they ran.
     if (used) fence_defer_free(f, ipc ? f->map : static_cast<void *>(f->word), ipc);
+    fence_track_free(f);
     delete[] f->dptrs;
     delete f;
     return res;

@@ -18,6 +18,15 @@ namespace evx {
 
 struct Stream;  // stream_object.hpp
 
+// A stream a fence had an operation queued on (fence_reclaim.cpp).
+struct FenceTrack {
+    const void *handle;  // the stream's handle, or a notifier's
+    CUstream lane;       // a notifier's internal stream, else null
+    const Stream *obj;   // the stream's object (null for a notifier)
+    uint64_t seq;        // the streams gone when it was tracked
+};
+struct FenceTrackChunk;  // fence_reclaim.cpp
+
 // The memory of a fence, shared with the GPU (and, for an IPC fence, with
 // other processes): pinned host memory mapped to the device. Plain
 // integers, used only through __atomic builtins (address-free, so they work
@@ -88,16 +97,17 @@ struct alignas(64) Fence {
     // Reclamation (fence_reclaim.cpp): the streams that had operations
     // queued on the fence, so that its memory is freed once they ran them.
     // last_stream: the handle tracked last, checked on every queued
-    // operation (a load and a compare); entries added under track_mu.
+    // operation (a load and a compare). Entries are added under track_mu
+    // and never change after; ntracked counts those written (release), the
+    // first kTrack here, the rest in `more`'s chunks, so that a scan needs
+    // no lock.
     std::atomic<const void *> last_stream{nullptr};
     std::atomic<bool> track_mu{false};
     std::atomic<bool> untracked{false};  // an operation evx cannot follow: kept for good
-    std::atomic<uint8_t> ntracked{0};  // entries of tracked[] written (release)
-    static constexpr int kTrack = 8;
-    const void *tracked[kTrack] = {};
-    CUstream lanes[kTrack] = {};  // a notifier's internal stream, for a notifier handle
-    const Stream *objs[kTrack] = {};  // the stream's object (not for a notifier)
-    uint64_t seqs[kTrack] = {};       // the streams gone when it was tracked
+    std::atomic<uint32_t> ntracked{0};
+    static constexpr uint32_t kTrack = 8;
+    FenceTrack tracked[kTrack] = {};
+    FenceTrackChunk *more = nullptr;  // the entries after kTrack (fence_reclaim.cpp)
 };
 
 inline uint64_t fence_value(const Fence *f) {
@@ -131,13 +141,13 @@ inline void fence_track(Fence *f, const void *stream, const Stream *s) {
     if (__builtin_expect(f->last_stream.load(std::memory_order_relaxed) != stream, 0))
         fence_track_slow(f, stream, s);
 }
-// fence_untrack(f): an operation queued on a stream that evx does not
-// follow (a notifier's, a per-thread default stream): the memory is kept
-// for the process's life.
 // At free, for a fence whose memory the GPU may still reach: hands the
 // memory (`mem`: the word, or an IPC fence's registered page) to the
 // reclaimer, which frees it once every tracked stream ran what it queued.
 void fence_defer_free(Fence *f, void *mem, bool ipc);
+// At free, for every fence: frees the tracking entries beyond the first
+// Fence::kTrack.
+void fence_track_free(Fence *f);
 // A stream with fence_refs is being freed (stream.cpp, before its driver
 // stream is destroyed): records the event the fences' reclamation waits
 // for in place of their own.
