@@ -276,10 +276,7 @@ FenceTrack *new_entry(Fence *f, uint32_t n) {
 }
 
 void track(Fence *f, const void *h, CUstream lane, const Stream *s) {
-    if (tracked_already(f, h, lane)) {
-        if (!lane) f->last_stream.store(h, std::memory_order_relaxed);
-        return;
-    }
+    if (tracked_already(f, h, lane)) return;
     while (f->track_mu.exchange(true, std::memory_order_acquire)) sched_yield();
     const uint32_t n = f->ntracked.load(std::memory_order_relaxed);
     if (!tracked_already(f, h, lane)) {  // else added meanwhile
@@ -297,14 +294,11 @@ void track(Fence *f, const void *h, CUstream lane, const Stream *s) {
         }
     }
     f->track_mu.store(false, std::memory_order_release);
-    if (!lane) f->last_stream.store(h, std::memory_order_relaxed);
 }
 
 }  // namespace
 
-void fence_track_slow(Fence *f, const void *stream, const Stream *s) {
-    track(f, stream, nullptr, s);
-}
+void fence_track(Fence *f, const void *stream, const Stream *s) { track(f, stream, nullptr, s); }
 
 void fence_track_lane(Fence *f, const void *notifier, CUstream lane) {
     track(f, notifier, lane, nullptr);
