@@ -150,12 +150,17 @@ int64_t mono_ns() {
     return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-evx_status_t check_value(const char *fn, uint64_t value) {
-    if (__builtin_expect(value <= EVX_FENCE_MAX_VALUE, 1)) return 0;
+evx_status_t value_too_large(const char *fn, uint64_t value) __attribute__((cold, noinline));
+evx_status_t value_too_large(const char *fn, uint64_t value) {
     return fail(EVX_ERROR_INVALID_VALUE,
                 "%s: value %" PRIu64 " is above EVX_FENCE_MAX_VALUE (2^63 - 1): the GPU "
                 "compares fence values cyclically",
                 fn, value);
+}
+
+inline evx_status_t check_value(const char *fn, uint64_t value) {
+    if (__builtin_expect(value <= EVX_FENCE_MAX_VALUE, 1)) return 0;
+    return value_too_large(fn, value);
 }
 
 evx_status_t not_above(const char *fn, const void *h, uint64_t value, uint64_t last)
@@ -289,6 +294,32 @@ inline evx_status_t claim_value(const char *fn, const void *h, Fence *f, uint64_
     return 0;
 }
 
+// What plain_claim() did.
+enum PlainClaim { kClaimed, kNotAbove, kNotPlain };
+
+// A queued signal's claim by the fence's claimer thread (`me`, the calling
+// thread's record), with plain loads and stores as in claim_value(), which
+// tells the protocol: kClaimed (*prev: the `last` it replaced), kNotAbove
+// (*prev: the `last` the value is not above), or kNotPlain when this thread
+// is not the claimer (claim_value() then).
+inline PlainClaim plain_claim(Fence *f, uint64_t value, const void *me, uint64_t *prev) {
+    if (__builtin_expect(f->claimer.load(std::memory_order_relaxed) != me, 0)) return kNotPlain;
+    f->claiming.store(1, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    PlainClaim c = kNotPlain;
+    if (__builtin_expect(f->claimer.load(std::memory_order_relaxed) == me, 1)) {
+        const uint64_t last = __atomic_load_n(&f->last_local, __ATOMIC_RELAXED);
+        *prev = last;
+        c = kNotAbove;
+        if (__builtin_expect(value > (last & ~kQueuedBit), 1)) {
+            __atomic_store_n(&f->last_local, value | kQueuedBit, __ATOMIC_RELAXED);
+            c = kClaimed;
+        }
+    }
+    f->claiming.store(0, std::memory_order_release);
+    return c;
+}
+
 // The end of a host signal's plain claim: the counter was stored.
 inline void end_plain_claim(Fence *f) { f->claiming.store(0, std::memory_order_release); }
 
@@ -327,36 +358,13 @@ evx_status_t fence_free(ThreadRecord *, void *obj) {
     // A used word goes to the reclaimer: queued operations may still reach
     // it; it is freed once they ran.
     if (used) fence_defer_free(f, ipc ? f->map : static_cast<void *>(f->word), ipc);
+    fence_track_free(f);
     delete[] f->dptrs;
     delete f;
     return res;
 }
 
 const FreeHookEntry kFenceFree(kFence, fence_free);
-
-// The fence and stream of a queued operation, of one device.
-template <class Op>
-evx_status_t on_fence_and_stream(const char *fn, evx_fence_t fence, evx_stream_t stream,
-                                 Op op) noexcept {
-    HandleScope scope;
-    Slot *sf = nullptr, *ss = nullptr;
-    evx_status_t st =
-        scope.lookup2(fn, fence, kFence, "fence", &sf, stream, kStream, "stream", &ss);
-    if (st) return st;
-    Fence *f = static_cast<Fence *>(sf->obj);
-    const Stream *s = static_cast<const Stream *>(ss->obj);
-    CUdeviceptr addr = f->dptr;
-    if (__builtin_expect(f->device != s->device, 0)) {
-        st = foreign_address(fn, fence, f, s->device, &addr);
-        if (st) return st;
-    }
-    fence_set_used(f);
-    if (__builtin_expect(s->default_stream && s->cu == CU_STREAM_PER_THREAD, 0))
-        fence_untrack(f);  // another thread cannot mark this thread's stream
-    else
-        fence_track(f, stream, s);
-    return op(f, s, addr);
-}
 
 // A memory operation: the stream, the counter's address on its device, the
 // value, the wait's flags (CU_STREAM_WAIT_VALUE_FLUSH or 0).
@@ -432,24 +440,212 @@ evx_status_t check_flush(const char *fn, int device) {
     return 0;
 }
 
-// Both waits: flags is 0 or CU_STREAM_WAIT_VALUE_FLUSH. Inlined into
-// each, so that the plain wait's flags are a constant.
+// --- the general path of a queued operation
+
+// Whether `stream` is one of f's `fast` streams (fence.hpp): the call then
+// needs no device check and no tracking, and the counter's address is
+// f->dptr. Acquire: what the thread that put it there did before (`used`,
+// the tracking entry) happens before this call, and so before the free of
+// the fence, which comes after this call's hazard is released.
+inline bool is_fast(const Fence *f, const void *stream) {
+    return __builtin_expect(f->fast[0].load(std::memory_order_acquire) == stream, 1) ||
+           f->fast[1].load(std::memory_order_acquire) == stream;
+}
+
+// The checks and the tracking of a stream that is none of f's fast ones:
+// the counter's address on s's device in *addr. Then s is one of the fast
+// ones if it may be (its device's, no default stream); the one it
+// replaces stays tracked and only takes the general path again.
+evx_status_t prepare_stream(const char *fn, evx_fence_t fence, evx_stream_t stream, Fence *f,
+                            const Stream *s, CUdeviceptr *addr) {
+    *addr = f->dptr;
+    if (f->device != s->device) {
+        const evx_status_t st = foreign_address(fn, fence, f, s->device, addr);
+        if (st) return st;
+    }
+    fence_set_used(f);
+    if (s->default_stream && s->cu == CU_STREAM_PER_THREAD) {
+        fence_untrack(f);  // another thread cannot mark this thread's stream
+        return 0;
+    }
+    fence_track(f, stream, s);
+    if (!s->default_stream && f->device == s->device &&
+        f->fast[0].load(std::memory_order_relaxed) != stream) {
+        f->fast[1].store(f->fast[0].load(std::memory_order_relaxed), std::memory_order_release);
+        f->fast[0].store(stream, std::memory_order_release);
+    }
+    return 0;
+}
+
+// What the failure path of a queued operation needs after the driver
+// call. in_frame() makes the compiler store it in the frame before the
+// call and read it back from there, rather than keep each value in a
+// register saved and restored around the whole call.
+struct QueuedOp {
+    evx_fence_t fence;
+    evx_stream_t stream;
+    uint64_t value;
+};
+template <class T>
+inline void in_frame(T &v) {
+    asm volatile("" : "+m"(v));
+}
+
+// The object of a handle the call holds (its hazard keeps the slot's
+// object): the failure paths find the fence and stream again, so that the
+// hot paths keep no register for them across the driver call.
+template <class T>
+T *held(const void *h) {
+    return static_cast<T *>(slot_of(handle_value(h))->obj);
+}
+
+// A signal the driver refused (prev: the `last` its claim replaced): the
+// claim given back, and the message.
+evx_status_t signal_failed(const char *fn, evx_fence_t fence, evx_stream_t stream,
+                           uint64_t value, uint64_t prev, CUresult res)
+    __attribute__((cold, noinline));
+evx_status_t signal_failed(const char *fn, evx_fence_t fence, evx_stream_t stream,
+                           uint64_t value, uint64_t prev, CUresult res) {
+    unclaim_value(held<Fence>(fence), value, prev);
+    return memop_failed(fn, fence, stream, held<const Stream>(stream), value, res, true);
+}
+
+// A wait the driver refused.
+evx_status_t wait_failed(const char *fn, evx_fence_t fence, evx_stream_t stream, uint64_t value,
+                         CUresult res) __attribute__((cold, noinline));
+evx_status_t wait_failed(const char *fn, evx_fence_t fence, evx_stream_t stream, uint64_t value,
+                         CUresult res) {
+    return memop_failed(fn, fence, stream, held<const Stream>(stream), value, res, false);
+}
+
+// A signal once its stream was checked and tracked (a: the counter's
+// address on its device), claimed by claim_value(): the claims that are
+// not a plain one, and the signals on a default stream.
+evx_status_t signal_claimed_by_any(const char *fn, evx_fence_t fence, evx_stream_t stream,
+                                   Fence *f, const Stream *s, uint64_t value, CUdeviceptr a)
+    __attribute__((noinline));
+evx_status_t signal_claimed_by_any(const char *fn, evx_fence_t fence, evx_stream_t stream,
+                                   Fence *f, const Stream *s, uint64_t value, CUdeviceptr a) {
+    uint64_t prev = 0;
+    const evx_status_t st = claim_value(fn, fence, f, value, &prev, nullptr);
+    if (st) return st;
+    if (s->default_stream)
+        return on_default_stream(fn, fence, stream, f, s, a, value, prev, write_value, 0);
+    const CUresult res = write_value(s, a, value, 0);
+    if (res == CUDA_SUCCESS) return EVX_SUCCESS;
+    return signal_failed(fn, fence, stream, value, prev, res);
+}
+
+// A signal on a stream that is not one of f's fast ones (both handles held).
+evx_status_t signal_general(const char *fn, evx_fence_t fence, evx_stream_t stream, Fence *f,
+                            const Stream *s, uint64_t value) __attribute__((noinline));
+evx_status_t signal_general(const char *fn, evx_fence_t fence, evx_stream_t stream, Fence *f,
+                            const Stream *s, uint64_t value) {
+    CUdeviceptr a;
+    const evx_status_t st = prepare_stream(fn, fence, stream, f, s, &a);
+    if (st) return st;
+    return signal_claimed_by_any(fn, fence, stream, f, s, value, a);
+}
+
+// A wait on a stream that is not one of f's fast ones, or with flags (both
+// handles held).
+evx_status_t wait_general(const char *fn, evx_fence_t fence, evx_stream_t stream, Fence *f,
+                          const Stream *s, uint64_t value, unsigned flags)
+    __attribute__((noinline));
+evx_status_t wait_general(const char *fn, evx_fence_t fence, evx_stream_t stream, Fence *f,
+                          const Stream *s, uint64_t value, unsigned flags) {
+    CUdeviceptr a;
+    evx_status_t st = prepare_stream(fn, fence, stream, f, s, &a);
+    if (!st && flags) st = check_flush(fn, s->device);
+    if (st) return st;
+    if (s->default_stream)
+        return on_default_stream(fn, fence, stream, f, s, a, value, 0, wait_value, flags);
+    const CUresult res = wait_value(s, a, value, flags);
+    if (res == CUDA_SUCCESS) return EVX_SUCCESS;
+    return memop_failed(fn, fence, stream, s, value, res, false);
+}
+
+// The fence and stream of a queued operation, held by `scope`.
+inline evx_status_t lookup_queued(HandleScope &scope, const char *fn, evx_fence_t fence,
+                                  evx_stream_t stream, Fence **f, const Stream **s) {
+    Slot *sf = nullptr, *ss = nullptr;
+    const evx_status_t st =
+        scope.lookup2(fn, fence, kFence, "fence", &sf, stream, kStream, "stream", &ss);
+    if (st) return st;
+    *f = static_cast<Fence *>(sf->obj);
+    *s = static_cast<const Stream *>(ss->obj);
+    return 0;
+}
+
+// The first call of a thread (no record yet), out of the hot paths: so
+// that no value of theirs lives across attach_thread(), and what only a
+// failure needs after the driver call can stay in the frame (QueuedOp).
+// Each attaches the record and makes the call again.
+evx_status_t wait_unattached(const char *fn, evx_stream_t stream, evx_fence_t fence,
+                             uint64_t value, unsigned flags) __attribute__((cold, noinline));
+evx_status_t signal_unattached(evx_fence_t fence, evx_stream_t stream, uint64_t value)
+    __attribute__((cold, noinline));
+
+// Both waits: flags is 0 or CU_STREAM_WAIT_VALUE_FLUSH. Inlined into each,
+// so that the plain wait's flags are a constant. A fast stream and no
+// flags (the usual wait): the driver call and nothing more.
 inline __attribute__((always_inline)) evx_status_t wait_fence(const char *fn,
                                                               evx_stream_t stream,
                                                               evx_fence_t fence, uint64_t value,
-                                                              unsigned flags) {
-    return on_fence_and_stream(fn, fence, stream,
-                               [&](Fence *f, const Stream *s, CUdeviceptr a) -> evx_status_t {
-        if (__builtin_expect(flags != 0, 0)) {
-            const evx_status_t st = check_flush(fn, s->device);
-            if (st) return st;
-        }
-        if (__builtin_expect(s->default_stream, 0))
-            return on_default_stream(fn, fence, stream, f, s, a, value, 0, wait_value, flags);
-        const CUresult res = wait_value(s, a, value, flags);
-        if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
-        return memop_failed(fn, fence, stream, s, value, res, false);
-    });
+                                                              unsigned flags) noexcept {
+    if (__builtin_expect(t_record == nullptr, 0))
+        return wait_unattached(fn, stream, fence, value, flags);
+    HandleScope scope;
+    Fence *f;
+    const Stream *s;
+    const evx_status_t st = lookup_queued(scope, fn, fence, stream, &f, &s);
+    if (st) return st;
+    if (__builtin_expect(flags != 0, 0) || !is_fast(f, stream))
+        return wait_general(fn, fence, stream, f, s, value, flags);
+    QueuedOp op{fence, stream, value};
+    in_frame(op);
+    const CUresult res = wait_value(s, f->dptr, value, 0);
+    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
+    return wait_failed(fn, op.fence, op.stream, op.value, res);
+}
+
+// The body of evx_fence_signal(). A fence's fast stream, and this thread
+// its claimer (the usual signal): the plain claim, the driver call and
+// nothing more.
+inline __attribute__((always_inline)) evx_status_t signal_fence(evx_fence_t fence,
+                                                                evx_stream_t stream,
+                                                                uint64_t value) noexcept {
+    static const char fn[] = "evx_fence_signal";
+    if (__builtin_expect(t_record == nullptr, 0)) return signal_unattached(fence, stream, value);
+    HandleScope scope;
+    Fence *f;
+    const Stream *s;
+    const evx_status_t st = lookup_queued(scope, fn, fence, stream, &f, &s);
+    if (st) return st;
+    if (!is_fast(f, stream)) return signal_general(fn, fence, stream, f, s, value);
+    uint64_t prev;
+    const PlainClaim c = plain_claim(f, value, scope.record(), &prev);
+    if (__builtin_expect(c != kClaimed, 0)) {
+        if (c == kNotAbove) return not_above(fn, fence, value, prev & ~kQueuedBit);
+        return signal_claimed_by_any(fn, fence, stream, f, s, value, f->dptr);
+    }
+    QueuedOp op{fence, stream, value};
+    in_frame(op);
+    in_frame(prev);
+    const CUresult res = write_value(s, f->dptr, value, 0);
+    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
+    return signal_failed(fn, op.fence, op.stream, op.value, prev, res);
+}
+
+evx_status_t wait_unattached(const char *fn, evx_stream_t stream, evx_fence_t fence,
+                             uint64_t value, unsigned flags) {
+    if (!attach_thread()) return no_thread_record();
+    return wait_fence(fn, stream, fence, value, flags);
+}
+
+evx_status_t signal_unattached(evx_fence_t fence, evx_stream_t stream, uint64_t value) {
+    if (!attach_thread()) return no_thread_record();
+    return signal_fence(fence, stream, value);
 }
 
 evx_status_t publish_fence(ThreadRecord *r, const char *fn, Fence *f, evx_fence_t *out) {
@@ -640,27 +836,16 @@ EVX_API evx_status_t evx_fence_destroy(evx_fence_t fence) {
 }
 
 EVX_API evx_status_t evx_fence_signal(evx_fence_t fence, evx_stream_t stream, uint64_t value) {
-    static const char fn[] = "evx_fence_signal";
-    evx_status_t st = check_value(fn, value);
-    if (st) return st;
-    return on_fence_and_stream(fn, fence, stream,
-                               [&](Fence *f, const Stream *s, CUdeviceptr a) -> evx_status_t {
-        uint64_t prev = 0;
-        const evx_status_t cst = claim_value(fn, fence, f, value, &prev, nullptr);
-        if (cst) return cst;
-        if (__builtin_expect(s->default_stream, 0))
-            return on_default_stream(fn, fence, stream, f, s, a, value, prev, write_value, 0);
-        const CUresult res = write_value(s, a, value, 0);
-        if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
-        unclaim_value(f, value, prev);
-        return memop_failed(fn, fence, stream, s, value, res, true);
-    });
+    // Not check_value(): a path that returns at once, so that nothing of
+    // the hot path lives across the cold call.
+    if (__builtin_expect(value > EVX_FENCE_MAX_VALUE, 0))
+        return value_too_large("evx_fence_signal", value);
+    return signal_fence(fence, stream, value);
 }
 
 EVX_API evx_status_t evx_stream_wait_fence(evx_stream_t stream, evx_fence_t fence, uint64_t value) {
     static const char fn[] = "evx_stream_wait_fence";
-    evx_status_t st = check_value(fn, value);
-    if (st) return st;
+    if (__builtin_expect(value > EVX_FENCE_MAX_VALUE, 0)) return value_too_large(fn, value);
     return wait_fence(fn, stream, fence, value, 0);
 }
 

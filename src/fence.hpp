@@ -18,6 +18,15 @@ namespace evx {
 
 struct Stream;  // stream_object.hpp
 
+// A stream a fence had an operation queued on (fence_reclaim.cpp).
+struct FenceTrack {
+    const void *handle;  // the stream's handle, or a notifier's
+    CUstream lane;       // a notifier's internal stream, else null
+    const Stream *obj;   // the stream's object (null for a notifier)
+    uint64_t seq;        // the streams gone when it was tracked
+};
+struct FenceTrackChunk;  // fence_reclaim.cpp
+
 // The memory of a fence, shared with the GPU (and, for an IPC fence, with
 // other processes): pinned host memory mapped to the device. Plain
 // integers, used only through __atomic builtins (address-free, so they work
@@ -37,8 +46,8 @@ struct FenceWord {
 static_assert(sizeof(FenceWord) == 128, "FenceWord is two cache lines");
 
 // Aligned to a cache line: what a signal or wait reads and claims (device,
-// used, claiming, dptr, last, claimer and, for a fence of this process,
-// last_local) is on one.
+// used, claiming, dptr, fast, last, claimer and, for a fence of this
+// process, last_local) is on one.
 struct alignas(64) Fence {
     int device = 0;
     unsigned flags = 0;        // EVX_FENCE_*
@@ -49,19 +58,28 @@ struct alignas(64) Fence {
     // 1 while `claimer` claims with plain loads and stores (fence.cpp).
     std::atomic<uint32_t> claiming{0};
     CUdeviceptr dptr = 0;      // the device's address of word->value
+    // The fast path of a queued operation (fence.cpp): the handles of up
+    // to two streams (nullptr: none) for which a call needs no check and
+    // no tracking; two, so that the usual pair, one stream that signals
+    // and one that waits, both stay here. A stream is put here only once the fence is `used`, the
+    // stream is tracked, is of the fence's device (the counter's address is
+    // dptr) and is no default stream; a handle names one stream object for
+    // its whole life, so each of these facts holds for as long as the
+    // handle is live, and any entry a racing thread wrote is as good.
+    std::atomic<const void *> fast[2] = {};
     // The largest value signalled or queued: &word->last for an IPC fence,
     // which other processes signal too; else &last_local, in this process's
     // memory (no other process can signal it), so that a signal's claim
     // touches neither the pinned page nor a line the device writes near.
     uint64_t *last = &last_local;
     uint64_t last_local = 0;
-    FenceWord *word = nullptr; // host address
     // Who claims values with plain loads and stores of last_local instead
     // of a compare-and-swap (fence.cpp, claim_value()): nobody yet
     // (nullptr), the ThreadRecord of the one thread that has claimed so
     // far, or kClaimShared: every claim is a compare-and-swap (an IPC
     // fence, or one a second thread has claimed).
     std::atomic<const void *> claimer{nullptr};
+    FenceWord *word = nullptr; // host address
     // The host sleepers' futex word, bumped by every host signal: for an
     // IPC fence, word->wake in the shared page (FUTEX_WAIT without the
     // private flag, so that other processes' signals wake it); else
@@ -87,17 +105,15 @@ struct alignas(64) Fence {
     std::atomic<CUdeviceptr> *dptrs = nullptr;
     // Reclamation (fence_reclaim.cpp): the streams that had operations
     // queued on the fence, so that its memory is freed once they ran them.
-    // last_stream: the handle tracked last, checked on every queued
-    // operation (a load and a compare); entries added under track_mu.
-    std::atomic<const void *> last_stream{nullptr};
+    // Entries are added under track_mu and never change after; ntracked
+    // counts those written (release), the first kTrack here, the rest in
+    // `more`'s chunks, so that a scan needs no lock.
     std::atomic<bool> track_mu{false};
     std::atomic<bool> untracked{false};  // an operation evx cannot follow: kept for good
-    std::atomic<uint8_t> ntracked{0};  // entries of tracked[] written (release)
-    static constexpr int kTrack = 8;
-    const void *tracked[kTrack] = {};
-    CUstream lanes[kTrack] = {};  // a notifier's internal stream, for a notifier handle
-    const Stream *objs[kTrack] = {};  // the stream's object (not for a notifier)
-    uint64_t seqs[kTrack] = {};       // the streams gone when it was tracked
+    std::atomic<uint32_t> ntracked{0};
+    static constexpr uint32_t kTrack = 8;
+    FenceTrack tracked[kTrack] = {};
+    FenceTrackChunk *more = nullptr;  // the entries after kTrack (fence_reclaim.cpp)
 };
 
 inline uint64_t fence_value(const Fence *f) {
@@ -124,20 +140,15 @@ void fence_track_lane(Fence *f, const void *notifier, CUstream lane);
 // operations queued on it have run
 
 // Remembers that `stream` (a handle; s its object) had an operation queued
-// on f.
-void fence_track_slow(Fence *f, const void *stream, const Stream *s)
-    __attribute__((cold, noinline));
-inline void fence_track(Fence *f, const void *stream, const Stream *s) {
-    if (__builtin_expect(f->last_stream.load(std::memory_order_relaxed) != stream, 0))
-        fence_track_slow(f, stream, s);
-}
-// fence_untrack(f): an operation queued on a stream that evx does not
-// follow (a notifier's, a per-thread default stream): the memory is kept
-// for the process's life.
+// on f (a lock-free scan when it is tracked already).
+void fence_track(Fence *f, const void *stream, const Stream *s);
 // At free, for a fence whose memory the GPU may still reach: hands the
 // memory (`mem`: the word, or an IPC fence's registered page) to the
 // reclaimer, which frees it once every tracked stream ran what it queued.
 void fence_defer_free(Fence *f, void *mem, bool ipc);
+// At free, for every fence: frees the tracking entries beyond the first
+// Fence::kTrack.
+void fence_track_free(Fence *f);
 // A stream with fence_refs is being freed (stream.cpp, before its driver
 // stream is destroyed): records the event the fences' reclamation waits
 // for in place of their own.

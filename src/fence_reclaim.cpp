@@ -19,13 +19,15 @@
 // (fence_stream_gone(), from stream.cpp). A notifier's watch waits on an internal stream of the notifier,
 // tracked with the notifier's handle: marked while the notifier lives,
 // and needing no mark once it is destroyed (its destroy waited for every
-// watch). What cannot be marked (a per-thread default stream, more than
-// Fence::kTrack streams, a stream whose event the driver refused) is kept for
-// the life of the process and counted (evx_fence_reclaim()).
+// watch). What cannot be marked (a per-thread default stream, a stream
+// whose event the driver refused, or a fence the reclaimer had no memory to
+// remember) is kept for the life of the process and counted
+// (evx_fence_reclaim()).
 #include <sched.h>
 
 #include <mutex>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "driver.hpp"
@@ -36,6 +38,15 @@
 #include "stream_object.hpp"
 
 namespace evx {
+
+// The tracking entries of a fence after its first Fence::kTrack, a chunk
+// at a time, linked as they are added (never moved, so that a scan without
+// the lock may read them) and freed with the fence.
+struct FenceTrackChunk {
+    static constexpr uint32_t kSize = 32;
+    FenceTrack e[kSize] = {};
+    FenceTrackChunk *next = nullptr;  // set before ntracked counts an entry of it
+};
 
 namespace {
 
@@ -50,19 +61,20 @@ struct Gone {
     uint32_t refs;
 };
 
+// One tracked stream of a destroyed fence, and how its mark is waited for.
+struct Mark {
+    FenceTrack t;
+    CUevent event;  // its own mark, or null
+    uint64_t gone;  // else the Gone record's seq, or 0
+};
+
 struct Deferred {
     int device;
     bool ipc;
     bool keep;    // kept for good: its streams' references are only dropped
     bool marked;  // events recorded (or found) for every tracked stream
     void *mem;    // the word (cuMemHostAlloc) or the registered page
-    int n;
-    const void *streams[Fence::kTrack];  // stream handles, or notifier handles
-    CUstream lanes[Fence::kTrack];       // a notifier's internal stream, or null
-    const Stream *objs[Fence::kTrack];
-    uint64_t seqs[Fence::kTrack];
-    CUevent events[Fence::kTrack];  // its own mark, or null
-    uint64_t gone[Fence::kTrack];   // else the Gone record's seq, or 0
+    std::vector<Mark> marks;
 };
 
 std::mutex g_mu;  // guards the list and the gone records; no lookup under it
@@ -88,32 +100,32 @@ bool record_mark(evx_status_t entered, CUstream cs, CUevent *ev) {
     return false;
 }
 
-// The Gone record of the lifetime of `obj` that d's entry i tracked: the
-// first one of that address after the entry's seq. Under g_mu.
-Gone *find_gone(const Deferred &d, int i) {
+// The Gone record of the lifetime of the stream m tracked: the first one of
+// that address after the entry's seq. Under g_mu.
+Gone *find_gone(const Mark &m) {
     Gone *best = nullptr;
     for (Gone &g : gone())
-        if (g.obj == d.objs[i] && g.seq > d.seqs[i] && (!best || g.seq < best->seq)) best = &g;
+        if (g.obj == m.t.obj && g.seq > m.t.seq && (!best || g.seq < best->seq)) best = &g;
     return best;
 }
 
-// Entry i of d: its own event on a live stream (or notifier lane), or the
+// Mark m of d: its own event on a live stream (or notifier lane), or the
 // Gone record of its stream; drops the stream's reference either way
 // (keep: only that). False if it cannot be marked.
-bool mark_one(Deferred &d, int i) {
+bool mark_one(const Deferred &d, Mark &m) {
     static const char fn[] = "evx_fence_destroy";
     HandleScope scope;
     Slot *slot = nullptr;
-    d.events[i] = nullptr;
-    d.gone[i] = 0;
-    if (d.lanes[i]) {
+    m.event = nullptr;
+    m.gone = 0;
+    if (m.t.lane) {
         // A destroyed notifier waited for its watches: nothing to mark.
-        if (d.keep || scope.lookup(fn, d.streams[i], kNotifier, "notifier", &slot) != 0)
+        if (d.keep || scope.lookup(fn, m.t.handle, kNotifier, "notifier", &slot) != 0)
             return true;
         ContextGuard guard;  // lanes are streams of the primary context
-        return record_mark(guard.enter(nullptr, d.device), d.lanes[i], &d.events[i]);
+        return record_mark(guard.enter(nullptr, d.device), m.t.lane, &m.event);
     }
-    if (scope.lookup(fn, d.streams[i], kStream, "stream", &slot) == 0) {
+    if (scope.lookup(fn, m.t.handle, kStream, "stream", &slot) == 0) {
         const Stream *s = static_cast<const Stream *>(slot->obj);
         bool ok = true;
         if (!d.keep) {
@@ -121,18 +133,18 @@ bool mark_one(Deferred &d, int i) {
             const evx_status_t st = s->default_stream
                                         ? guard.enter(nullptr, s->device)
                                         : guard.enter_context(nullptr, s->ctx, s->device);
-            ok = record_mark(st, s->cu, &d.events[i]);
+            ok = record_mark(st, s->cu, &m.event);
         }
         s->fence_refs.fetch_sub(1, std::memory_order_release);
         return ok;
     }
     // Freed since: its free recorded the event (fence_stream_gone()).
     std::lock_guard<std::mutex> lk(g_mu);
-    Gone *g = find_gone(d, i);
+    Gone *g = find_gone(m);
     if (!g) return false;
     --g->refs;
     if (d.keep || g->failed) return false;
-    d.gone[i] = g->seq;
+    m.gone = g->seq;
     ++g->refs;  // held until d is freed
     return true;
 }
@@ -140,7 +152,7 @@ bool mark_one(Deferred &d, int i) {
 // Marks every entry of d (no lock held); false if one cannot be.
 bool mark(Deferred &d) {
     bool ok = !d.keep;
-    for (int i = 0; i < d.n; ++i) ok = mark_one(d, i) && ok;
+    for (Mark &m : d.marks) ok = mark_one(d, m) && ok;
     return ok;
 }
 
@@ -163,10 +175,10 @@ bool gone_done(uint64_t seq, bool *failed) {
 
 // Whether every mark of d completed; *failed when one never will be known.
 bool completed(const Deferred &d, bool *failed) {
-    for (int i = 0; i < d.n; ++i) {
-        if (d.gone[i] && !gone_done(d.gone[i], failed)) return false;
-        if (!d.events[i]) continue;
-        const CUresult r = cu().cuEventQuery(d.events[i]);
+    for (const Mark &m : d.marks) {
+        if (m.gone && !gone_done(m.gone, failed)) return false;
+        if (!m.event) continue;
+        const CUresult r = cu().cuEventQuery(m.event);
         if (r == CUDA_ERROR_NOT_READY) return false;
         if (r != CUDA_SUCCESS) *failed = true;
     }
@@ -175,12 +187,12 @@ bool completed(const Deferred &d, bool *failed) {
 
 // Drops d's events and Gone references, and frees its memory; under g_mu.
 void drop_deferred(Deferred &d, bool free_mem) {
-    for (int i = 0; i < d.n; ++i) {
-        if (d.events[i]) cu().cuEventDestroy(d.events[i]);
-        d.events[i] = nullptr;
+    for (Mark &m : d.marks) {
+        if (m.event) cu().cuEventDestroy(m.event);
+        m.event = nullptr;
         for (Gone &g : gone())
-            if (d.gone[i] && g.seq == d.gone[i]) --g.refs;
-        d.gone[i] = 0;
+            if (m.gone && g.seq == m.gone) --g.refs;
+        m.gone = 0;
     }
     if (!free_mem) return;
     if (d.ipc)
@@ -217,55 +229,88 @@ void poll_locked() {
         // unknown, so the memory is kept.
         drop_deferred(l[i], !failed);
         if (failed) g_kept.fetch_add(1, std::memory_order_relaxed);
-        l[i] = l.back();
+        l[i] = std::move(l.back());
         l.pop_back();
     }
     prune_gone();
     g_count.store(l.size(), std::memory_order_relaxed);
 }
 
-// Whether f tracks (h, lane) already: a scan of the entries published so
-// far, with no lock (an entry is written before `ntracked` counts it, and
-// never changes after), so that two streams taking turns on one fence add
-// no locked instruction to their operations.
-bool tracked_already(const Fence *f, const void *h, CUstream lane) {
-    const int n = f->ntracked.load(std::memory_order_acquire);
-    for (int i = 0; i < n; ++i)
-        if (f->tracked[i] == h && f->lanes[i] == lane) return true;
+// Calls fn(entry) for each of the first n tracking entries of f until it
+// returns true; whether one did. n: ntracked, loaded with acquire (or
+// under track_mu), so that the entries it counts, and the chunk links that
+// reach them, are seen.
+template <class Fn>
+bool any_entry(const Fence *f, uint32_t n, Fn fn) {
+    const uint32_t k = n < Fence::kTrack ? n : Fence::kTrack;
+    for (uint32_t i = 0; i < k; ++i)
+        if (fn(f->tracked[i])) return true;
+    n -= k;
+    for (const FenceTrackChunk *c = f->more; n > 0; c = c->next) {
+        const uint32_t m = n < FenceTrackChunk::kSize ? n : FenceTrackChunk::kSize;
+        for (uint32_t i = 0; i < m; ++i)
+            if (fn(c->e[i])) return true;
+        n -= m;
+    }
     return false;
 }
 
+// Whether f tracks (h, lane) already: a scan of the entries published so
+// far, with no lock (an entry is written before `ntracked` counts it, and
+// never changes after), so that streams taking turns on one fence add no
+// locked instruction to their operations.
+bool tracked_already(const Fence *f, const void *h, CUstream lane) {
+    return any_entry(f, f->ntracked.load(std::memory_order_acquire),
+                     [&](const FenceTrack &t) { return t.handle == h && t.lane == lane; });
+}
+
+// Where entry n goes (under track_mu), a chunk added if it is the first
+// of one; nullptr when out of memory.
+FenceTrack *new_entry(Fence *f, uint32_t n) {
+    if (n < Fence::kTrack) return &f->tracked[n];
+    n -= Fence::kTrack;
+    FenceTrackChunk **link = &f->more;
+    for (; n >= FenceTrackChunk::kSize; n -= FenceTrackChunk::kSize) link = &(*link)->next;
+    if (n == 0) *link = new (std::nothrow) FenceTrackChunk;
+    return *link ? &(*link)->e[n] : nullptr;
+}
+
 void track(Fence *f, const void *h, CUstream lane, const Stream *s) {
-    if (!tracked_already(f, h, lane)) {
-        while (f->track_mu.exchange(true, std::memory_order_acquire)) sched_yield();
-        const int n = f->ntracked.load(std::memory_order_relaxed);
-        const bool found = tracked_already(f, h, lane);  // added meanwhile
-        if (!found && n < Fence::kTrack) {
-            f->lanes[n] = lane;
-            f->tracked[n] = h;
-            f->objs[n] = s;
+    if (tracked_already(f, h, lane)) return;
+    while (f->track_mu.exchange(true, std::memory_order_acquire)) sched_yield();
+    const uint32_t n = f->ntracked.load(std::memory_order_relaxed);
+    if (!tracked_already(f, h, lane)) {  // else added meanwhile
+        FenceTrack *t = new_entry(f, n);
+        if (t) {
+            *t = FenceTrack{h, lane, s, 0};
             if (s) {
                 s->fence_refs.fetch_add(1, std::memory_order_relaxed);
                 std::lock_guard<std::mutex> lk(g_mu);
-                f->seqs[n] = g_gone_seq;
+                t->seq = g_gone_seq;
             }
-            f->ntracked.store(static_cast<uint8_t>(n + 1), std::memory_order_release);
-        } else if (!found) {
-            f->untracked.store(true, std::memory_order_relaxed);
+            f->ntracked.store(n + 1, std::memory_order_release);
+        } else {
+            f->untracked.store(true, std::memory_order_relaxed);  // no memory to follow it
         }
-        f->track_mu.store(false, std::memory_order_release);
     }
-    if (!lane) f->last_stream.store(h, std::memory_order_relaxed);
+    f->track_mu.store(false, std::memory_order_release);
 }
 
 }  // namespace
 
-void fence_track_slow(Fence *f, const void *stream, const Stream *s) {
-    track(f, stream, nullptr, s);
-}
+void fence_track(Fence *f, const void *stream, const Stream *s) { track(f, stream, nullptr, s); }
 
 void fence_track_lane(Fence *f, const void *notifier, CUstream lane) {
     track(f, notifier, lane, nullptr);
+}
+
+void fence_track_free(Fence *f) {
+    for (FenceTrackChunk *c = f->more; c;) {
+        FenceTrackChunk *next = c->next;
+        delete c;
+        c = next;
+    }
+    f->more = nullptr;
 }
 
 void fence_untrack(Fence *f) { f->untracked.store(true, std::memory_order_relaxed); }
@@ -295,16 +340,14 @@ void fence_defer_free(Fence *f, void *mem, bool ipc) {
     d.ipc = ipc;
     d.keep = f->untracked.load(std::memory_order_relaxed);
     d.mem = mem;
-    d.n = f->ntracked.load(std::memory_order_acquire);
-    for (int i = 0; i < d.n; ++i) {
-        d.streams[i] = f->tracked[i];
-        d.lanes[i] = f->lanes[i];
-        d.objs[i] = f->objs[i];
-        d.seqs[i] = f->seqs[i];
-    }
     std::lock_guard<std::mutex> lk(g_mu);
     try {
-        list().push_back(d);
+        d.marks.reserve(f->ntracked.load(std::memory_order_acquire));
+        any_entry(f, f->ntracked.load(std::memory_order_acquire), [&](const FenceTrack &t) {
+            d.marks.push_back(Mark{t, nullptr, 0});
+            return false;
+        });
+        list().push_back(std::move(d));
     } catch (const std::bad_alloc &) {
         g_kept.fetch_add(1, std::memory_order_relaxed);  // no memory to remember it
         return;
@@ -332,11 +375,11 @@ void step(bool block) {
             continue;
         }
         try {
-            todo.push_back(l[i]);
+            todo.push_back(std::move(l[i]));  // untouched if it throws
         } catch (const std::bad_alloc &) {
             break;  // marked at a later step
         }
-        l[i] = l.back();
+        l[i] = std::move(l.back());
         l.pop_back();
     }
     g_count.store(l.size() + todo.size(), std::memory_order_relaxed);
@@ -348,7 +391,7 @@ void step(bool block) {
         bool pushed = false;
         if (d.marked) {
             try {
-                l.push_back(d);
+                l.push_back(std::move(d));
                 pushed = true;
             } catch (const std::bad_alloc &) {
             }

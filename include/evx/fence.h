@@ -63,12 +63,12 @@ EVX_BEGIN_DECLS
  * stream for good, as it would have with the fence alive. The counter of
  * a fence that was never used on a stream is freed at once; that of one
  * that was is freed once the streams that queued work on it have run it:
- * evx records an event on each of them (at most 8 per fence) and a later
- * fence call frees the memory when they completed. Destroy never waits.
- * What evx cannot follow is kept for the life of the process and counted
- * (evx_fence_reclaim()): a fence used on more than 8 streams, on a
- * per-thread default stream, or on a stream destroyed before the fence.
- * No evx call ever touches freed memory.
+ * evx records an event on each of them (however many) and a later fence
+ * call frees the memory when they completed. Destroy never waits. What
+ * evx cannot follow is kept for the life of the process and counted
+ * (evx_fence_reclaim()): a fence used on a per-thread default stream, or
+ * one for which the driver refused such an event. No evx call ever
+ * touches freed memory.
  *
  * No context needs to be current: evx makes the device's primary context
  * current around the driver calls and leaves the caller's as it was.

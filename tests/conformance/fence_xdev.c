@@ -516,6 +516,62 @@ out:
     drop_stream(&a);
 }
 
+/* A fence used on 20 streams (more than a fence tracks inline) is
+ * reclaimed like one used on a few: destroyed while a wait queued on the
+ * 15th stream is held behind a gate, it stays pending (its memory kept for
+ * that wait) until the gate opens, and is then freed, nothing kept. */
+#define MANY_STREAMS 20
+#define MANY_GATED 14
+
+static void many_streams(unsigned flags)
+{
+    evx_stream_t s[MANY_STREAMS] = {0};
+    evx_fence_t f = NULL;
+    conf_gate *g = gate_new();
+    uint64_t pending = 0, kept0 = 0, kept = 0;
+    long long pinned0;
+    int i;
+    for (i = 0; i < MANY_STREAMS; i++)
+        REQUIRE((s[i] = make_stream(0)) != NULL);
+    EXPECT(settle_pending(&kept0) == 0);
+    pinned0 = pinned_now();
+    REQUIRE((f = xmake(0, 0, flags)) != NULL);
+    REQUIRE_OK(gate_launch(s[MANY_GATED], g));
+    REQUIRE_OK(evx_fence_signal(f, s[0], 1));
+    for (i = 1; i < MANY_STREAMS; i++) {
+        REQUIRE_OK(evx_stream_wait_fence(s[i], f, 1));
+        REQUIRE_OK(evx_stream_wait_fence(s[i], f, 1)); /* the stream tracked already */
+    }
+    for (i = 0; i < MANY_STREAMS; i++)
+        if (i != MANY_GATED)
+            EXPECT_OK(evx_stream_synchronize(s[i]));
+    REQUIRE_OK(evx_fence_destroy(f));
+    f = NULL;
+    /* Every stream but the gated one ran its work: only that one's wait
+     * keeps the memory. */
+    sleep_ms(20);
+    EXPECT_OK(evx_fence_reclaim(&pending, &kept));
+    EXPECTF(pending == 1 && kept == kept0, "pending %" PRIu64 ", kept %" PRIu64, pending, kept);
+    if (pinned0 >= 0)
+        EXPECT(pinned_now() == pinned0 + 1);
+    gate_open(g);
+    EXPECT_OK(evx_stream_synchronize(s[MANY_GATED]));
+    EXPECT(settle_pending(&kept) == 0);
+    EXPECTF(kept == kept0, "kept %" PRIu64 ", at the start %" PRIu64, kept, kept0);
+    EXPECT(pinned_now() == pinned0);
+out:
+    gate_open(g);
+    xdrop(&f);
+    for (i = 0; i < MANY_STREAMS; i++)
+        drop_stream(&s[i]);
+}
+
+static void t_reclaim_many_streams(void)
+{
+    many_streams(EVX_FENCE_DEFAULT);
+    many_streams(EVX_FENCE_INTERPROCESS);
+}
+
 static void t_reclaim_pending(void)
 {
     one_pending(EVX_FENCE_DEFAULT);
@@ -528,6 +584,7 @@ const conf_case conf_fence_xdev_cases[] = {
     {"fence.fd_local", t_fd_local},
     {"fence.fd_namespaces", t_fd_namespaces},
     {"fence.reclaim_pending", t_reclaim_pending},
+    {"fence.reclaim_many_streams", t_reclaim_many_streams},
     {"fence.reclaim_loop", t_reclaim_loop},
     {NULL, NULL},
 };
