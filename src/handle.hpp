@@ -117,6 +117,24 @@ inline bool slot_is(const Slot *s, uint64_t v, uint32_t want) {
 // The key a destroy leaves: the generation made even, the kind bits 0.
 inline uint64_t dead_key(uint64_t v) { return (v + (uint64_t{1} << 32)) & ~uint64_t{kKindMask}; }
 
+// The handle that a lookup of the calling thread matched on slot s, while
+// its hazard still holds s: the key while live, else the handle its
+// destroy ended (dead_key() undone; a held slot is not published again, so
+// its kind is still that handle's). For the cold failure messages of a hot
+// call, so that the handle values need not stay in registers across its
+// driver call.
+inline uint64_t held_handle(const Slot *s) {
+    const uint64_t key = s->key.load(std::memory_order_relaxed);
+    if (key & kKindMask) return key;
+    return (key - (uint64_t{1} << 32)) | s->kind;
+}
+
+// held_handle(), as the public handle type H (evx_event_t, ...).
+template <class H>
+inline H held_handle_as(const Slot *s) {
+    return reinterpret_cast<H>(static_cast<uintptr_t>(held_handle(s)));
+}
+
 // --- making handles ------------------------------------------------------
 
 evx_status_t slot_alloc_slow(ThreadRecord *r, const char *fn, uint32_t *index);

@@ -56,12 +56,26 @@ evx_status_t enter_device_new(const char *fn, int device, ThreadRecord **r, T **
     return 0;
 }
 
+// The slot of the first (which 0) or second (1) handle a call on r looked
+// up, read back from the hazard word that holds it (the low half of a
+// handle names its slot: slot_of()). For the cold failure paths of the hot
+// calls, so that nothing but the thread's record has to outlive their
+// driver call. Only after a successful lookup, while the call holds it.
+inline Slot *held_slot(const ThreadRecord *r, unsigned which) {
+    return slot_of(static_cast<uint32_t>(r->hazards.load(std::memory_order_relaxed) >>
+                                         (32 * which)));
+}
+
 // A call's hold on the handles it looks up. The lookups publish hazards;
 // the destructor clears them (one release store), so no exit path clears by
 // hand. A handle's object may be used only while the scope lives.
 class HandleScope {
 public:
     HandleScope() : r_(self()) {}
+    // With the thread's record already at hand (not nullptr): for the hot
+    // calls, which attach a new thread on a path of their own, so that no
+    // argument has to outlive that call in a saved register.
+    explicit HandleScope(ThreadRecord *r) : r_(r) {}
     ~HandleScope() {
         if (r_) release_hazards(r_);
     }

@@ -13,6 +13,7 @@
 
 #include "driver.hpp"
 #include "evx/common.h"
+#include "handle.hpp"
 
 namespace evx {
 
@@ -48,6 +49,11 @@ struct Stream {
     mutable std::atomic<uint32_t> fence_refs{0};
 };
 
+
+// The stream of a looked-up stream slot. Hot calls read it again after
+// their driver call rather than keep it: they keep only the slots (and the
+// thread's record) across that call.
+inline const Stream *stream_in(const Slot *ss) { return static_cast<const Stream *>(ss->obj); }
 
 // Calls on a borrowed default stream need its device's primary context
 // current to name the right stream; other streams carry their context.
