@@ -201,14 +201,15 @@ __attribute__((always_inline)) inline evx_status_t record(const char *fn, evx_ev
     Slot *se = nullptr, *ss = nullptr;
     const evx_status_t st = scope.lookup2(fn, event, kEvent, "event", &se, stream, kStream,
                                           "stream", &ss);
-    if (st) return st;
-    const Stream *s = stream_in(ss);
+    if (st) return scope.finish(st);
+    if (!se || !ss) __builtin_unreachable();  // lookup2 sets both on success
     // One test for the common case: a context belongs to one device, so the
-    // same context means the same device.
-    if (__builtin_expect((se->event.ctx.load(std::memory_order_acquire) != s->ctx) |
-                             s->default_stream, 0))
-        return record_rare(fn, se, ss, kWithFlags, flags);
-    return record_plain(fn, se, ss, kWithFlags, flags);
+    // same context means the same device; a default stream's record_ctx is
+    // no event's.
+    if (__builtin_expect(
+            se->event.ctx.load(std::memory_order_acquire) != stream_in(ss)->record_ctx, 0))
+        return scope.finish(record_rare(fn, se, ss, kWithFlags, flags));
+    return scope.finish(record_plain(fn, se, ss, kWithFlags, flags));
 }
 
 template <bool kWithFlags>
@@ -456,18 +457,18 @@ __attribute__((always_inline)) inline evx_status_t elapsed_time(float *ms, evx_e
     Slot *s0 = nullptr, *s1 = nullptr;
     const evx_status_t st = scope.lookup2(fn, start, kEvent, "start event", &s0, end, kEvent,
                                           "end event", &s1);
-    if (st) return st;
+    if (st) return scope.finish(st);
     if (!s0 || !s1) __builtin_unreachable(); // lookup2 sets both on success
     const Event *a = &s0->event, *b = &s1->event;
     if (__builtin_expect(a->recorded.load(std::memory_order_acquire) != kRecorded, 0) ||
         __builtin_expect(b->recorded.load(std::memory_order_acquire) != kRecorded, 0) ||
         __builtin_expect(a->device != b->device, 0) ||
         __builtin_expect((a->flags | b->flags) & EVX_EVENT_DISABLE_TIMING, 0))
-        return elapsed_rare(r, ms, s0, s1);
+        return scope.finish(elapsed_rare(r, ms, s0, s1));
     float out = 0.0f;
     const CUresult res = cu().cuEventElapsedTime(&out, a->cu.load(std::memory_order_acquire),
                                                  b->cu.load(std::memory_order_acquire));
-    return elapsed_result(r, ms, out, res);
+    return scope.finish(elapsed_result(r, ms, out, res));
 }
 
 evx_status_t elapsed_attach(float *ms, evx_event_t start, evx_event_t end) noexcept {

@@ -71,6 +71,14 @@ namespace evx {
 // a call whose thread a destroy flagged (ThreadRecord::reclaim).
 void reclaim_held(ThreadRecord *r) __attribute__((cold, noinline));
 
+// release_hazards() but the reclaim: clears the hazards and tells whether
+// the thread must call reclaim_held() (rarely).
+inline bool clear_hazards(ThreadRecord *r) {
+    r->hazards.store(0, std::memory_order_release);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    return __builtin_expect(r->reclaim.load(std::memory_order_relaxed) != 0, 0);
+}
+
 // Ends a call's hold on its handles: one release store, then one load of the
 // thread's own flag and a branch not taken unless a destroy found this call
 // holding what it retired. The compiler barrier keeps the load after the
@@ -79,9 +87,7 @@ void reclaim_held(ThreadRecord *r) __attribute__((cold, noinline));
 // (heavy_barrier() in thread.cpp): either it then sees this store, or this
 // load sees its flag. See docs/design.md, "Reclaiming what a call held".
 inline void release_hazards(ThreadRecord *r) {
-    r->hazards.store(0, std::memory_order_release);
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    if (__builtin_expect(r->reclaim.load(std::memory_order_relaxed) != 0, 0)) reclaim_held(r);
+    if (clear_hazards(r)) reclaim_held(r);
 }
 
 // A hazard slot holds the low half of the handle its call looks up: its

@@ -25,6 +25,7 @@
 #include "error.hpp"
 #include "handle.hpp"
 #include "reclaim.hpp"
+#include "stream_object.hpp"
 #include "thread.hpp"
 
 namespace evx {
@@ -66,6 +67,15 @@ inline Slot *held_slot(const ThreadRecord *r, unsigned which) {
                                          (32 * which)));
 }
 
+// The stream of a looked-up stream slot. Hot calls read it again after
+// their driver call rather than keep it: they keep only the slots (and the
+// thread's record) across that call.
+inline const Stream *stream_in(const Slot *ss) { return static_cast<const Stream *>(ss->obj); }
+
+// reclaim_held(r), then st: HandleScope::finish()'s rare end.
+evx_status_t reclaim_held_passing(ThreadRecord *r, evx_status_t st)
+    __attribute__((cold, noinline));
+
 // A call's hold on the handles it looks up. The lookups publish hazards;
 // the destructor clears them (one release store), so no exit path clears by
 // hand. A handle's object may be used only while the scope lives.
@@ -84,6 +94,16 @@ public:
 
     // The thread record (nullptr only before a failed lookup).
     ThreadRecord *record() const { return r_; }
+
+    // Ends the hold now, as the destructor would, and returns st: for the
+    // hot calls, whose rare reclaim then passes st through (a tail call)
+    // rather than keep it in their frame across reclaim_held().
+    evx_status_t finish(evx_status_t st) {
+        ThreadRecord *r = r_;
+        r_ = nullptr;
+        if (clear_hazards(r)) return reclaim_held_passing(r, st);
+        return st;
+    }
 
     // One live handle of `kind`, protected until the scope ends.
     evx_status_t lookup(const char *fn, const void *h, uint32_t kind, const char *role,

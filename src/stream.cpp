@@ -215,8 +215,13 @@ evx_status_t late_flags(const char *fn, evx_stream_t stream, const Stream &s, un
     return 0;
 }
 
+// What Stream::record_ctx of a default stream points at: no context.
+char g_no_context;
+
 // Publishes a stream object under a new handle; frees it on failure.
 evx_status_t publish_stream(ThreadRecord *r, const char *fn, Stream *s, evx_stream_t *out) {
+    s->record_ctx = s->default_stream ? reinterpret_cast<CUcontext>(&g_no_context) : s->ctx;
+    s->wait_device = s->default_stream ? -1 : s->device;
     uint32_t index;
     evx_status_t st = slot_alloc(r, fn, &index);
     if (st) {
@@ -358,15 +363,14 @@ __attribute__((always_inline)) inline evx_status_t wait_event(evx_stream_t strea
     Slot *ss = nullptr, *se = nullptr;
     const evx_status_t st =
         scope.lookup2(kWaitFn, stream, kStream, "stream", &ss, event, kEvent, "event", &se);
-    if (st) return st;
-    // Three tests, one branch each (their rare cases share one path).
+    if (st) return scope.finish(st);
+    // Two tests, one branch each (their rare cases share one path).
     if (__builtin_expect(se->event.former.load(std::memory_order_acquire) != kOwn, 0))
-        return wait_rare(r, kWaitFn, ss, se, kFlags);
-    const Stream *s = stream_in(ss);
-    if (__builtin_expect(se->event.device != s->device, 0))
-        return wait_rare(r, kWaitFn, ss, se, kFlags);
-    if (__builtin_expect(s->default_stream, 0)) return wait_rare(r, kWaitFn, ss, se, kFlags);
-    return wait_queued(r, ss, se, kFlags);
+        return scope.finish(wait_rare(r, kWaitFn, ss, se, kFlags));
+    // Another device, or a default stream (Stream::wait_device).
+    if (__builtin_expect(se->event.device != stream_in(ss)->wait_device, 0))
+        return scope.finish(wait_rare(r, kWaitFn, ss, se, kFlags));
+    return scope.finish(wait_queued(r, ss, se, kFlags));
 }
 
 template <unsigned kFlags>
