@@ -261,8 +261,9 @@ evx_status_t event_renew_state(const char *fn, Event *e) {
 
 namespace {
 
-evx_status_t event_free(ThreadRecord *r, void *obj) {
-    Event *e = static_cast<Event *>(obj);
+// event_free() of a borrowed, pooled or moved event.
+evx_status_t event_free_rare(ThreadRecord *r, Event *e) __attribute__((noinline));
+evx_status_t event_free_rare(ThreadRecord *r, Event *e) {
     if (e->borrowed) return 0;  // its maker's driver event: nothing to give back
     const bool recorded = e->recorded.load(std::memory_order_acquire);
     const bool former = recorded || e->former.load(std::memory_order_relaxed) != kOwn;
@@ -280,6 +281,32 @@ evx_status_t event_free(ThreadRecord *r, void *obj) {
         cache_give(r, e->device, e->flags, ev, former);
     }
     return 0;
+}
+
+// event_free() of a plain event that its thread's stack did not take.
+evx_status_t event_give_slow(ThreadRecord *r, const Event *e, bool former)
+    __attribute__((noinline));
+evx_status_t event_give_slow(ThreadRecord *r, const Event *e, bool former) {
+    cache_give_slow(r, e->device, e->flags, e->cu.load(std::memory_order_relaxed), former);
+    return 0;
+}
+
+// The free of almost every event (a batch scan's, once per destroy): its
+// driver event to the thread's cache, with no frame of its own.
+evx_status_t event_free(ThreadRecord *r, void *obj) {
+    Event *e = static_cast<Event *>(obj);
+    if (__builtin_expect(e->borrowed || e->pool != nullptr ||
+                             e->away.load(std::memory_order_acquire) != nullptr,
+                         0))
+        return event_free_rare(r, e);
+    const bool former = e->recorded.load(std::memory_order_acquire) ||
+                        e->former.load(std::memory_order_relaxed) != kOwn;
+    if (__builtin_expect(!(e->flags & EVX_EVENT_INTERPROCESS), 1) &&
+        __builtin_expect(cache_give_kept(r, e->device, e->flags,
+                                         e->cu.load(std::memory_order_relaxed), former),
+                         1))
+        return 0;
+    return event_give_slow(r, e, former);
 }
 
 inline bool batchable(const Event *e) {
@@ -471,6 +498,53 @@ __attribute__((always_inline)) inline evx_status_t elapsed_time(float *ms, evx_e
     return scope.finish(elapsed_result(r, ms, out, res));
 }
 
+evx_status_t destroy_attach(evx_event_t event) __attribute__((noinline));
+evx_status_t destroy_attach(evx_event_t event) {
+    if (!attach_thread()) return no_thread_record();
+    return evx_event_destroy(event);
+}
+
+constexpr char kCreateFn[] = "evx_device_create_event";
+
+// The flags of the events a thread's stacks keep (not interprocess).
+constexpr unsigned kCachedEventFlags = EVX_EVENT_BLOCKING_SYNC | EVX_EVENT_DISABLE_TIMING;
+
+// A create with its arguments checked, on a thread with a record: a slot
+// and a driver event (kept, or from the driver), as the common case of
+// evx_device_create_event() found none at hand.
+evx_status_t create_in(ThreadRecord *r, int device, unsigned flags, evx_event_t *event)
+    __attribute__((noinline));
+evx_status_t create_in(ThreadRecord *r, int device, unsigned flags, evx_event_t *event) {
+    const char *fn = kCreateFn;
+    *event = nullptr;
+    uint32_t index;
+    evx_status_t st = slot_alloc(r, fn, &index);
+    if (st) return st;
+    CUevent ev;
+    bool former;
+    st = cache_take_slow(r, fn, device, flags, &ev, &former);
+    if (st) {
+        slot_free(r, index);
+        return st;
+    }
+    *event = publish_event(index, device, flags, ev, nullptr, former);
+    return EVX_SUCCESS;
+}
+
+// evx_device_create_event() but its common case.
+evx_status_t create_event(int device, unsigned flags, evx_event_t *event)
+    __attribute__((noinline));
+evx_status_t create_event(int device, unsigned flags, evx_event_t *event) {
+    const char *fn = kCreateFn;
+    if (!event) return fail(EVX_ERROR_INVALID_VALUE, "%s: event (the out-pointer) is NULL", fn);
+    *event = nullptr;
+    evx_status_t st = check_event_flags(fn, flags);
+    if (st) return st;
+    ThreadRecord *r;
+    st = enter_device(fn, device, &r);
+    return st ? st : create_in(r, device, flags, event);
+}
+
 evx_status_t elapsed_attach(float *ms, evx_event_t start, evx_event_t end) noexcept {
     if (!attach_thread()) return no_thread_record();
     return elapsed_time(ms, start, end);
@@ -482,44 +556,44 @@ extern "C" {
 
 EVX_API evx_status_t evx_device_create_event(int device, unsigned flags,
                                              evx_event_t *event) {
-    static const char fn[] = "evx_device_create_event";
-    if (!event) return fail(EVX_ERROR_INVALID_VALUE, "%s: event (the out-pointer) is NULL", fn);
-    *event = nullptr;
-    evx_status_t st = check_event_flags(fn, flags);
-    if (st) return st;
-    ThreadRecord *r;
-    st = enter_device(fn, device, &r);
-    if (st) return st;
-    uint32_t index;
-    st = slot_alloc(r, fn, &index);
-    if (st) return st;
-    CUevent ev;
-    bool former;
-    st = cache_take(r, fn, device, flags, &ev, &former);
-    if (st) {
-        slot_free(r, index);
-        return st;
+    // The common create, with no call and so no frame: plain flags, a
+    // loaded driver, a device in range, a thread with a record, a slot of
+    // its ring and a kept driver event of its stack. Anything else takes
+    // create_event(), which checks and words all of it.
+    ThreadRecord *r = t_record;
+    CachedEvent c;
+    if (__builtin_expect(event != nullptr && (flags & ~kCachedEventFlags) == 0 && r != nullptr,
+                         1) &&
+        __builtin_expect(g_driver_ready.load(std::memory_order_acquire), 1) &&
+        __builtin_expect(static_cast<unsigned>(device) <
+                             static_cast<unsigned>(g_driver.device_count),
+        1)) {
+        if (__builtin_expect(slot_ring_ready(r), 1) &&
+            __builtin_expect(cache_take_kept(r, device, flags, &c), 1)) {
+            *event = publish_event(slot_from_ring(r), device, flags, c.ev, nullptr, c.former);
+            return EVX_SUCCESS;
+        }
+        return create_in(r, device, flags, event);
     }
-    *event = publish_event(index, device, flags, ev, nullptr, former);
-    return EVX_SUCCESS;
+    return create_event(device, flags, event);
 }
 
 EVX_API evx_status_t evx_event_destroy(evx_event_t event) {
     static const char fn[] = "evx_event_destroy";
-    ThreadRecord *r;
-    evx_status_t st = enter_thread(&r);
-    if (st) return st;
+    ThreadRecord *r = t_record;
+    if (__builtin_expect(r == nullptr, 0)) return destroy_attach(event);
     Slot *s = nullptr;
-    st = unpublish(event, kEvent, fn, "event", &s);
+    const evx_status_t st = unpublish(event, kEvent, fn, "event", &s);
     if (st) return st;
-    // The common case without retire()'s hooks: a plain own event to the
-    // thread's batch (event_batch()). A borrowed one ends its borrow
-    // (event_wrap.cpp).
+    // The common case, with no call: a plain own event to the thread's
+    // batch (event_batch()). The rest, and a batch that is due for its scan
+    // or held by a thief, through retire_event() (event_wrap.cpp), which
+    // ends a borrow too.
     const Event *e = &s->event;
     if (__builtin_expect(!e->pool && !e->borrowed && batchable(e), 1) &&
-        retire_batched(r, handle_index(handle_value(event))))
+        __builtin_expect(retire_batched_kept(r, handle_index(handle_value(event))), 1))
         return EVX_SUCCESS;
-    return retire_event(r, event, *e);  // event_wrap.cpp
+    return retire_event(r, event, *e);
 }
 
 EVX_API evx_status_t evx_event_record(evx_event_t event, evx_stream_t stream) {

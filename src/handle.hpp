@@ -139,13 +139,23 @@ inline H held_handle_as(const Slot *s) {
 
 evx_status_t slot_alloc_slow(ThreadRecord *r, const char *fn, uint32_t *index);
 
+// Whether the thread's ring has a slot past its quarantine
+// (slot_from_ring()): the common case of slot_alloc().
+inline bool slot_ring_ready(const ThreadRecord *r) { return r->ring_count > kQuarantine; }
+
+// The oldest slot of the ring; only when slot_ring_ready().
+inline uint32_t slot_from_ring(ThreadRecord *r) {
+    const uint32_t index = r->ring[r->ring_head];
+    r->ring_head = (r->ring_head + 1) & (kRingSize - 1);
+    --r->ring_count;
+    return index;
+}
+
 // A free slot for a new handle (not live yet).
 inline evx_status_t slot_alloc(ThreadRecord *r, const char *fn,
                                uint32_t *index) {
-    if (__builtin_expect(r->ring_count > kQuarantine, 1)) {
-        *index = r->ring[r->ring_head];
-        r->ring_head = (r->ring_head + 1) & (kRingSize - 1);
-        --r->ring_count;
+    if (__builtin_expect(slot_ring_ready(r), 1)) {
+        *index = slot_from_ring(r);
         return 0;
     }
     if (r->ready_n > 0) {

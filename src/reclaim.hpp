@@ -227,18 +227,22 @@ using BatchHook = bool (*)(ThreadRecord *r, void *obj, uint32_t index);
 // kRetireBatch retired slots (or by a trim on any thread). False when out
 // of memory (nothing taken). retire_batched_slow(): the push that grows the
 // list or fills the batch.
+// retire_batched_kept(): the common case, with no call (room below the
+// scan, no thief); false, nothing taken, else.
 bool retire_batched_slow(ThreadRecord *r, uint32_t index) __attribute__((noinline));
-inline bool retire_batched(ThreadRecord *r, uint32_t index) {
-    own_enter(r);
+inline bool retire_batched_kept(ThreadRecord *r, uint32_t index) {
+    if (__builtin_expect(!own_try_enter(r), 0)) return false;
     const uint32_t n = r->retired_n;
-    if (__builtin_expect(n < r->retired_cap && n + 1 < r->retire_limit, 1)) {
+    const bool room = __builtin_expect(n < r->retired_cap && n + 1 < r->retire_limit, 1);
+    if (room) {
         r->retired[n] = index;
         r->retired_n = n + 1;
-        own_leave(r);
-        return true;
     }
     own_leave(r);
-    return retire_batched_slow(r, index);
+    return room;
+}
+inline bool retire_batched(ThreadRecord *r, uint32_t index) {
+    return retire_batched_kept(r, index) || retire_batched_slow(r, index);
 }
 
 // Frees the retired slots index[0..n) that no thread holds, after one
