@@ -492,7 +492,7 @@ __attribute__((always_inline)) inline evx_status_t elapsed_time(float *ms, evx_e
         __builtin_expect(a->device != b->device, 0) ||
         __builtin_expect((a->flags | b->flags) & EVX_EVENT_DISABLE_TIMING, 0))
         return scope.finish(elapsed_rare(r, ms, s0, s1));
-    float out = 0.0f;
+    float out;  // read only after the driver's success, which writes it
     const CUresult res = cu().cuEventElapsedTime(&out, a->cu.load(std::memory_order_acquire),
                                                  b->cu.load(std::memory_order_acquire));
     return scope.finish(elapsed_result(r, ms, out, res));

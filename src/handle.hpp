@@ -174,9 +174,9 @@ inline void slot_free(ThreadRecord *r, uint32_t index) {
     ++r->ring_count;
 }
 
-// Makes the slot live with a new generation and returns the handle value.
-inline uint64_t publish(uint32_t index, uint32_t kind, void *obj) {
-    Slot &s = slot_ref(index);
+// Makes the slot s (slot_ref(index)) live with a new generation and
+// returns the handle value.
+inline uint64_t publish_at(Slot &s, uint32_t index, uint32_t kind, void *obj) {
     const uint32_t gen = handle_gen(s.key.load(std::memory_order_relaxed)) + 1u;
     const uint64_t v = (static_cast<uint64_t>(gen) << 32) |
                        (static_cast<uint64_t>(index) << kKindBits) | kind;
@@ -184,6 +184,11 @@ inline uint64_t publish(uint32_t index, uint32_t kind, void *obj) {
     s.obj = obj;
     s.key.store(v, std::memory_order_release);
     return v;
+}
+
+// publish_at() of the slot of an index.
+inline uint64_t publish(uint32_t index, uint32_t kind, void *obj) {
+    return publish_at(slot_ref(index), index, kind, obj);
 }
 
 // publish(), as the public handle type H (evx_event_t, ...).
