@@ -295,14 +295,11 @@ evx_status_t event_give_slow(ThreadRecord *r, const Event *e, bool former) {
 // driver event to the thread's cache, with no frame of its own.
 evx_status_t event_free(ThreadRecord *r, void *obj) {
     Event *e = static_cast<Event *>(obj);
-    if (__builtin_expect(e->borrowed || e->pool != nullptr ||
-                             e->away.load(std::memory_order_acquire) != nullptr,
-                         0))
+    if (__builtin_expect(!e->plain || e->away.load(std::memory_order_acquire) != nullptr, 0))
         return event_free_rare(r, e);
     const bool former = e->recorded.load(std::memory_order_acquire) ||
                         e->former.load(std::memory_order_relaxed) != kOwn;
-    if (__builtin_expect(!(e->flags & EVX_EVENT_INTERPROCESS), 1) &&
-        __builtin_expect(cache_give_kept(r, e->device, e->flags,
+    if (__builtin_expect(cache_give_kept(r, e->device, e->flags,
                                          e->cu.load(std::memory_order_relaxed), former),
                          1))
         return 0;
@@ -499,9 +496,29 @@ __attribute__((always_inline)) inline evx_status_t elapsed_time(float *ms, evx_e
 }
 
 evx_status_t destroy_attach(evx_event_t event) __attribute__((noinline));
+
+// The body of evx_event_destroy().
+__attribute__((always_inline)) inline evx_status_t destroy_event(evx_event_t event) {
+    static const char fn[] = "evx_event_destroy";
+    ThreadRecord *r = t_record;
+    if (__builtin_expect(r == nullptr, 0)) return destroy_attach(event);
+    Slot *s = nullptr;
+    const evx_status_t st = unpublish(event, kEvent, fn, "event", &s);
+    if (st) return st;
+    // The common case, with no call: a plain own event to the thread's
+    // batch (event_batch()). The rest, and a batch that is due for its scan
+    // or held by a thief, through retire_event() (event_wrap.cpp), which
+    // ends a borrow too.
+    const Event *e = &s->event;
+    if (__builtin_expect(e->plain && e->away.load(std::memory_order_acquire) == nullptr, 1) &&
+        __builtin_expect(retire_batched_kept(r, handle_index(handle_value(event))), 1))
+        return EVX_SUCCESS;
+    return retire_event(r, event, *e);
+}
+
 evx_status_t destroy_attach(evx_event_t event) {
     if (!attach_thread()) return no_thread_record();
-    return evx_event_destroy(event);
+    return destroy_event(event);
 }
 
 constexpr char kCreateFn[] = "evx_device_create_event";
@@ -578,23 +595,7 @@ EVX_API evx_status_t evx_device_create_event(int device, unsigned flags,
     return create_event(device, flags, event);
 }
 
-EVX_API evx_status_t evx_event_destroy(evx_event_t event) {
-    static const char fn[] = "evx_event_destroy";
-    ThreadRecord *r = t_record;
-    if (__builtin_expect(r == nullptr, 0)) return destroy_attach(event);
-    Slot *s = nullptr;
-    const evx_status_t st = unpublish(event, kEvent, fn, "event", &s);
-    if (st) return st;
-    // The common case, with no call: a plain own event to the thread's
-    // batch (event_batch()). The rest, and a batch that is due for its scan
-    // or held by a thief, through retire_event() (event_wrap.cpp), which
-    // ends a borrow too.
-    const Event *e = &s->event;
-    if (__builtin_expect(!e->pool && !e->borrowed && batchable(e), 1) &&
-        __builtin_expect(retire_batched_kept(r, handle_index(handle_value(event))), 1))
-        return EVX_SUCCESS;
-    return retire_event(r, event, *e);
-}
+EVX_API evx_status_t evx_event_destroy(evx_event_t event) { return destroy_event(event); }
 
 EVX_API evx_status_t evx_event_record(evx_event_t event, evx_stream_t stream) {
     return record<false>("evx_event_record", event, stream, 0);

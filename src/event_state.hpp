@@ -59,6 +59,7 @@ inline void fill_event(Event &e, int device, unsigned flags, CUevent cu, Pool *p
     e.hf_id.store(0, std::memory_order_relaxed);
     e.hf_ticket.store(0, std::memory_order_relaxed);
     e.borrowed = false;
+    e.plain = pool == nullptr && !(flags & EVX_EVENT_INTERPROCESS);
     e.release = nullptr;
     e.release_user = nullptr;
 }
