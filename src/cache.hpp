@@ -45,22 +45,28 @@ inline uint32_t bucket_key(int device, unsigned flags) {
     return static_cast<uint32_t>(device) * 4u + (flags & 3u);
 }
 
-// The common case inline: the thread's stack has one (a stack is used under
-// the owner's hold, thread.hpp); the rest is cache_take_slow().
+// The common case of cache_take(), with no call: the thread's stack of
+// (device, flags) has one (taken under the owner's hold, thread.hpp), and
+// no thief wants in. False: nothing taken. Not for
+// EVX_EVENT_INTERPROCESS, which no stack keeps.
+inline bool cache_take_kept(ThreadRecord *r, int device, unsigned flags, CachedEvent *out) {
+    const uint32_t key = bucket_key(device, flags);
+    if (__builtin_expect(!own_try_enter(r), 0)) return false;
+    CacheBucket *b = __builtin_expect(key < r->nbuckets, 1) ? r->buckets[key] : nullptr;
+    const bool kept = __builtin_expect(b != nullptr && b->n > 0, 1);
+    if (kept) *out = b->ev[--b->n];
+    own_leave(r);
+    return kept;
+}
+
 inline evx_status_t cache_take(ThreadRecord *r, const char *fn, int device, unsigned flags,
                                CUevent *out, bool *former) {
-    if (__builtin_expect(!(flags & EVX_EVENT_INTERPROCESS), 1)) {
-        const uint32_t key = bucket_key(device, flags);
-        own_enter(r);
-        CacheBucket *b = __builtin_expect(key < r->nbuckets, 1) ? r->buckets[key] : nullptr;
-        if (__builtin_expect(b != nullptr && b->n > 0, 1)) {
-            const CachedEvent c = b->ev[--b->n];
-            own_leave(r);
-            *out = c.ev;
-            *former = c.former;
-            return 0;
-        }
-        own_leave(r);
+    CachedEvent c;
+    if (__builtin_expect(!(flags & EVX_EVENT_INTERPROCESS), 1) &&
+        __builtin_expect(cache_take_kept(r, device, flags, &c), 1)) {
+        *out = c.ev;
+        *former = c.former;
+        return 0;
     }
     return cache_take_slow(r, fn, device, flags, out, former);
 }
@@ -70,18 +76,23 @@ inline evx_status_t cache_take(ThreadRecord *r, const char *fn, int device, unsi
 void cache_give_slow(ThreadRecord *r, int device, unsigned flags, CUevent ev, bool former)
     __attribute__((noinline));
 
+// The common case of cache_give(), with no call: room on the thread's
+// stack and no thief. False: nothing given. Not for EVX_EVENT_INTERPROCESS.
+inline bool cache_give_kept(ThreadRecord *r, int device, unsigned flags, CUevent ev,
+                            bool former) {
+    const uint32_t key = bucket_key(device, flags);
+    if (__builtin_expect(!own_try_enter(r), 0)) return false;
+    CacheBucket *b = __builtin_expect(key < r->nbuckets, 1) ? r->buckets[key] : nullptr;
+    const bool room = __builtin_expect(b != nullptr && b->n < kBucketSize, 1);
+    if (room) b->ev[b->n++] = CachedEvent{ev, former};
+    own_leave(r);
+    return room;
+}
+
 inline void cache_give(ThreadRecord *r, int device, unsigned flags, CUevent ev, bool former) {
-    if (__builtin_expect(!(flags & EVX_EVENT_INTERPROCESS), 1)) {
-        const uint32_t key = bucket_key(device, flags);
-        own_enter(r);
-        CacheBucket *b = __builtin_expect(key < r->nbuckets, 1) ? r->buckets[key] : nullptr;
-        if (__builtin_expect(b != nullptr && b->n < kBucketSize, 1)) {
-            b->ev[b->n++] = CachedEvent{ev, former};
-            own_leave(r);
-            return;
-        }
-        own_leave(r);
-    }
+    if (__builtin_expect(!(flags & EVX_EVENT_INTERPROCESS), 1) &&
+        __builtin_expect(cache_give_kept(r, device, flags, ev, former), 1))
+        return;
     cache_give_slow(r, device, flags, ev, former);
 }
 

@@ -94,99 +94,140 @@ inline CUresult record_here(Event *e, const Stream *s, bool with_flags, unsigned
     return res;
 }
 
-evx_status_t record_failed(const char *fn, Event *e, const Stream *s, evx_event_t event,
-                           evx_stream_t stream, bool with_flags, unsigned flags, CUresult res)
-    __attribute__((cold, noinline));
+// The handles of a call's slots, for its messages (held_handle()).
+inline evx_event_t event_handle(const Slot *se) { return held_handle_as<evx_event_t>(se); }
+inline evx_stream_t stream_handle(const Slot *ss) { return held_handle_as<evx_stream_t>(ss); }
+
+evx_status_t record_failed(const char *fn, Slot *se, const Slot *ss, bool with_flags,
+                           unsigned flags, CUresult res) __attribute__((cold, noinline));
 
 // A record on a borrowed default stream: under the guard that makes its
 // device's primary context current. A failing pop after a successful record
 // is reported; the record stands (it is counted).
-evx_status_t record_default_stream(const char *fn, Event *e, const Stream *s,
-                                   evx_event_t event, evx_stream_t stream, bool with_flags,
+evx_status_t record_default_stream(const char *fn, Slot *se, const Slot *ss, bool with_flags,
                                    unsigned flags) __attribute__((noinline));
-evx_status_t record_default_stream(const char *fn, Event *e, const Stream *s,
-                                   evx_event_t event, evx_stream_t stream, bool with_flags,
+evx_status_t record_default_stream(const char *fn, Slot *se, const Slot *ss, bool with_flags,
                                    unsigned flags) {
+    Event *e = &se->event;
+    const Stream *s = stream_in(ss);
     ContextGuard guard;
     evx_status_t st = guard.enter(fn, s->device);
     if (st) return st;
     const CUresult res = record_here(e, s, with_flags, flags);
     st = guard.leave(fn, "the event was recorded");
-    if (res != CUDA_SUCCESS)
-        return record_failed(fn, e, s, event, stream, with_flags, flags, res);
+    if (res != CUDA_SUCCESS) return record_failed(fn, se, ss, with_flags, flags, res);
     mark_recorded(e, s);
     return st;
 }
 
-// A record on a stream of the event's context, not a default stream.
-inline evx_status_t record_plain(const char *fn, Event *e, const Stream *s, evx_event_t event,
-                                 evx_stream_t stream, bool with_flags, unsigned flags) {
-    const CUresult res = record_here(e, s, with_flags, flags);
+// record_plain() of an event whose driver state may be a former life's.
+evx_status_t record_claiming(const char *fn, Slot *se, const Slot *ss, bool with_flags,
+                             unsigned flags) __attribute__((noinline));
+evx_status_t record_claiming(const char *fn, Slot *se, const Slot *ss, bool with_flags,
+                             unsigned flags) {
+    const CUresult res = record_here(&se->event, stream_in(ss), with_flags, flags);
+    if (res != CUDA_SUCCESS) return record_failed(fn, se, ss, with_flags, flags, res);
+    mark_recorded(&se->event, stream_in(ss));
+    return EVX_SUCCESS;
+}
+
+// A record on a stream of the event's context, not a default stream. Keeps
+// only the two slots across the driver call: an event to claim first takes
+// a path of its own.
+inline evx_status_t record_plain(const char *fn, Slot *se, const Slot *ss, bool with_flags,
+                                 unsigned flags) {
+    Event *e = &se->event;
+    if (__builtin_expect(e->former.load(std::memory_order_acquire) != kOwn, 0))
+        return record_claiming(fn, se, ss, with_flags, flags);
+    const CUevent ev = e->cu.load(std::memory_order_acquire);
+    const CUresult res = with_flags ? cu().cuEventRecordWithFlags(ev, stream_in(ss)->cu, flags)
+                                    : cu().cuEventRecord(ev, stream_in(ss)->cu);
     if (__builtin_expect(res == CUDA_SUCCESS, 1)) {
-        mark_recorded(e, s);
+        mark_recorded(e, stream_in(ss));
         return EVX_SUCCESS;
     }
-    return record_failed(fn, e, s, event, stream, with_flags, flags, res);
+    return record_failed(fn, se, ss, with_flags, flags, res);
+}
+
+// The move of a record to a stream of another context (contexts.cpp).
+evx_status_t record_moved(const char *fn, Slot *se, const Slot *ss, bool with_flags,
+                          unsigned flags) __attribute__((noinline));
+evx_status_t record_moved(const char *fn, Slot *se, const Slot *ss, bool with_flags,
+                          unsigned flags) {
+    Event *e = &se->event;
+    const Stream *s = stream_in(ss);
+    bool pop_failed = false;
+    const evx_status_t st = record_other_context(fn, e, s, event_handle(se), stream_handle(ss),
+                                                 with_flags, flags, &pop_failed);
+    if (!st || pop_failed) mark_recorded(e, s);
+    return st;
 }
 
 // The rare records: on a stream of another device, of another context than
 // the event's driver event, or a default stream.
-evx_status_t record_rare(const char *fn, Event *e, const Stream *s, evx_event_t event,
-                         evx_stream_t stream, bool with_flags, unsigned flags)
-    __attribute__((noinline));
-evx_status_t record_rare(const char *fn, Event *e, const Stream *s, evx_event_t event,
-                         evx_stream_t stream, bool with_flags, unsigned flags) {
-    if (e->device != s->device) return other_device(fn, event, e->device, stream, s->device);
+evx_status_t record_rare(const char *fn, Slot *se, const Slot *ss, bool with_flags,
+                         unsigned flags) __attribute__((noinline));
+evx_status_t record_rare(const char *fn, Slot *se, const Slot *ss, bool with_flags,
+                         unsigned flags) {
+    const Event *e = &se->event;
+    const Stream *s = stream_in(ss);
+    if (e->device != s->device)
+        return other_device(fn, event_handle(se), e->device, stream_handle(ss), s->device);
     // See contexts.cpp.
-    if (e->ctx.load(std::memory_order_acquire) != s->ctx) {
-        bool pop_failed = false;
-        const evx_status_t st =
-            record_other_context(fn, e, s, event, stream, with_flags, flags, &pop_failed);
-        if (!st || pop_failed) mark_recorded(e, s);
-        return st;
-    }
-    if (s->default_stream)
-        return record_default_stream(fn, e, s, event, stream, with_flags, flags);
+    if (e->ctx.load(std::memory_order_acquire) != s->ctx)
+        return record_moved(fn, se, ss, with_flags, flags);
+    if (s->default_stream) return record_default_stream(fn, se, ss, with_flags, flags);
     // Another thread moved the event back meanwhile.
-    return record_plain(fn, e, s, event, stream, with_flags, flags);
+    return record_plain(fn, se, ss, with_flags, flags);
 }
+
+template <bool kWithFlags>
+evx_status_t record_attach(const char *fn, evx_event_t event, evx_stream_t stream,
+                           unsigned flags) noexcept __attribute__((noinline));
 
 // noexcept: nothing in a hot call throws, and so the compiler needs no
 // unwinding path for its HandleScope, which keeps the code what the
 // hand-written bracket was (see scope.hpp). One body per kWithFlags: the
-// plain record carries no flags.
+// plain record carries no flags. A thread's first call attaches it on a
+// path of its own (record_attach()), and every rare case is a call that
+// needs the slots only: so no argument outlives a call.
 template <bool kWithFlags>
-evx_status_t record(const char *fn, evx_event_t event, evx_stream_t stream,
-                    unsigned flags) noexcept {
-    HandleScope scope;
+__attribute__((always_inline)) inline evx_status_t record(const char *fn, evx_event_t event,
+                                                          evx_stream_t stream,
+                                                          unsigned flags) noexcept {
+    ThreadRecord *r = t_record;
+    if (__builtin_expect(r == nullptr, 0)) return record_attach<kWithFlags>(fn, event, stream, flags);
+    HandleScope scope(r);
     Slot *se = nullptr, *ss = nullptr;
     const evx_status_t st = scope.lookup2(fn, event, kEvent, "event", &se, stream, kStream,
                                           "stream", &ss);
-    if (st) return st;
-    Event *e = &se->event;
-    const Stream *s = static_cast<const Stream *>(ss->obj);
+    if (st) return scope.finish(st);
+    if (!se || !ss) __builtin_unreachable();  // lookup2 sets both on success
     // One test for the common case: a context belongs to one device, so the
-    // same context means the same device.
-    if (__builtin_expect((e->ctx.load(std::memory_order_acquire) != s->ctx) |
-                             s->default_stream, 0))
-        return record_rare(fn, e, s, event, stream, kWithFlags, flags);
-    return record_plain(fn, e, s, event, stream, kWithFlags, flags);
+    // same context means the same device; a default stream's record_ctx is
+    // no event's.
+    if (__builtin_expect(
+            se->event.ctx.load(std::memory_order_acquire) != stream_in(ss)->record_ctx, 0))
+        return scope.finish(record_rare(fn, se, ss, kWithFlags, flags));
+    return scope.finish(record_plain(fn, se, ss, kWithFlags, flags));
 }
 
-evx_status_t record_failed(const char *fn, Event *e, const Stream *s, evx_event_t event,
-                           evx_stream_t stream, bool with_flags, unsigned flags, CUresult res) {
-    if (e->ctx.load(std::memory_order_acquire) != s->ctx) {
-        // Another thread moved the event to another context between the
-        // check above and the record: record it as a move.
-        bool pop_failed = false;
-        const evx_status_t st =
-            record_other_context(fn, e, s, event, stream, with_flags, flags, &pop_failed);
-        if (!st || pop_failed) mark_recorded(e, s);
-        return st;
-    }
+template <bool kWithFlags>
+evx_status_t record_attach(const char *fn, evx_event_t event, evx_stream_t stream,
+                           unsigned flags) noexcept {
+    if (!attach_thread()) return no_thread_record();
+    return record<kWithFlags>(fn, event, stream, flags);
+}
+
+evx_status_t record_failed(const char *fn, Slot *se, const Slot *ss, bool with_flags,
+                           unsigned flags, CUresult res) {
+    // Another thread moved the event to another context between the check
+    // and the record: record it as a move.
+    if (se->event.ctx.load(std::memory_order_acquire) != stream_in(ss)->ctx)
+        return record_moved(fn, se, ss, with_flags, flags);
     return driver_failed(res, fn, with_flags ? "cuEventRecordWithFlags" : "cuEventRecord",
                          "event 0x%" PRIx64 ", stream 0x%" PRIx64 ", flags 0x%x",
-                         handle_value(event), handle_value(stream), flags);
+                         held_handle(se), held_handle(ss), flags);
 }
 
 }  // namespace
@@ -220,8 +261,9 @@ evx_status_t event_renew_state(const char *fn, Event *e) {
 
 namespace {
 
-evx_status_t event_free(ThreadRecord *r, void *obj) {
-    Event *e = static_cast<Event *>(obj);
+// event_free() of a borrowed, pooled or moved event.
+evx_status_t event_free_rare(ThreadRecord *r, Event *e) __attribute__((noinline));
+evx_status_t event_free_rare(ThreadRecord *r, Event *e) {
     if (e->borrowed) return 0;  // its maker's driver event: nothing to give back
     const bool recorded = e->recorded.load(std::memory_order_acquire);
     const bool former = recorded || e->former.load(std::memory_order_relaxed) != kOwn;
@@ -239,6 +281,29 @@ evx_status_t event_free(ThreadRecord *r, void *obj) {
         cache_give(r, e->device, e->flags, ev, former);
     }
     return 0;
+}
+
+// event_free() of a plain event that its thread's stack did not take.
+evx_status_t event_give_slow(ThreadRecord *r, const Event *e, bool former)
+    __attribute__((noinline));
+evx_status_t event_give_slow(ThreadRecord *r, const Event *e, bool former) {
+    cache_give_slow(r, e->device, e->flags, e->cu.load(std::memory_order_relaxed), former);
+    return 0;
+}
+
+// The free of almost every event (a batch scan's, once per destroy): its
+// driver event to the thread's cache, with no frame of its own.
+evx_status_t event_free(ThreadRecord *r, void *obj) {
+    Event *e = static_cast<Event *>(obj);
+    if (__builtin_expect(!e->plain || e->away.load(std::memory_order_acquire) != nullptr, 0))
+        return event_free_rare(r, e);
+    const bool former = e->recorded.load(std::memory_order_acquire) ||
+                        e->former.load(std::memory_order_relaxed) != kOwn;
+    if (__builtin_expect(cache_give_kept(r, e->device, e->flags,
+                                         e->cu.load(std::memory_order_relaxed), former),
+                         1))
+        return 0;
+    return event_give_slow(r, e, former);
 }
 
 inline bool batchable(const Event *e) {
@@ -308,13 +373,14 @@ inline evx_status_t observe(const char *fn, const char *call_name, evx_event_t e
 constexpr char kElapsedFn[] = "evx_event_elapsed_time";
 
 // Why two events cannot be timed: another device, no timing, never recorded.
-// start_recorded: the state the call saw.
-evx_status_t elapsed_refused(evx_event_t start, evx_event_t end, const Event *a, const Event *b,
-                             bool start_recorded) __attribute__((cold, noinline));
-evx_status_t elapsed_refused(evx_event_t start, evx_event_t end, const Event *a, const Event *b,
-                             bool start_recorded) {
+// start_recorded: the state the call saw. The handles come from the slots
+// the call holds (held_handle()), as in every failure of a hot call.
+evx_status_t elapsed_refused(const Slot *s0, const Slot *s1, bool start_recorded)
+    __attribute__((cold, noinline));
+evx_status_t elapsed_refused(const Slot *s0, const Slot *s1, bool start_recorded) {
     const char *fn = kElapsedFn;
-    const uint64_t av = handle_value(start), bv = handle_value(end);
+    const Event *a = &s0->event, *b = &s1->event;
+    const uint64_t av = held_handle(s0), bv = held_handle(s1);
     if (a->device != b->device)
         return fail(EVX_ERROR_INVALID_HANDLE,
                     "%s: start event 0x%" PRIx64 " belongs to device %d but end event 0x%" PRIx64
@@ -335,12 +401,14 @@ evx_status_t elapsed_refused(evx_event_t start, evx_event_t end, const Event *a,
                 bv);
 }
 
-// A failing cuEventElapsedTime (not NOT_READY).
-evx_status_t elapsed_failed(evx_event_t start, evx_event_t end, const Event *a, const Event *b,
-                            CUresult res) __attribute__((cold, noinline));
-evx_status_t elapsed_failed(evx_event_t start, evx_event_t end, const Event *a, const Event *b,
-                            CUresult res) {
+// A failing cuEventElapsedTime (not NOT_READY), of the events the call on r
+// holds (held_slot()).
+evx_status_t elapsed_failed(const ThreadRecord *r, CUresult res) __attribute__((cold, noinline));
+evx_status_t elapsed_failed(const ThreadRecord *r, CUresult res) {
     const char *fn = kElapsedFn;
+    const Slot *s0 = held_slot(r, 0), *s1 = held_slot(r, 1);
+    const evx_event_t start = event_handle(s0), end = event_handle(s1);
+    const Event *a = &s0->event, *b = &s1->event;
     const CUcontext ac = a->ctx.load(std::memory_order_acquire);
     const CUcontext bc = b->ctx.load(std::memory_order_acquire);
     if (__builtin_expect(a->borrowed || b->borrowed, 0) && ac == bc)
@@ -359,20 +427,18 @@ evx_status_t elapsed_failed(evx_event_t start, evx_event_t end, const Event *a, 
                          handle_value(start), handle_value(end));
 }
 
-inline evx_status_t elapsed_result(float *ms, float out, evx_event_t start, evx_event_t end,
-                                   const Event *a, const Event *b, CUresult res) {
+inline evx_status_t elapsed_result(const ThreadRecord *r, float *ms, float out, CUresult res) {
     if (__builtin_expect(res == CUDA_SUCCESS, 1)) {
         *ms = out;
         return EVX_SUCCESS;
     }
     if (res == CUDA_ERROR_NOT_READY) return res;
-    return elapsed_failed(start, end, a, b, res);
+    return elapsed_failed(r, res);
 }
 
-// elapsed_time() with a pooled event: a completion it sees is counted.
-evx_status_t elapsed_pooled(float *ms, evx_event_t start, evx_event_t end, Event *a, Event *b)
-    __attribute__((noinline));
-evx_status_t elapsed_pooled(float *ms, evx_event_t start, evx_event_t end, Event *a, Event *b) {
+// elapsed_time() with a pooled event (or both recorded meanwhile): a
+// completion it sees is counted.
+evx_status_t elapsed_pooled(const ThreadRecord *r, float *ms, Event *a, Event *b) {
     float out = 0.0f;
     const uint32_t seen_a = a->records.load(std::memory_order_relaxed);
     const uint32_t seen_b = b->records.load(std::memory_order_relaxed);
@@ -382,55 +448,98 @@ evx_status_t elapsed_pooled(float *ms, evx_event_t start, evx_event_t end, Event
         if (a->pool) a->done.store(seen_a, std::memory_order_relaxed);
         if (b->pool) b->done.store(seen_b, std::memory_order_relaxed);
     }
-    return elapsed_result(ms, out, start, end, a, b, res);
+    return elapsed_result(r, ms, out, res);
 }
 
-// The body of evx_event_elapsed_time(); noexcept: nothing in it throws, and
-// so the compiler needs no unwinding path for the scope (see scope.hpp).
-evx_status_t elapsed_time(float *ms, evx_event_t start, evx_event_t end) noexcept {
-    const char *fn = kElapsedFn;
-    if (!ms) return fail(EVX_ERROR_INVALID_VALUE, "%s: ms (the out-pointer) is NULL", fn);
-    HandleScope scope;
-    Slot *s0 = nullptr, *s1 = nullptr;
-    const evx_status_t st = scope.lookup2(fn, start, kEvent, "start event", &s0, end, kEvent,
-                                          "end event", &s1);
-    if (st) return st;
-    if (!s0 || !s1) __builtin_unreachable(); // lookup2 sets both on success
+// The elapsed times that are refused, or of pooled events.
+evx_status_t elapsed_rare(const ThreadRecord *r, float *ms, Slot *s0, Slot *s1)
+    __attribute__((noinline));
+evx_status_t elapsed_rare(const ThreadRecord *r, float *ms, Slot *s0, Slot *s1) {
     Event *a = &s0->event, *b = &s1->event;
     const uint8_t ar = a->recorded.load(std::memory_order_acquire);
     const uint8_t br = b->recorded.load(std::memory_order_acquire);
-    if (__builtin_expect(a->device != b->device || !ar || !br ||
-                             ((a->flags | b->flags) & EVX_EVENT_DISABLE_TIMING),
-                         0))
-        return elapsed_refused(start, end, a, b, ar != 0);
-    // Both recorded: kRecorded | kRecordedPooled is not kRecorded.
-    if (__builtin_expect((ar | br) != kRecorded, 0)) return elapsed_pooled(ms, start, end, a, b);
-    float out = 0.0f;
-    const CUresult res = cu().cuEventElapsedTime(&out, a->cu.load(std::memory_order_acquire),
-                                                 b->cu.load(std::memory_order_acquire));
-    return elapsed_result(ms, out, start, end, a, b, res);
+    if (a->device != b->device || !ar || !br || ((a->flags | b->flags) & EVX_EVENT_DISABLE_TIMING))
+        return elapsed_refused(s0, s1, ar != 0);
+    return elapsed_pooled(r, ms, a, b);
 }
 
-}  // namespace
+evx_status_t elapsed_attach(float *ms, evx_event_t start, evx_event_t end) noexcept
+    __attribute__((noinline));
 
-extern "C" {
+// The body of evx_event_elapsed_time(); noexcept: nothing in it throws, and
+// so the compiler needs no unwinding path for the scope (see scope.hpp). As
+// record(): a thread's first call attaches on a path of its own, and the
+// rare cases need the slots only, so that only ms and the thread's record
+// outlive a call.
+__attribute__((always_inline)) inline evx_status_t elapsed_time(float *ms, evx_event_t start,
+                                                                evx_event_t end) noexcept {
+    const char *fn = kElapsedFn;
+    if (!ms) return fail(EVX_ERROR_INVALID_VALUE, "%s: ms (the out-pointer) is NULL", fn);
+    ThreadRecord *r = t_record;
+    if (__builtin_expect(r == nullptr, 0)) return elapsed_attach(ms, start, end);
+    HandleScope scope(r);
+    Slot *s0 = nullptr, *s1 = nullptr;
+    const evx_status_t st = scope.lookup2(fn, start, kEvent, "start event", &s0, end, kEvent,
+                                          "end event", &s1);
+    if (st) return scope.finish(st);
+    if (!s0 || !s1) __builtin_unreachable(); // lookup2 sets both on success
+    const Event *a = &s0->event, *b = &s1->event;
+    if (__builtin_expect(a->recorded.load(std::memory_order_acquire) != kRecorded, 0) ||
+        __builtin_expect(b->recorded.load(std::memory_order_acquire) != kRecorded, 0) ||
+        __builtin_expect(a->device != b->device, 0) ||
+        __builtin_expect((a->flags | b->flags) & EVX_EVENT_DISABLE_TIMING, 0))
+        return scope.finish(elapsed_rare(r, ms, s0, s1));
+    float out;  // read only after the driver's success, which writes it
+    const CUresult res = cu().cuEventElapsedTime(&out, a->cu.load(std::memory_order_acquire),
+                                                 b->cu.load(std::memory_order_acquire));
+    return scope.finish(elapsed_result(r, ms, out, res));
+}
 
-EVX_API evx_status_t evx_device_create_event(int device, unsigned flags,
-                                             evx_event_t *event) {
-    static const char fn[] = "evx_device_create_event";
-    if (!event) return fail(EVX_ERROR_INVALID_VALUE, "%s: event (the out-pointer) is NULL", fn);
+evx_status_t destroy_attach(evx_event_t event) __attribute__((noinline));
+
+// The body of evx_event_destroy().
+__attribute__((always_inline)) inline evx_status_t destroy_event(evx_event_t event) {
+    static const char fn[] = "evx_event_destroy";
+    ThreadRecord *r = t_record;
+    if (__builtin_expect(r == nullptr, 0)) return destroy_attach(event);
+    Slot *s = nullptr;
+    const evx_status_t st = unpublish(event, kEvent, fn, "event", &s);
+    if (st) return st;
+    // The common case, with no call: a plain own event to the thread's
+    // batch (event_batch()). The rest, and a batch that is due for its scan
+    // or held by a thief, through retire_event() (event_wrap.cpp), which
+    // ends a borrow too.
+    const Event *e = &s->event;
+    if (__builtin_expect(e->plain && e->away.load(std::memory_order_acquire) == nullptr, 1) &&
+        __builtin_expect(retire_batched_kept(r, handle_index(handle_value(event))), 1))
+        return EVX_SUCCESS;
+    return retire_event(r, event, *e);
+}
+
+evx_status_t destroy_attach(evx_event_t event) {
+    if (!attach_thread()) return no_thread_record();
+    return destroy_event(event);
+}
+
+constexpr char kCreateFn[] = "evx_device_create_event";
+
+// The flags of the events a thread's stacks keep (not interprocess).
+constexpr unsigned kCachedEventFlags = EVX_EVENT_BLOCKING_SYNC | EVX_EVENT_DISABLE_TIMING;
+
+// A create with its arguments checked, on a thread with a record: a slot
+// and a driver event (kept, or from the driver), as the common case of
+// evx_device_create_event() found none at hand.
+evx_status_t create_in(ThreadRecord *r, int device, unsigned flags, evx_event_t *event)
+    __attribute__((noinline));
+evx_status_t create_in(ThreadRecord *r, int device, unsigned flags, evx_event_t *event) {
+    const char *fn = kCreateFn;
     *event = nullptr;
-    evx_status_t st = check_event_flags(fn, flags);
-    if (st) return st;
-    ThreadRecord *r;
-    st = enter_device(fn, device, &r);
-    if (st) return st;
     uint32_t index;
-    st = slot_alloc(r, fn, &index);
+    evx_status_t st = slot_alloc(r, fn, &index);
     if (st) return st;
     CUevent ev;
     bool former;
-    st = cache_take(r, fn, device, flags, &ev, &former);
+    st = cache_take_slow(r, fn, device, flags, &ev, &former);
     if (st) {
         slot_free(r, index);
         return st;
@@ -439,23 +548,54 @@ EVX_API evx_status_t evx_device_create_event(int device, unsigned flags,
     return EVX_SUCCESS;
 }
 
-EVX_API evx_status_t evx_event_destroy(evx_event_t event) {
-    static const char fn[] = "evx_event_destroy";
+// evx_device_create_event() but its common case.
+evx_status_t create_event(int device, unsigned flags, evx_event_t *event)
+    __attribute__((noinline));
+evx_status_t create_event(int device, unsigned flags, evx_event_t *event) {
+    const char *fn = kCreateFn;
+    if (!event) return fail(EVX_ERROR_INVALID_VALUE, "%s: event (the out-pointer) is NULL", fn);
+    *event = nullptr;
+    evx_status_t st = check_event_flags(fn, flags);
+    if (st) return st;
     ThreadRecord *r;
-    evx_status_t st = enter_thread(&r);
-    if (st) return st;
-    Slot *s = nullptr;
-    st = unpublish(event, kEvent, fn, "event", &s);
-    if (st) return st;
-    // The common case without retire()'s hooks: a plain own event to the
-    // thread's batch (event_batch()). A borrowed one ends its borrow
-    // (event_wrap.cpp).
-    const Event *e = &s->event;
-    if (__builtin_expect(!e->pool && !e->borrowed && batchable(e), 1) &&
-        retire_batched(r, handle_index(handle_value(event))))
-        return EVX_SUCCESS;
-    return retire_event(r, event, *e);  // event_wrap.cpp
+    st = enter_device(fn, device, &r);
+    return st ? st : create_in(r, device, flags, event);
 }
+
+evx_status_t elapsed_attach(float *ms, evx_event_t start, evx_event_t end) noexcept {
+    if (!attach_thread()) return no_thread_record();
+    return elapsed_time(ms, start, end);
+}
+
+}  // namespace
+
+extern "C" {
+
+EVX_API evx_status_t evx_device_create_event(int device, unsigned flags,
+                                             evx_event_t *event) {
+    // The common create, with no call and so no frame: plain flags, a
+    // loaded driver, a device in range, a thread with a record, a slot of
+    // its ring and a kept driver event of its stack. Anything else takes
+    // create_event(), which checks and words all of it.
+    ThreadRecord *r = t_record;
+    CachedEvent c;
+    if (__builtin_expect(event != nullptr && (flags & ~kCachedEventFlags) == 0 && r != nullptr,
+                         1) &&
+        __builtin_expect(g_driver_ready.load(std::memory_order_acquire), 1) &&
+        __builtin_expect(static_cast<unsigned>(device) <
+                             static_cast<unsigned>(g_driver.device_count),
+        1)) {
+        if (__builtin_expect(slot_ring_ready(r), 1) &&
+            __builtin_expect(cache_take_kept(r, device, flags, &c), 1)) {
+            *event = publish_event(slot_from_ring(r), device, flags, c.ev, nullptr, c.former);
+            return EVX_SUCCESS;
+        }
+        return create_in(r, device, flags, event);
+    }
+    return create_event(device, flags, event);
+}
+
+EVX_API evx_status_t evx_event_destroy(evx_event_t event) { return destroy_event(event); }
 
 EVX_API evx_status_t evx_event_record(evx_event_t event, evx_stream_t stream) {
     return record<false>("evx_event_record", event, stream, 0);

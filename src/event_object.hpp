@@ -43,6 +43,10 @@ struct Event {
     // Recorded in this evx life: kRecorded, or kRecordedPooled for a pooled
     // event (so that one test tells the common case); 0: not yet.
     std::atomic<uint8_t> recorded{0};
+    // An own event of no pool, not interprocess (set with pool, flags and
+    // borrowed, for the life): its destroy and free take their common path
+    // on this one test (and that of `away`).
+    bool plain = true;
     // Pooled events only (pool != nullptr): successful records in this
     // life, and the count as it was before the last query, synchronize or
     // elapsed time that saw the event complete. done == records at release:

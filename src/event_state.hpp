@@ -59,6 +59,7 @@ inline void fill_event(Event &e, int device, unsigned flags, CUevent cu, Pool *p
     e.hf_id.store(0, std::memory_order_relaxed);
     e.hf_ticket.store(0, std::memory_order_relaxed);
     e.borrowed = false;
+    e.plain = pool == nullptr && !(flags & EVX_EVENT_INTERPROCESS);
     e.release = nullptr;
     e.release_user = nullptr;
 }
@@ -67,9 +68,10 @@ inline void fill_event(Event &e, int device, unsigned flags, CUevent cu, Pool *p
 // former: the driver event was recorded in a former life (see cache.hpp).
 inline evx_event_t publish_event(uint32_t index, int device, unsigned flags, CUevent cu,
                                  Pool *pool, bool former) {
-    Event &e = slot_ref(index).event;
-    fill_event(e, device, flags, cu, pool, former);
-    return publish_as<evx_event_t>(index, kEvent, &e);
+    Slot &s = slot_ref(index);
+    fill_event(s.event, device, flags, cu, pool, former);
+    return reinterpret_cast<evx_event_t>(
+        static_cast<uintptr_t>(publish_at(s, index, kEvent, &s.event)));
 }
 
 // Claims an event (Event::former: kClaimed), waiting while another thread

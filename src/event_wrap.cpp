@@ -97,6 +97,7 @@ evx_status_t wrap_event(const char *fn, const char *out_name, int device, void *
     // synchronize, elapsed time and watch asks the driver.
     e.recorded.store(kRecorded, std::memory_order_relaxed);
     e.borrowed = true;
+    e.plain = false;
     e.release = release;
     e.release_user = user;
     *out = publish_as<evx_event_t>(index, kEvent, &e);

@@ -117,17 +117,45 @@ inline bool slot_is(const Slot *s, uint64_t v, uint32_t want) {
 // The key a destroy leaves: the generation made even, the kind bits 0.
 inline uint64_t dead_key(uint64_t v) { return (v + (uint64_t{1} << 32)) & ~uint64_t{kKindMask}; }
 
+// The handle that a lookup of the calling thread matched on slot s, while
+// its hazard still holds s: the key while live, else the handle its
+// destroy ended (dead_key() undone; a held slot is not published again, so
+// its kind is still that handle's). For the cold failure messages of a hot
+// call, so that the handle values need not stay in registers across its
+// driver call.
+inline uint64_t held_handle(const Slot *s) {
+    const uint64_t key = s->key.load(std::memory_order_relaxed);
+    if (key & kKindMask) return key;
+    return (key - (uint64_t{1} << 32)) | s->kind;
+}
+
+// held_handle(), as the public handle type H (evx_event_t, ...).
+template <class H>
+inline H held_handle_as(const Slot *s) {
+    return reinterpret_cast<H>(static_cast<uintptr_t>(held_handle(s)));
+}
+
 // --- making handles ------------------------------------------------------
 
 evx_status_t slot_alloc_slow(ThreadRecord *r, const char *fn, uint32_t *index);
 
+// Whether the thread's ring has a slot past its quarantine
+// (slot_from_ring()): the common case of slot_alloc().
+inline bool slot_ring_ready(const ThreadRecord *r) { return r->ring_count > kQuarantine; }
+
+// The oldest slot of the ring; only when slot_ring_ready().
+inline uint32_t slot_from_ring(ThreadRecord *r) {
+    const uint32_t index = r->ring[r->ring_head];
+    r->ring_head = (r->ring_head + 1) & (kRingSize - 1);
+    --r->ring_count;
+    return index;
+}
+
 // A free slot for a new handle (not live yet).
 inline evx_status_t slot_alloc(ThreadRecord *r, const char *fn,
                                uint32_t *index) {
-    if (__builtin_expect(r->ring_count > kQuarantine, 1)) {
-        *index = r->ring[r->ring_head];
-        r->ring_head = (r->ring_head + 1) & (kRingSize - 1);
-        --r->ring_count;
+    if (__builtin_expect(slot_ring_ready(r), 1)) {
+        *index = slot_from_ring(r);
         return 0;
     }
     if (r->ready_n > 0) {
@@ -146,9 +174,9 @@ inline void slot_free(ThreadRecord *r, uint32_t index) {
     ++r->ring_count;
 }
 
-// Makes the slot live with a new generation and returns the handle value.
-inline uint64_t publish(uint32_t index, uint32_t kind, void *obj) {
-    Slot &s = slot_ref(index);
+// Makes the slot s (slot_ref(index)) live with a new generation and
+// returns the handle value.
+inline uint64_t publish_at(Slot &s, uint32_t index, uint32_t kind, void *obj) {
     const uint32_t gen = handle_gen(s.key.load(std::memory_order_relaxed)) + 1u;
     const uint64_t v = (static_cast<uint64_t>(gen) << 32) |
                        (static_cast<uint64_t>(index) << kKindBits) | kind;
@@ -156,6 +184,11 @@ inline uint64_t publish(uint32_t index, uint32_t kind, void *obj) {
     s.obj = obj;
     s.key.store(v, std::memory_order_release);
     return v;
+}
+
+// publish_at() of the slot of an index.
+inline uint64_t publish(uint32_t index, uint32_t kind, void *obj) {
+    return publish_at(slot_ref(index), index, kind, obj);
 }
 
 // publish(), as the public handle type H (evx_event_t, ...).

@@ -71,6 +71,14 @@ namespace evx {
 // a call whose thread a destroy flagged (ThreadRecord::reclaim).
 void reclaim_held(ThreadRecord *r) __attribute__((cold, noinline));
 
+// release_hazards() but the reclaim: clears the hazards and tells whether
+// the thread must call reclaim_held() (rarely).
+inline bool clear_hazards(ThreadRecord *r) {
+    r->hazards.store(0, std::memory_order_release);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    return __builtin_expect(r->reclaim.load(std::memory_order_relaxed) != 0, 0);
+}
+
 // Ends a call's hold on its handles: one release store, then one load of the
 // thread's own flag and a branch not taken unless a destroy found this call
 // holding what it retired. The compiler barrier keeps the load after the
@@ -79,9 +87,7 @@ void reclaim_held(ThreadRecord *r) __attribute__((cold, noinline));
 // (heavy_barrier() in thread.cpp): either it then sees this store, or this
 // load sees its flag. See docs/design.md, "Reclaiming what a call held".
 inline void release_hazards(ThreadRecord *r) {
-    r->hazards.store(0, std::memory_order_release);
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    if (__builtin_expect(r->reclaim.load(std::memory_order_relaxed) != 0, 0)) reclaim_held(r);
+    if (clear_hazards(r)) reclaim_held(r);
 }
 
 // A hazard slot holds the low half of the handle its call looks up: its
@@ -221,18 +227,22 @@ using BatchHook = bool (*)(ThreadRecord *r, void *obj, uint32_t index);
 // kRetireBatch retired slots (or by a trim on any thread). False when out
 // of memory (nothing taken). retire_batched_slow(): the push that grows the
 // list or fills the batch.
+// retire_batched_kept(): the common case, with no call (room below the
+// scan, no thief); false, nothing taken, else.
 bool retire_batched_slow(ThreadRecord *r, uint32_t index) __attribute__((noinline));
-inline bool retire_batched(ThreadRecord *r, uint32_t index) {
-    own_enter(r);
+inline bool retire_batched_kept(ThreadRecord *r, uint32_t index) {
+    if (__builtin_expect(!own_try_enter(r), 0)) return false;
     const uint32_t n = r->retired_n;
-    if (__builtin_expect(n < r->retired_cap && n + 1 < r->retire_limit, 1)) {
+    const bool room = __builtin_expect(n < r->retired_cap && n + 1 < r->retire_limit, 1);
+    if (room) {
         r->retired[n] = index;
         r->retired_n = n + 1;
-        own_leave(r);
-        return true;
     }
     own_leave(r);
-    return retire_batched_slow(r, index);
+    return room;
+}
+inline bool retire_batched(ThreadRecord *r, uint32_t index) {
+    return retire_batched_kept(r, index) || retire_batched_slow(r, index);
 }
 
 // Frees the retired slots index[0..n) that no thread holds, after one

@@ -25,6 +25,7 @@
 #include "error.hpp"
 #include "handle.hpp"
 #include "reclaim.hpp"
+#include "stream_object.hpp"
 #include "thread.hpp"
 
 namespace evx {
@@ -56,12 +57,35 @@ evx_status_t enter_device_new(const char *fn, int device, ThreadRecord **r, T **
     return 0;
 }
 
+// The slot of the first (which 0) or second (1) handle a call on r looked
+// up, read back from the hazard word that holds it (the low half of a
+// handle names its slot: slot_of()). For the cold failure paths of the hot
+// calls, so that nothing but the thread's record has to outlive their
+// driver call. Only after a successful lookup, while the call holds it.
+inline Slot *held_slot(const ThreadRecord *r, unsigned which) {
+    return slot_of(static_cast<uint32_t>(r->hazards.load(std::memory_order_relaxed) >>
+                                         (32 * which)));
+}
+
+// The stream of a looked-up stream slot. Hot calls read it again after
+// their driver call rather than keep it: they keep only the slots (and the
+// thread's record) across that call.
+inline const Stream *stream_in(const Slot *ss) { return static_cast<const Stream *>(ss->obj); }
+
+// reclaim_held(r), then st: HandleScope::finish()'s rare end.
+evx_status_t reclaim_held_passing(ThreadRecord *r, evx_status_t st)
+    __attribute__((cold, noinline));
+
 // A call's hold on the handles it looks up. The lookups publish hazards;
 // the destructor clears them (one release store), so no exit path clears by
 // hand. A handle's object may be used only while the scope lives.
 class HandleScope {
 public:
     HandleScope() : r_(self()) {}
+    // With the thread's record already at hand (not nullptr): for the hot
+    // calls, which attach a new thread on a path of their own, so that no
+    // argument has to outlive that call in a saved register.
+    explicit HandleScope(ThreadRecord *r) : r_(r) {}
     ~HandleScope() {
         if (r_) release_hazards(r_);
     }
@@ -70,6 +94,16 @@ public:
 
     // The thread record (nullptr only before a failed lookup).
     ThreadRecord *record() const { return r_; }
+
+    // Ends the hold now, as the destructor would, and returns st: for the
+    // hot calls, whose rare reclaim then passes st through (a tail call)
+    // rather than keep it in their frame across reclaim_held().
+    evx_status_t finish(evx_status_t st) {
+        ThreadRecord *r = r_;
+        r_ = nullptr;
+        if (clear_hazards(r)) return reclaim_held_passing(r, st);
+        return st;
+    }
 
     // One live handle of `kind`, protected until the scope ends.
     evx_status_t lookup(const char *fn, const void *h, uint32_t kind, const char *role,

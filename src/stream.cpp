@@ -215,8 +215,13 @@ evx_status_t late_flags(const char *fn, evx_stream_t stream, const Stream &s, un
     return 0;
 }
 
+// What Stream::record_ctx of a default stream points at: no context.
+char g_no_context;
+
 // Publishes a stream object under a new handle; frees it on failure.
 evx_status_t publish_stream(ThreadRecord *r, const char *fn, Stream *s, evx_stream_t *out) {
+    s->record_ctx = s->default_stream ? reinterpret_cast<CUcontext>(&g_no_context) : s->ctx;
+    s->wait_device = s->default_stream ? -1 : s->device;
     uint32_t index;
     evx_status_t st = slot_alloc(r, fn, &index);
     if (st) {
@@ -271,74 +276,117 @@ evx_status_t read_stream(const char *fn, evx_stream_t stream, Read read) {
     });
 }
 
+constexpr char kWaitFn[] = "evx_stream_wait_event";
+
 // A wait's failures, apart: their messages need a large frame that the
-// hot path does without.
-evx_status_t wait_other_device(const char *fn, evx_stream_t stream, const Stream *s,
-                               evx_event_t event, const Event *e)
+// hot path does without, and they find the handles in the slots that the
+// call holds (held_handle()), so that the hot path keeps only the slots
+// across its driver call.
+evx_status_t wait_other_device(const char *fn, const Slot *ss, const Slot *se)
     __attribute__((cold, noinline));
-evx_status_t wait_other_device(const char *fn, evx_stream_t stream, const Stream *s,
-                               evx_event_t event, const Event *e) {
+evx_status_t wait_other_device(const char *fn, const Slot *ss, const Slot *se) {
     return fail(EVX_ERROR_INVALID_HANDLE,
                 "%s: stream 0x%" PRIx64 " belongs to device %d but event 0x%" PRIx64
                 " to device %d",
-                fn, handle_value(stream), s->device, handle_value(event), e->device);
+                fn, held_handle(ss), stream_in(ss)->device, held_handle(se), se->event.device);
 }
 
-evx_status_t wait_failed(const char *fn, evx_stream_t stream, const Stream *s,
-                         evx_event_t event, const Event *e, unsigned flags, CUresult res)
-    __attribute__((cold, noinline));
-evx_status_t wait_failed(const char *fn, evx_stream_t stream, const Stream *s,
-                         evx_event_t event, const Event *e, unsigned flags, CUresult res) {
+evx_status_t wait_failed(const char *fn, const Slot *ss, const Slot *se, unsigned flags,
+                         CUresult res) __attribute__((cold, noinline));
+evx_status_t wait_failed(const char *fn, const Slot *ss, const Slot *se, unsigned flags,
+                         CUresult res) {
+    const Stream *s = stream_in(ss);
+    const Event *e = &se->event;
     char sctx[128], ectx[128];
     context_name(sctx, sizeof sctx, s->ctx, s->green, s->device);
     context_name(ectx, sizeof ectx, e->ctx.load(std::memory_order_acquire), nullptr, e->device);
     return driver_failed(res, fn, "cuStreamWaitEvent",
                          "stream 0x%" PRIx64 " of %s, event 0x%" PRIx64
                          " with its driver event of %s, flags 0x%x",
-                         handle_value(stream), sctx, handle_value(event), ectx, flags);
+                         held_handle(ss), sctx, held_handle(se), ectx, flags);
 }
 
-// A wait on a borrowed default stream: under the guard that makes its
-// device's primary context current.
-evx_status_t wait_default_stream(const char *fn, evx_stream_t stream, const Stream *s,
-                                 evx_event_t event, const Event *e, unsigned flags)
-    __attribute__((noinline));
-evx_status_t wait_default_stream(const char *fn, evx_stream_t stream, const Stream *s,
-                                 evx_event_t event, const Event *e, unsigned flags) {
-    ContextGuard guard;
-    const evx_status_t st = guard.enter(fn, s->device);
-    if (st) return st;
+evx_status_t wait_failed_held(const ThreadRecord *r, unsigned flags, CUresult res)
+    __attribute__((cold, noinline));
+evx_status_t wait_failed_held(const ThreadRecord *r, unsigned flags, CUresult res) {
+    return wait_failed(kWaitFn, held_slot(r, 0), held_slot(r, 1), flags, res);
+}
+
+// The driver's wait, and its failure's message (the slots read back from
+// the hazards, so that only the thread's record outlives the call).
+inline evx_status_t wait_queued(const ThreadRecord *r, const Slot *ss, const Slot *se,
+                                unsigned flags) {
+    const CUstream sc = stream_in(ss)->cu;
     const CUresult res =
-        cu().cuStreamWaitEvent(s->cu, e->cu.load(std::memory_order_acquire), flags);
-    if (res == CUDA_SUCCESS) return guard.leave(fn, "the wait was queued");
-    return wait_failed(fn, stream, s, event, e, flags, res);
+        cu().cuStreamWaitEvent(sc, se->event.cu.load(std::memory_order_acquire), flags);
+    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
+    return wait_failed_held(r, flags, res);
 }
 
-// The body of evx_stream_wait_event(); noexcept as record() in event.cpp.
-evx_status_t wait_event(evx_stream_t stream, evx_event_t event, unsigned flags) noexcept {
-    static const char fn[] = "evx_stream_wait_event";
-    evx_status_t st = check_known_flags(fn, "wait", flags, EVX_EVENT_WAIT_EXTERNAL,
-                                        "EVX_EVENT_WAIT_EXTERNAL 0x1");
-    if (st) return st;
-    HandleScope scope;
-    Slot *ss = nullptr, *se = nullptr;
-    st = scope.lookup2(fn, stream, kStream, "stream", &ss, event, kEvent, "event", &se);
-    if (st) return st;
-    const Stream *s = static_cast<const Stream *>(ss->obj);
-    Event *e = &se->event;
-    if (__builtin_expect(e->device != s->device, 0))
-        return wait_other_device(fn, stream, s, event, e);
+// The rare waits: on a stream of another device, of an event whose driver
+// state is a former life's, or on a borrowed default stream (under the
+// guard that makes its device's primary context current).
+evx_status_t wait_rare(const ThreadRecord *r, const char *fn, const Slot *ss, Slot *se,
+                       unsigned flags) __attribute__((noinline));
+evx_status_t wait_rare(const ThreadRecord *r, const char *fn, const Slot *ss, Slot *se,
+                       unsigned flags) {
+    const Stream *s = stream_in(ss);
+    if (se->event.device != s->device) return wait_other_device(fn, ss, se);
     // A never-recorded event whose driver event still holds a former life's
     // record gets a new one first, so the driver waits for nothing, as it
     // does for a new event (and treats it as new under stream capture too).
-    st = event_own_state(fn, e);
+    evx_status_t st = event_own_state(fn, &se->event);
     if (st) return st;
-    if (__builtin_expect(s->default_stream, 0))
-        return wait_default_stream(fn, stream, s, event, e, flags);
-    const CUresult res =
-        cu().cuStreamWaitEvent(s->cu, e->cu.load(std::memory_order_acquire), flags);
-    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
-    return wait_failed(fn, stream, s, event, e, flags, res);
+    if (!s->default_stream) return wait_queued(r, ss, se, flags);
+    ContextGuard guard;
+    st = guard.enter(fn, s->device);
+    if (st) return st;
+    st = wait_queued(r, ss, se, flags);
+    if (st) return st;
+    return guard.leave(fn, "the wait was queued");
+}
+
+template <unsigned kFlags>
+evx_status_t wait_attach(evx_stream_t stream, evx_event_t event) noexcept
+    __attribute__((noinline));
+
+// The body of evx_stream_wait_event(), one per value of flags; noexcept as
+// record() in event.cpp. A thread's first call attaches it on a path of
+// its own (wait_attach()), and every rare case is a call that needs the
+// slots only: so no argument outlives a call.
+template <unsigned kFlags>
+__attribute__((always_inline)) inline evx_status_t wait_event(evx_stream_t stream,
+                                                              evx_event_t event) noexcept {
+    ThreadRecord *r = t_record;
+    if (__builtin_expect(r == nullptr, 0)) return wait_attach<kFlags>(stream, event);
+    HandleScope scope(r);
+    Slot *ss = nullptr, *se = nullptr;
+    const evx_status_t st =
+        scope.lookup2(kWaitFn, stream, kStream, "stream", &ss, event, kEvent, "event", &se);
+    if (st) return scope.finish(st);
+    // Two tests, one branch each (their rare cases share one path).
+    if (__builtin_expect(se->event.former.load(std::memory_order_acquire) != kOwn, 0))
+        return scope.finish(wait_rare(r, kWaitFn, ss, se, kFlags));
+    // Another device, or a default stream (Stream::wait_device).
+    if (__builtin_expect(se->event.device != stream_in(ss)->wait_device, 0))
+        return scope.finish(wait_rare(r, kWaitFn, ss, se, kFlags));
+    return scope.finish(wait_queued(r, ss, se, kFlags));
+}
+
+template <unsigned kFlags>
+evx_status_t wait_attach(evx_stream_t stream, evx_event_t event) noexcept {
+    if (!attach_thread()) return no_thread_record();
+    return wait_event<kFlags>(stream, event);
+}
+
+// A wait with flags: its own function, so that the plain wait keeps no
+// argument across the check of the flags.
+evx_status_t wait_flagged(evx_stream_t stream, evx_event_t event, unsigned flags) noexcept
+    __attribute__((noinline));
+evx_status_t wait_flagged(evx_stream_t stream, evx_event_t event, unsigned flags) noexcept {
+    const evx_status_t st = check_known_flags(kWaitFn, "wait", flags, EVX_EVENT_WAIT_EXTERNAL,
+                                              "EVX_EVENT_WAIT_EXTERNAL 0x1");
+    return st ? st : wait_event<EVX_EVENT_WAIT_EXTERNAL>(stream, event);
 }
 
 }  // namespace
@@ -498,7 +546,8 @@ EVX_API evx_status_t evx_stream_destroy(evx_stream_t stream) {
 
 EVX_API evx_status_t evx_stream_wait_event(evx_stream_t stream, evx_event_t event,
                                            unsigned flags) {
-    return wait_event(stream, event, flags);
+    if (__builtin_expect(flags == 0, 1)) return wait_event<0>(stream, event);
+    return wait_flagged(stream, event, flags);
 }
 
 EVX_API evx_status_t evx_stream_query(evx_stream_t stream) {

@@ -33,6 +33,14 @@ struct Stream {
     // stream, whose green context is kept for messages).
     CUcontext ctx = nullptr;
     CUgreenCtx green = nullptr;
+    // One test each for the common case of the hot calls, set with the
+    // fields above (publish_stream()): a stream that is not a default
+    // stream has its context here (evx_event_record() compares the event's)
+    // and its device (evx_stream_wait_event()); a default stream has values
+    // no event has (a tag that is no context, -1), so that the test sends
+    // it to the rare path, which looks at the fields above.
+    CUcontext record_ctx = nullptr;
+    int wait_device = -1;
     // evx_stream_wrap_external_with_release(): called once the borrow has
     // ended (lifetime.cpp), never by stream_free().
     void (*release)(void *) = nullptr;

@@ -152,6 +152,17 @@ inline void own_enter(ThreadRecord *r) {
 
 inline void own_leave(ThreadRecord *r) { r->busy.store(0, std::memory_order_release); }
 
+// own_enter() for a fast path that has a slow one to fall back on: false,
+// holding nothing, when a thief wants in (the slow path's own_enter() then
+// waits for it), so that the fast path makes no call.
+inline bool own_try_enter(ThreadRecord *r) {
+    r->busy.store(1, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (__builtin_expect(r->steal.load(std::memory_order_acquire) == 0, 1)) return true;
+    own_leave(r);
+    return false;
+}
+
 // The owner's hold for a block.
 class OwnHold {
 public:
