@@ -184,6 +184,9 @@ class TorchBackend:
         # A stream of its own for each device this process copies from, so
         # that the cross-device copy runs on no default stream.
         self._side = {}
+        # The exporter's device of each opened IPC event, and per device a
+        # stream and a plain event that bridge a wait across devices.
+        self._opened, self._bridge = {}, {}
 
     def describe(self):
         return self.torch.cuda.get_device_name(self.device)
@@ -244,13 +247,31 @@ class TorchBackend:
         return ev.ipc_handle()
 
     def open_event(self, handle, exporter_device):
-        return self.torch.cuda.Event.from_ipc_handle(exporter_device, handle)
+        # Opened on the exporter's device, as torch.multiprocessing opens the
+        # events that guard the CUDA tensors it sends.
+        ev = self.torch.cuda.Event.from_ipc_handle(exporter_device, handle)
+        self._opened[id(ev)] = exporter_device
+        return ev
 
     def record(self, ev, lane):
         ev.record(lane.native)
 
     def wait_event(self, lane, ev):
-        ev.wait(lane.native)
+        """A stream of the event's device waits for it, and the lane waits
+        for that stream through a plain event. On two H100s (driver
+        580.159.04) a stream of device 1 waiting directly for an IPC event
+        opened on device 0 stopped the consumer for good, and the driver
+        transcripts show such waits crashing it (SIGSEGV)."""
+        dev = self._opened.get(id(ev), lane.device)
+        if dev == lane.device:
+            ev.wait(lane.native)
+            return
+        if dev not in self._bridge:
+            self._bridge[dev] = (self.torch.cuda.Stream(device=dev), self.torch.cuda.Event())
+        stream, local = self._bridge[dev]
+        ev.wait(stream)
+        local.record(stream)
+        local.wait(lane.native)
 
     def host_sync(self, lane):
         ev = self.torch.cuda.Event()

@@ -93,7 +93,8 @@ def test_torch_stream_waits_for_an_evx_event():
     n = 1 << 24
     x = torch.full((n,), 1.0, device="cuda")
     y = torch.zeros(n, device="cuda")
-    torch.cuda.synchronize()
+    y.sum()                    # loads the kernels first: lazy loading blocks the
+    torch.cuda.synchronize()   # host for longer than the spin lasts
     ea = evx.Stream.wrap(ta)
     spin_on(ta.cuda_stream)
     with torch.cuda.stream(ta):
