@@ -75,23 +75,25 @@ FORMS = {
 
 class Raw:
     """CUevents of device 0's primary context, made and destroyed with the
-    raw driver, as a framework makes its own."""
+    raw driver, as a framework makes its own. It holds its own retain of
+    the primary context until close(): released after each event, the
+    context (and the events made in it) would be destroyed whenever evx
+    held no retain of its own, as a real driver does."""
 
     def __init__(self, evx):
         self.cu = rawdriver.open_driver(evx)
         self.made = []
+        self.ctx = ctypes.c_void_p()
+        assert self.cu.cuDevicePrimaryCtxRetain(ctypes.byref(self.ctx), 0) == 0
 
     def _current(self):
-        ctx = ctypes.c_void_p()
-        assert self.cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), 0) == 0
         prev = ctypes.c_void_p()
         assert self.cu.cuCtxGetCurrent(ctypes.byref(prev)) == 0
-        assert self.cu.cuCtxSetCurrent(ctx) == 0
+        assert self.cu.cuCtxSetCurrent(self.ctx) == 0
         return prev
 
     def _restore(self, prev):
         assert self.cu.cuCtxSetCurrent(prev) == 0
-        assert self.cu.cuDevicePrimaryCtxRelease_v2(0) == 0
 
     def event(self, flags=0):
         prev = self._current()
@@ -112,6 +114,7 @@ class Raw:
     def close(self):
         for ev in self.made:
             assert self.cu.cuEventDestroy_v2(ev) == 0
+        assert self.cu.cuDevicePrimaryCtxRelease_v2(0) == 0
 
 
 @pytest.fixture
