@@ -331,11 +331,14 @@ CUresult stream_get_device(CUstream h, CUdevice *device, bool ptsz) {
 
 CUresult stream_get_ctx(CUstream h, CUcontext *pctx, CUgreenCtx *pgreen, bool ptsz) {
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    // cuStreamGetCtx_v2 needs only one of its outs (the driver answers a
+    // NULL context out with the green one given); cuStreamGetCtx passes no
+    // green out, so its NULL context out stays INVALID_VALUE.
+    if (!pctx && !pgreen) return CUDA_ERROR_INVALID_VALUE;
     std::shared_ptr<Stream> s;
     CUresult r = resolve_stream(h, ptsz, &s);
     if (r != CUDA_SUCCESS) return r;
-    *pctx = to_handle(s->ctx);
+    if (pctx) *pctx = to_handle(s->ctx);
     if (pgreen) *pgreen = nullptr;  // no green contexts
     return CUDA_SUCCESS;
 }
