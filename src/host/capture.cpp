@@ -19,8 +19,9 @@
 //   of the context is captured;
 // - cuStreamGetDevice, cuStreamGetFlags and cuStreamGetId of a stream
 //   taking part in a capture are refused the same way in every mode
-//   (relaxed too, as an H100 answers); cuStreamGetPriority, cuStreamGetCtx and
-//   cuStreamIsCapturing are allowed;
+//   (relaxed too, as an H100 answers); cuStreamGetPriority and cuStreamGetCtx
+//   are allowed while the capture is valid and STREAM_CAPTURE_INVALIDATED
+//   once it is not; cuStreamIsCapturing is allowed;
 // - cuMemHostAlloc, unless the calling thread is in relaxed mode, is refused
 //   the same way while any capture not begun in relaxed mode goes on, on
 //   any thread (thread-local too, as an H100 answers), and invalidates it;
@@ -36,7 +37,11 @@
 // - a graph launch into a capturing stream is STREAM_CAPTURE_UNSUPPORTED
 //   and invalidates the capture; an end on the wrong thread ends it;
 // - work on the legacy default stream while a blocking stream of its
-//   context is captured is STREAM_CAPTURE_IMPLICIT.
+//   context is captured is STREAM_CAPTURE_IMPLICIT and invalidates that
+//   capture; so is every stream getter of the legacy stream (priority,
+//   flags, device, context, id; as an H100 answers), while
+//   cuStreamIsCapturing and cuStreamGetCaptureInfo of it are IMPLICIT and
+//   leave the capture valid.
 // An invalidated capture refuses further work with STREAM_CAPTURE_INVALIDATED
 // until cuStreamEndCapture ends it (which then gives no graph).
 //
@@ -375,10 +380,14 @@ CUresult capture_memop(const std::shared_ptr<Stream> &s, const Item &it, bool *t
     return CUDA_SUCCESS;
 }
 
-CUresult capture_stream_getter(const std::shared_ptr<Stream> &s) {
+CUresult capture_stream_getter(const std::shared_ptr<Stream> &s, bool refused) {
     if (!any_capture()) return CUDA_SUCCESS;
     std::lock_guard<std::mutex> lk(g_mu);
+    // The legacy stream's getters count as work on it (as an H100 answers).
+    if (s->kind == Stream::Kind::Legacy && invalidate_blocking_locked(s->ctx))
+        return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     if (!s->capture) return CUDA_SUCCESS;
+    if (!refused) return s->capture->invalidated ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : CUDA_SUCCESS;
     s->capture->invalidated = true;  // an invalidated capture stays so
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 }
