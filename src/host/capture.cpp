@@ -26,7 +26,9 @@
 //   the same way while any capture not begun in relaxed mode goes on, on
 //   any thread (thread-local too, as an H100 answers), and invalidates it;
 // - a stream memory operation on a capturing stream becomes a graph node
-//   (in every mode, as an H100 captures it);
+//   (in every mode, as an H100 captures it) whatever its address (checked
+//   at launch); one on an invalidated capture is STREAM_CAPTURE_INVALIDATED
+//   and one on the legacy stream IMPLICIT, before any look at its address;
 // - an event last recorded in a capture: a query or synchronize is
 //   CAPTURED_EVENT and invalidates the capture, an elapsed time is
 //   CAPTURED_EVENT; once that capture is invalidated or ended, every use but
@@ -584,6 +586,11 @@ CUresult graph_launch(CUgraphExec e, CUstream h, bool ptsz) {
         }
     }
     if ((r = capture_legacy_check(*s)) != CUDA_SUCCESS) return r;
+    // A capture takes a memory operation with any address: one outside
+    // pinned memory is refused here, before anything is queued, rather than
+    // touch memory the emulation does not own.
+    for (const Node &n : exec->nodes)
+        if (n.kind == Node::Kind::MemOp && (r = memop_word_check(n.memop)) != CUDA_SUCCESS) return r;
     // The nodes in their (topological) order on the stream; the launch
     // follows the previous launch of the same graph wherever that ran.
     std::lock_guard<std::mutex> lk(exec->mu);

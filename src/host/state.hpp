@@ -326,6 +326,10 @@ void capture_stream_gone(const std::shared_ptr<Stream> &s);
 // node of its graph (*taken), queued by each launch, in every capture mode
 // (as an H100 captures it).
 CUresult capture_memop(const std::shared_ptr<Stream> &s, const Item &it, bool *taken);
+// A captured memory operation's address, checked when a graph launch
+// queues it: CUDA_ERROR_INVALID_VALUE unless it is an aligned word of
+// pinned memory (a capture takes any address).
+CUresult memop_word_check(const Item &it);
 // A stream getter's capture check. On the legacy stream while a blocking
 // stream of its context captures: CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, and
 // that capture is invalidated. On a stream taking part in a capture, the
