@@ -37,7 +37,8 @@
 //   capture (ISOLATION otherwise; a never-recorded event is nothing to wait
 //   for), or for any event with the EXTERNAL flag;
 // - a graph launch into a capturing stream is STREAM_CAPTURE_UNSUPPORTED
-//   and invalidates the capture; an end on the wrong thread ends it;
+//   and invalidates the capture; an end on the wrong thread ends it
+//   (WRONG_THREAD, or INVALIDATED if the capture already is);
 // - work on the legacy default stream while a blocking stream of its
 //   context is captured is STREAM_CAPTURE_IMPLICIT and invalidates that
 //   capture; so is every stream getter of the legacy stream (priority,
@@ -460,11 +461,12 @@ CUresult stream_end_capture(CUstream h, CUgraph *out, bool ptsz) {
         return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
     }
     if (out) *out = nullptr;
-    // The wrong thread ends the capture too, with no graph (as an H100 does).
-    if (c->mode != CU_STREAM_CAPTURE_MODE_RELAXED && c->thread != std::this_thread::get_id())
-        r = CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
-    else if (c->invalidated)
+    // The wrong thread ends the capture too, with no graph (as an H100 does);
+    // an invalidated capture answers INVALIDATED on any thread.
+    if (c->invalidated)
         r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    else if (c->mode != CU_STREAM_CAPTURE_MODE_RELAXED && c->thread != std::this_thread::get_id())
+        r = CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
     else if (!joined(*c))
         r = CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
     end_locked(c);
