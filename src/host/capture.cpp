@@ -33,6 +33,9 @@
 //   CAPTURED_EVENT and invalidates the capture, an elapsed time is
 //   CAPTURED_EVENT; once that capture is invalidated or ended, every use but
 //   a new record is INVALID_VALUE (as an H100 answers);
+// - a record of an INTERPROCESS event in a capture is
+//   STREAM_CAPTURE_UNSUPPORTED and leaves the capture valid; a record of an
+//   event of another context is INVALID_HANDLE, in a valid capture too;
 // - a capturing stream may only wait for events recorded in its own
 //   capture (ISOLATION otherwise; a never-recorded event is nothing to wait
 //   for), or for any event with the EXTERNAL flag;
@@ -297,6 +300,9 @@ CUresult capture_record(const std::shared_ptr<Stream> &s, const std::shared_ptr<
     }
     *taken = true;
     if (c->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    // An INTERPROCESS event cannot be captured; the capture stays valid (as
+    // an H100 answers).
+    if (ev->ipc) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (external) {
         Node n;
         n.kind = Node::Kind::EventRecord;
@@ -383,7 +389,7 @@ CUresult capture_memop(const std::shared_ptr<Stream> &s, const Item &it, bool *t
     return CUDA_SUCCESS;
 }
 
-CUresult capture_stream_getter(const std::shared_ptr<Stream> &s, bool refused) {
+CUresult capture_stream_check(const std::shared_ptr<Stream> &s, bool refused) {
     if (!any_capture()) return CUDA_SUCCESS;
     std::lock_guard<std::mutex> lk(g_mu);
     // The legacy stream's getters count as work on it (as an H100 answers).

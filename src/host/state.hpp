@@ -338,7 +338,7 @@ CUresult memop_word_check(const Item &it);
 // every capture mode; the others (priority, context) are allowed while the
 // capture is valid and CUDA_ERROR_STREAM_CAPTURE_INVALIDATED once it is not
 // (as an H100 answers).
-CUresult capture_stream_getter(const std::shared_ptr<Stream> &s, bool refused);
+CUresult capture_stream_check(const std::shared_ptr<Stream> &s, bool refused);
 
 std::int64_t now_ns();
 

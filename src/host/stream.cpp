@@ -303,7 +303,7 @@ CUresult stream_get_priority(CUstream h, int *priority, bool ptsz) {
     std::shared_ptr<Stream> s;
     CUresult r = resolve_stream(h, ptsz, &s);
     if (r != CUDA_SUCCESS) return r;
-    if ((r = capture_stream_getter(s, false)) != CUDA_SUCCESS) return r;
+    if ((r = capture_stream_check(s, false)) != CUDA_SUCCESS) return r;
     *priority = s->priority;
     return CUDA_SUCCESS;
 }
@@ -314,7 +314,7 @@ CUresult stream_get_flags(CUstream h, unsigned *flags, bool ptsz) {
     std::shared_ptr<Stream> s;
     CUresult r = resolve_stream(h, ptsz, &s);
     if (r != CUDA_SUCCESS) return r;
-    if ((r = capture_stream_getter(s, true)) != CUDA_SUCCESS) return r;
+    if ((r = capture_stream_check(s, true)) != CUDA_SUCCESS) return r;
     *flags = s->flags;
     return CUDA_SUCCESS;
 }
@@ -325,7 +325,7 @@ CUresult stream_get_device(CUstream h, CUdevice *device, bool ptsz) {
     std::shared_ptr<Stream> s;
     CUresult r = resolve_stream(h, ptsz, &s);
     if (r != CUDA_SUCCESS) return r;
-    if ((r = capture_stream_getter(s, true)) != CUDA_SUCCESS) return r;
+    if ((r = capture_stream_check(s, true)) != CUDA_SUCCESS) return r;
     *device = s->ctx->device;
     return CUDA_SUCCESS;
 }
@@ -339,7 +339,7 @@ CUresult stream_get_ctx(CUstream h, CUcontext *pctx, CUgreenCtx *pgreen, bool pt
     std::shared_ptr<Stream> s;
     CUresult r = resolve_stream(h, ptsz, &s);
     if (r != CUDA_SUCCESS) return r;
-    if ((r = capture_stream_getter(s, false)) != CUDA_SUCCESS) return r;
+    if ((r = capture_stream_check(s, false)) != CUDA_SUCCESS) return r;
     if (pctx) *pctx = to_handle(s->ctx);
     if (pgreen) *pgreen = nullptr;  // no green contexts
     return CUDA_SUCCESS;
@@ -356,7 +356,7 @@ CUresult stream_get_id(CUstream h, unsigned long long *id, bool ptsz) {
     std::shared_ptr<Stream> s;
     CUresult r = resolve_stream(h, ptsz, &s);
     if (r != CUDA_SUCCESS) return r;
-    if ((r = capture_stream_getter(s, true)) != CUDA_SUCCESS) return r;
+    if ((r = capture_stream_check(s, true)) != CUDA_SUCCESS) return r;
     *id = s->id;
     return CUDA_SUCCESS;
 }
