@@ -38,7 +38,13 @@
 //   event of another context is INVALID_HANDLE, in a valid capture too;
 // - a capturing stream may only wait for events recorded in its own
 //   capture (ISOLATION otherwise; a never-recorded event is nothing to wait
-//   for), or for any event with the EXTERNAL flag;
+//   for), or for any event with the EXTERNAL flag; a stream not capturing
+//   that waits for an event recorded in a capture joins it (a fork), but
+//   an event of an invalidated capture is INVALID_VALUE, and the legacy
+//   stream's wait is STREAM_CAPTURE_IMPLICIT and invalidates the capture;
+// - a record or a wait on the legacy stream while a blocking stream of its
+//   context captures is IMPLICIT, and on a stream whose capture is
+//   invalidated INVALIDATED, before its flags or event are looked at;
 // - a graph launch into a capturing stream is STREAM_CAPTURE_UNSUPPORTED
 //   and invalidates the capture; an end on the wrong thread ends it
 //   (WRONG_THREAD, or INVALIDATED if the capture already is);
@@ -330,9 +336,16 @@ CUresult capture_wait(const std::shared_ptr<Stream> &s, const std::shared_ptr<Ev
     if (!c && !src) return CUDA_SUCCESS;
     *taken = true;
     if (!c) {  // a fork: the stream joins the event's capture
+        // An event of an invalidated capture is nothing to join, and the
+        // legacy stream cannot join one (as an H100 answers).
+        if (src->invalidated) return CUDA_ERROR_INVALID_VALUE;
+        if (s->kind == Stream::Kind::Legacy) {
+            src->invalidated = true;
+            return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+        }
         s->capture = src;
         src->members.emplace_back(s, ev->captured_deps);
-        return src->invalidated ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : CUDA_SUCCESS;
+        return CUDA_SUCCESS;
     }
     if (c->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     if (external) {
