@@ -38,7 +38,8 @@
 //   event of another context is INVALID_HANDLE, in a valid capture too;
 // - a capturing stream may only wait for events recorded in its own
 //   capture (ISOLATION otherwise; a never-recorded event is nothing to wait
-//   for), or for any event with the EXTERNAL flag; a stream not capturing
+//   for; an INTERPROCESS event STREAM_CAPTURE_UNSUPPORTED, which invalidates
+//   the capture too), or for any event with the EXTERNAL flag; a stream not capturing
 //   that waits for an event recorded in a capture joins it (a fork), but
 //   an event of an invalidated capture is INVALID_VALUE, and the legacy
 //   stream's wait is STREAM_CAPTURE_IMPLICIT and invalidates the capture;
@@ -354,6 +355,10 @@ CUresult capture_wait(const std::shared_ptr<Stream> &s, const std::shared_ptr<Ev
         n.event = ev;
         add_node(*c, s.get(), std::move(n));
         return CUDA_SUCCESS;
+    }
+    if (ev->ipc) {  // an INTERPROCESS event is no capture's (as an H100 answers)
+        c->invalidated = true;
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     }
     if (!src) {  // work outside the capture, unless never recorded
         if (never_recorded) return CUDA_SUCCESS;
