@@ -13,7 +13,9 @@
 //   begun in global mode, or this thread one begun in a mode other than
 //   relaxed, the calls that could synchronize (stream and event query and
 //   synchronize, context synchronize) are refused with
-//   STREAM_CAPTURE_UNSUPPORTED and invalidate those captures;
+//   STREAM_CAPTURE_UNSUPPORTED and invalidate those captures; a thread
+//   whose mode is a value the enum does not name follows the thread-local
+//   rules (as an H100 answers);
 // - querying or synchronizing the capturing stream itself is refused the
 //   same way in every mode, and so is a context synchronize while a stream
 //   of the context is captured;
@@ -111,6 +113,16 @@ unsigned thread_mode() {
     return static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(pthread_getspecific(mode_key())));
 }
 
+// The mode the rules apply: a value the enum does not name acts as
+// thread-local (an H100 lets such a thread synchronize while another
+// thread captures in global mode, and refuses it during its own capture).
+unsigned rule_mode() {
+    const unsigned m = thread_mode();
+    return m == CU_STREAM_CAPTURE_MODE_GLOBAL || m == CU_STREAM_CAPTURE_MODE_RELAXED
+               ? m
+               : static_cast<unsigned>(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+}
+
 std::vector<std::size_t> *frontier(Capture &c, const Stream *s) {
     for (auto &m : c.members)
         if (m.first.get() == s) return &m.second;
@@ -201,7 +213,7 @@ bool joined(const Capture &c) {
 
 CUresult capture_unsafe_call() {
     if (!any_capture()) return CUDA_SUCCESS;
-    const unsigned mode = thread_mode();
+    const unsigned mode = rule_mode();
     if (mode == CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_SUCCESS;
     const std::thread::id me = std::this_thread::get_id();
     bool refused = false;
@@ -219,7 +231,7 @@ CUresult capture_unsafe_call() {
 }
 
 CUresult capture_alloc_call() {
-    if (!any_capture() || thread_mode() == CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_SUCCESS;
+    if (!any_capture() || rule_mode() == CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_SUCCESS;
     bool refused = false;
     std::lock_guard<std::mutex> lk(g_mu);
     for (auto &c : g_live)
@@ -555,7 +567,7 @@ CUresult thread_exchange_capture_mode(CUstreamCaptureMode *mode) {
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
     if (!mode) return CUDA_ERROR_INVALID_VALUE;
     // Any value is taken and given back, unknown ones too (as an H100 does);
-    // the rules treat an unknown mode as global. Copied as bytes: a value
+    // the rules treat an unknown mode as thread-local. Copied as bytes: a value
     // the enum does not name must not be loaded as the enum.
     unsigned next = 0;
     static_assert(sizeof next == sizeof *mode, "CUstreamCaptureMode is not an unsigned's size");
