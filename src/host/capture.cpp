@@ -13,30 +13,50 @@
 //   begun in global mode, or this thread one begun in a mode other than
 //   relaxed, the calls that could synchronize (stream and event query and
 //   synchronize, context synchronize) are refused with
-//   STREAM_CAPTURE_UNSUPPORTED and invalidate those captures;
+//   STREAM_CAPTURE_UNSUPPORTED and invalidate those captures; a thread
+//   whose mode is a value the enum does not name follows the thread-local
+//   rules (as an H100 answers);
 // - querying or synchronizing the capturing stream itself is refused the
 //   same way in every mode, and so is a context synchronize while a stream
 //   of the context is captured;
 // - cuStreamGetDevice, cuStreamGetFlags and cuStreamGetId of a stream
 //   taking part in a capture are refused the same way in every mode
-//   (relaxed too, as an H100 answers); cuStreamGetPriority, cuStreamGetCtx and
-//   cuStreamIsCapturing are allowed;
+//   (relaxed too, as an H100 answers); cuStreamGetPriority and cuStreamGetCtx
+//   are allowed while the capture is valid and STREAM_CAPTURE_INVALIDATED
+//   once it is not; cuStreamIsCapturing is allowed;
 // - cuMemHostAlloc, unless the calling thread is in relaxed mode, is refused
 //   the same way while any capture not begun in relaxed mode goes on, on
 //   any thread (thread-local too, as an H100 answers), and invalidates it;
 // - a stream memory operation on a capturing stream becomes a graph node
-//   (in every mode, as an H100 captures it);
+//   (in every mode, as an H100 captures it) whatever its address (checked
+//   at launch); one on an invalidated capture is STREAM_CAPTURE_INVALIDATED
+//   and one on the legacy stream IMPLICIT, before any look at its address;
 // - an event last recorded in a capture: a query or synchronize is
 //   CAPTURED_EVENT and invalidates the capture, an elapsed time is
 //   CAPTURED_EVENT; once that capture is invalidated or ended, every use but
 //   a new record is INVALID_VALUE (as an H100 answers);
+// - a record of an INTERPROCESS event in a capture is
+//   STREAM_CAPTURE_UNSUPPORTED and leaves the capture valid; a record of an
+//   event of another context is INVALID_HANDLE, in a valid capture too;
 // - a capturing stream may only wait for events recorded in its own
 //   capture (ISOLATION otherwise; a never-recorded event is nothing to wait
-//   for), or for any event with the EXTERNAL flag;
+//   for; an INTERPROCESS event STREAM_CAPTURE_UNSUPPORTED, which invalidates
+//   the capture too), or for any event with the EXTERNAL flag; a stream not capturing
+//   that waits for an event recorded in a capture joins it (a fork), but
+//   an event of an invalidated capture is INVALID_VALUE, and the legacy
+//   stream's wait is STREAM_CAPTURE_IMPLICIT and invalidates the capture;
+// - a record or a wait on the legacy stream while a blocking stream of its
+//   context captures is IMPLICIT, and on a stream whose capture is
+//   invalidated INVALIDATED, before its flags or event are looked at;
 // - a graph launch into a capturing stream is STREAM_CAPTURE_UNSUPPORTED
-//   and invalidates the capture; an end on the wrong thread ends it;
+//   and invalidates the capture; an end on the wrong thread ends it
+//   (WRONG_THREAD, or INVALIDATED if the capture already is);
 // - work on the legacy default stream while a blocking stream of its
-//   context is captured is STREAM_CAPTURE_IMPLICIT.
+//   context is captured is STREAM_CAPTURE_IMPLICIT and invalidates that
+//   capture; so is every stream getter of the legacy stream (priority,
+//   flags, device, context, id; as an H100 answers), while
+//   cuStreamIsCapturing and cuStreamGetCaptureInfo of it are IMPLICIT and
+//   leave the capture valid.
 // An invalidated capture refuses further work with STREAM_CAPTURE_INVALIDATED
 // until cuStreamEndCapture ends it (which then gives no graph).
 //
@@ -91,6 +111,16 @@ pthread_key_t mode_key() {
 // As an unsigned: the thread may have set a value the enum does not name.
 unsigned thread_mode() {
     return static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(pthread_getspecific(mode_key())));
+}
+
+// The mode the rules apply: a value the enum does not name acts as
+// thread-local (an H100 lets such a thread synchronize while another
+// thread captures in global mode, and refuses it during its own capture).
+unsigned rule_mode() {
+    const unsigned m = thread_mode();
+    return m == CU_STREAM_CAPTURE_MODE_GLOBAL || m == CU_STREAM_CAPTURE_MODE_RELAXED
+               ? m
+               : static_cast<unsigned>(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
 }
 
 std::vector<std::size_t> *frontier(Capture &c, const Stream *s) {
@@ -183,7 +213,7 @@ bool joined(const Capture &c) {
 
 CUresult capture_unsafe_call() {
     if (!any_capture()) return CUDA_SUCCESS;
-    const unsigned mode = thread_mode();
+    const unsigned mode = rule_mode();
     if (mode == CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_SUCCESS;
     const std::thread::id me = std::this_thread::get_id();
     bool refused = false;
@@ -201,7 +231,7 @@ CUresult capture_unsafe_call() {
 }
 
 CUresult capture_alloc_call() {
-    if (!any_capture() || thread_mode() == CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_SUCCESS;
+    if (!any_capture() || rule_mode() == CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_SUCCESS;
     bool refused = false;
     std::lock_guard<std::mutex> lk(g_mu);
     for (auto &c : g_live)
@@ -289,6 +319,9 @@ CUresult capture_record(const std::shared_ptr<Stream> &s, const std::shared_ptr<
     }
     *taken = true;
     if (c->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    // An INTERPROCESS event cannot be captured; the capture stays valid (as
+    // an H100 answers).
+    if (ev->ipc) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (external) {
         Node n;
         n.kind = Node::Kind::EventRecord;
@@ -316,9 +349,16 @@ CUresult capture_wait(const std::shared_ptr<Stream> &s, const std::shared_ptr<Ev
     if (!c && !src) return CUDA_SUCCESS;
     *taken = true;
     if (!c) {  // a fork: the stream joins the event's capture
+        // An event of an invalidated capture is nothing to join, and the
+        // legacy stream cannot join one (as an H100 answers).
+        if (src->invalidated) return CUDA_ERROR_INVALID_VALUE;
+        if (s->kind == Stream::Kind::Legacy) {
+            src->invalidated = true;
+            return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+        }
         s->capture = src;
         src->members.emplace_back(s, ev->captured_deps);
-        return src->invalidated ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : CUDA_SUCCESS;
+        return CUDA_SUCCESS;
     }
     if (c->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     if (external) {
@@ -327,6 +367,10 @@ CUresult capture_wait(const std::shared_ptr<Stream> &s, const std::shared_ptr<Ev
         n.event = ev;
         add_node(*c, s.get(), std::move(n));
         return CUDA_SUCCESS;
+    }
+    if (ev->ipc) {  // an INTERPROCESS event is no capture's (as an H100 answers)
+        c->invalidated = true;
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     }
     if (!src) {  // work outside the capture, unless never recorded
         if (never_recorded) return CUDA_SUCCESS;
@@ -375,10 +419,14 @@ CUresult capture_memop(const std::shared_ptr<Stream> &s, const Item &it, bool *t
     return CUDA_SUCCESS;
 }
 
-CUresult capture_stream_getter(const std::shared_ptr<Stream> &s) {
+CUresult capture_stream_check(const std::shared_ptr<Stream> &s, bool refused) {
     if (!any_capture()) return CUDA_SUCCESS;
     std::lock_guard<std::mutex> lk(g_mu);
+    // The legacy stream's getters count as work on it (as an H100 answers).
+    if (s->kind == Stream::Kind::Legacy && invalidate_blocking_locked(s->ctx))
+        return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     if (!s->capture) return CUDA_SUCCESS;
+    if (!refused) return s->capture->invalidated ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : CUDA_SUCCESS;
     s->capture->invalidated = true;  // an invalidated capture stays so
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 }
@@ -449,11 +497,12 @@ CUresult stream_end_capture(CUstream h, CUgraph *out, bool ptsz) {
         return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
     }
     if (out) *out = nullptr;
-    // The wrong thread ends the capture too, with no graph (as an H100 does).
-    if (c->mode != CU_STREAM_CAPTURE_MODE_RELAXED && c->thread != std::this_thread::get_id())
-        r = CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
-    else if (c->invalidated)
+    // The wrong thread ends the capture too, with no graph (as an H100 does);
+    // an invalidated capture answers INVALIDATED on any thread.
+    if (c->invalidated)
         r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    else if (c->mode != CU_STREAM_CAPTURE_MODE_RELAXED && c->thread != std::this_thread::get_id())
+        r = CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
     else if (!joined(*c))
         r = CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
     end_locked(c);
@@ -518,7 +567,7 @@ CUresult thread_exchange_capture_mode(CUstreamCaptureMode *mode) {
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
     if (!mode) return CUDA_ERROR_INVALID_VALUE;
     // Any value is taken and given back, unknown ones too (as an H100 does);
-    // the rules treat an unknown mode as global. Copied as bytes: a value
+    // the rules treat an unknown mode as thread-local. Copied as bytes: a value
     // the enum does not name must not be loaded as the enum.
     unsigned next = 0;
     static_assert(sizeof next == sizeof *mode, "CUstreamCaptureMode is not an unsigned's size");
@@ -575,6 +624,11 @@ CUresult graph_launch(CUgraphExec e, CUstream h, bool ptsz) {
         }
     }
     if ((r = capture_legacy_check(*s)) != CUDA_SUCCESS) return r;
+    // A capture takes a memory operation with any address: one outside
+    // pinned memory is refused here, before anything is queued, rather than
+    // touch memory the emulation does not own.
+    for (const Node &n : exec->nodes)
+        if (n.kind == Node::Kind::MemOp && (r = memop_word_check(n.memop)) != CUDA_SUCCESS) return r;
     // The nodes in their (topological) order on the stream; the launch
     // follows the previous launch of the same graph wherever that ran.
     std::lock_guard<std::mutex> lk(exec->mu);

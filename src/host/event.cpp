@@ -66,11 +66,18 @@ CUresult event_record(CUevent e, CUstream h, unsigned flags, bool with_flags, bo
     std::shared_ptr<Stream> s;
     CUresult r = resolve_stream(h, ptsz, &s);  // before the event, as the driver
     if (r != CUDA_SUCCESS) return r;
+    // IMPLICIT on the legacy stream while a blocking stream captures, and
+    // INVALIDATED on a stream whose capture is, before any look at the event
+    // or the flags (as an H100 answers).
+    if ((r = capture_stream_check(s, false)) != CUDA_SUCCESS) return r;
     std::shared_ptr<Event> ev = find_event(e);
     if (!ev) return CUDA_ERROR_INVALID_HANDLE;
     const bool external = with_flags && (flags & CU_EVENT_RECORD_EXTERNAL) != 0;
     if (with_flags && (flags & ~static_cast<unsigned>(CU_EVENT_RECORD_EXTERNAL)) != 0)
         return CUDA_ERROR_INVALID_VALUE;
+    // An event of another context: INVALID_HANDLE, in a capture too (an
+    // EXTERNAL record outside a capture is ILLEGAL_STATE first).
+    if (!external && ev->ctx != s->ctx) return CUDA_ERROR_INVALID_HANDLE;
     bool taken = false;
     r = capture_record(s, ev, external, &taken);  // a record node, or a fork point
     if (taken) return r;

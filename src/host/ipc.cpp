@@ -177,6 +177,7 @@ void ipc_wait(IpcLink &l, std::uint64_t gen) {
 
 CUresult ipc_get_event_handle(CUipcEventHandle *handle, CUevent e) {
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (!e) return CUDA_ERROR_INVALID_VALUE;  // a NULL event (as an H100 answers)
     std::shared_ptr<Event> ev = find_event(e);
     if (!ev || !ev->ipc) return CUDA_ERROR_INVALID_HANDLE;  // not INTERPROCESS: as the driver
     if (!handle) return CUDA_ERROR_INVALID_VALUE;

@@ -93,8 +93,11 @@ CUresult queue_memop(CUstream h, Item::Kind kind, CUdeviceptr addr, cuuint64_t v
     std::shared_ptr<Stream> s;
     CUresult r = resolve_stream(h, ptsz, &s);
     if (r != CUDA_SUCCESS) return r;
-    r = check_word(addr);
-    if (r != CUDA_SUCCESS) return r;
+    // The capture answers come before the address's: IMPLICIT on the legacy
+    // stream, and a capture takes the operation as a node (or refuses it as
+    // INVALIDATED) with no look at its address (as an H100 answers); the
+    // address is checked when a launch of the graph queues it.
+    if ((r = capture_legacy_check(*s)) != CUDA_SUCCESS) return r;
     Item it;
     it.kind = kind;
     it.addr = reinterpret_cast<std::uint64_t *>(static_cast<std::uintptr_t>(addr));
@@ -102,11 +105,16 @@ CUresult queue_memop(CUstream h, Item::Kind kind, CUdeviceptr addr, cuuint64_t v
     it.flags = flags;
     bool taken = false;  // captured: a node of the graph, not queued now
     if ((r = capture_memop(s, it, &taken)) != CUDA_SUCCESS || taken) return r;
+    if ((r = check_word(addr)) != CUDA_SUCCESS) return r;
     std::uint64_t seq = 0;
     return submit(s, std::move(it), &seq);
 }
 
 }  // namespace
+
+CUresult memop_word_check(const Item &it) {
+    return check_word(static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(it.addr)));
+}
 
 bool stream_mem_ops_off() {
     const char *v = std::getenv("EVX_HOST_NO_STREAM_MEM_OPS");

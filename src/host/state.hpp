@@ -326,11 +326,19 @@ void capture_stream_gone(const std::shared_ptr<Stream> &s);
 // node of its graph (*taken), queued by each launch, in every capture mode
 // (as an H100 captures it).
 CUresult capture_memop(const std::shared_ptr<Stream> &s, const Item &it, bool *taken);
-// cuStreamGetDevice, cuStreamGetFlags and cuStreamGetId of a stream taking part in a
-// capture: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and the capture is
-// invalidated, in every capture mode (as an H100 answers). The other
-// getters (priority, context, capture status) are allowed.
-CUresult capture_stream_getter(const std::shared_ptr<Stream> &s);
+// A captured memory operation's address, checked when a graph launch
+// queues it: CUDA_ERROR_INVALID_VALUE unless it is an aligned word of
+// pinned memory (a capture takes any address).
+CUresult memop_word_check(const Item &it);
+// A stream getter's capture check. On the legacy stream while a blocking
+// stream of its context captures: CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, and
+// that capture is invalidated. On a stream taking part in a capture, the
+// refused getters (cuStreamGetDevice, cuStreamGetFlags, cuStreamGetId):
+// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and the capture is invalidated, in
+// every capture mode; the others (priority, context) are allowed while the
+// capture is valid and CUDA_ERROR_STREAM_CAPTURE_INVALIDATED once it is not
+// (as an H100 answers).
+CUresult capture_stream_check(const std::shared_ptr<Stream> &s, bool refused);
 
 std::int64_t now_ns();
 

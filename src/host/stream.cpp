@@ -187,6 +187,11 @@ CUresult stream_wait_event(CUstream h, CUevent e, unsigned flags, bool ptsz) {
     std::shared_ptr<Stream> s;
     CUresult r = resolve_stream(h, ptsz, &s);
     if (r != CUDA_SUCCESS) return r;
+    // IMPLICIT on the legacy stream while a blocking stream captures (a wait
+    // is work on it whether or not it has anything left to wait for), and
+    // INVALIDATED on a stream whose capture is, before any look at the
+    // flags or the event (as an H100 answers).
+    if ((r = capture_stream_check(s, false)) != CUDA_SUCCESS) return r;
     if ((flags & ~static_cast<unsigned>(CU_EVENT_WAIT_EXTERNAL)) != 0) return CUDA_ERROR_INVALID_VALUE;
     std::shared_ptr<Event> ev = find_event(e);
     if (!ev) return CUDA_ERROR_INVALID_HANDLE;
@@ -194,11 +199,6 @@ CUresult stream_wait_event(CUstream h, CUevent e, unsigned flags, bool ptsz) {
     r = capture_wait(s, ev, (flags & CU_EVENT_WAIT_EXTERNAL) != 0, &taken);
     if (taken) return r;
     if (flags & CU_EVENT_WAIT_EXTERNAL) return CUDA_ERROR_ILLEGAL_STATE;  // only in a capture
-    // A wait on the legacy stream is work on it whether or not it has
-    // anything left to wait for: checked here, not only when an item is
-    // queued, or the answer would hang on whether the event's last record
-    // has completed yet.
-    if ((r = capture_legacy_check(*s)) != CUDA_SUCCESS) return r;
     std::uint64_t seq = 0;
     return wait_queued(s, ev, &seq);
 }
@@ -303,6 +303,7 @@ CUresult stream_get_priority(CUstream h, int *priority, bool ptsz) {
     std::shared_ptr<Stream> s;
     CUresult r = resolve_stream(h, ptsz, &s);
     if (r != CUDA_SUCCESS) return r;
+    if ((r = capture_stream_check(s, false)) != CUDA_SUCCESS) return r;
     *priority = s->priority;
     return CUDA_SUCCESS;
 }
@@ -313,7 +314,7 @@ CUresult stream_get_flags(CUstream h, unsigned *flags, bool ptsz) {
     std::shared_ptr<Stream> s;
     CUresult r = resolve_stream(h, ptsz, &s);
     if (r != CUDA_SUCCESS) return r;
-    if ((r = capture_stream_getter(s)) != CUDA_SUCCESS) return r;
+    if ((r = capture_stream_check(s, true)) != CUDA_SUCCESS) return r;
     *flags = s->flags;
     return CUDA_SUCCESS;
 }
@@ -324,18 +325,22 @@ CUresult stream_get_device(CUstream h, CUdevice *device, bool ptsz) {
     std::shared_ptr<Stream> s;
     CUresult r = resolve_stream(h, ptsz, &s);
     if (r != CUDA_SUCCESS) return r;
-    if ((r = capture_stream_getter(s)) != CUDA_SUCCESS) return r;
+    if ((r = capture_stream_check(s, true)) != CUDA_SUCCESS) return r;
     *device = s->ctx->device;
     return CUDA_SUCCESS;
 }
 
 CUresult stream_get_ctx(CUstream h, CUcontext *pctx, CUgreenCtx *pgreen, bool ptsz) {
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    // cuStreamGetCtx_v2 needs only one of its outs (the driver answers a
+    // NULL context out with the green one given); cuStreamGetCtx passes no
+    // green out, so its NULL context out stays INVALID_VALUE.
+    if (!pctx && !pgreen) return CUDA_ERROR_INVALID_VALUE;
     std::shared_ptr<Stream> s;
     CUresult r = resolve_stream(h, ptsz, &s);
     if (r != CUDA_SUCCESS) return r;
-    *pctx = to_handle(s->ctx);
+    if ((r = capture_stream_check(s, false)) != CUDA_SUCCESS) return r;
+    if (pctx) *pctx = to_handle(s->ctx);
     if (pgreen) *pgreen = nullptr;  // no green contexts
     return CUDA_SUCCESS;
 }
@@ -351,7 +356,7 @@ CUresult stream_get_id(CUstream h, unsigned long long *id, bool ptsz) {
     std::shared_ptr<Stream> s;
     CUresult r = resolve_stream(h, ptsz, &s);
     if (r != CUDA_SUCCESS) return r;
-    if ((r = capture_stream_getter(s)) != CUDA_SUCCESS) return r;
+    if ((r = capture_stream_check(s, true)) != CUDA_SUCCESS) return r;
     *id = s->id;
     return CUDA_SUCCESS;
 }

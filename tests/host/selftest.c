@@ -63,6 +63,10 @@ static struct {
     PFN_cuStreamBeginCapture_v10010 StreamBeginCapture;
     PFN_cuStreamEndCapture_v10000 StreamEndCapture;
     PFN_cuGraphDestroy_v10000 GraphDestroy;
+    PFN_cuGraphInstantiateWithFlags_v11040 GraphInstantiateWithFlags;
+    PFN_cuGraphLaunch_v10000 GraphLaunch;
+    PFN_cuGraphExecDestroy_v10000 GraphExecDestroy;
+    PFN_cuStreamWriteValue64_v11070 StreamWriteValue64;
     PFN_cuThreadExchangeStreamCaptureMode_v10010 ThreadExchangeStreamCaptureMode;
 } d;
 
@@ -1007,6 +1011,27 @@ static void test_legacy_wait_in_capture(void) {
     EXPECT(d.StreamDestroy(b), CUDA_SUCCESS);
 }
 
+/* A capture takes a memory operation whatever its address, as the driver
+ * does (GPU transcripts); the launch refuses one outside pinned memory
+ * rather than write where the emulation owns nothing. */
+static void test_memop_address_in_capture(void) {
+    CUstream s;
+    CUgraph g = NULL;
+    CUgraphExec x = NULL;
+    EXPECT(d.StreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    EXPECT(d.StreamWriteValue64(s, 8, 7, 0), CUDA_ERROR_INVALID_VALUE);
+    EXPECT(d.StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+    EXPECT(d.StreamWriteValue64(s, 8, 7, 0), CUDA_SUCCESS);
+    EXPECT(d.StreamEndCapture(s, &g), CUDA_SUCCESS);
+    CHECK(g != NULL);
+    EXPECT(d.GraphInstantiateWithFlags(&x, g, 0), CUDA_SUCCESS);
+    EXPECT(d.GraphLaunch(x, s), CUDA_ERROR_INVALID_VALUE);
+    EXPECT(d.StreamSynchronize(s), CUDA_SUCCESS);
+    EXPECT(d.GraphExecDestroy(x), CUDA_SUCCESS);
+    EXPECT(d.GraphDestroy(g), CUDA_SUCCESS);
+    EXPECT(d.StreamDestroy(s), CUDA_SUCCESS);
+}
+
 static void test_capture_legality(void) {
     static const CUstreamCaptureMode modes[3] = {CU_STREAM_CAPTURE_MODE_GLOBAL,
                                                  CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
@@ -1058,6 +1083,7 @@ static void test_capture_legality(void) {
     EXPECT(d.StreamDestroy(other), CUDA_SUCCESS);
     EXPECT(d.StreamDestroy(s), CUDA_SUCCESS);
     test_legacy_wait_in_capture();
+    test_memop_address_in_capture();
     EXPECT(d.CtxPopCurrent(&got), CUDA_SUCCESS);
     EXPECT(d.PrimaryCtxRelease(0), CUDA_SUCCESS);
 }
@@ -1181,6 +1207,10 @@ int main(void) {
     LOAD(StreamBeginCapture, "cuStreamBeginCapture");
     LOAD(StreamEndCapture, "cuStreamEndCapture");
     LOAD(GraphDestroy, "cuGraphDestroy");
+    LOAD(GraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
+    LOAD(GraphLaunch, "cuGraphLaunch");
+    LOAD(GraphExecDestroy, "cuGraphExecDestroy");
+    LOAD(StreamWriteValue64, "cuStreamWriteValue64");
     LOAD(ThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode");
     {
         CUdriverProcAddressQueryResult st;
