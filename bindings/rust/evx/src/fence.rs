@@ -128,9 +128,9 @@ pub struct ReclaimCount {
     /// queued wait for a value that never comes keeps it for good).
     pub pending: u64,
     /// Fences whose memory is kept for the life of the process: evx could
-    /// not follow the operations queued on them (more than 8 streams, a
-    /// per-thread default stream, or a stream whose event the driver
-    /// refused; see docs/fences.md).
+    /// not follow the operations queued on them (a per-thread default
+    /// stream, a stream whose event the driver refused, or no memory to
+    /// remember the streams; see docs/fences.md).
     pub kept: u64,
 }
 
