@@ -27,10 +27,10 @@
 # transcripts: records driver transcripts (tests/transcript; docs/host-emulation.md,
 # "Transcripts") on the real driver, $EVX_TRANSCRIPT_PROGRAMS random programs
 # (default 2000) and the legality programs, seed $EVX_TRANSCRIPT_SEED (default
-# 1), in $EVX_TRANSCRIPT_JOBS recorder processes at once (default 4: each
-# program may make a context or start an IPC child process, and with 24 jobs
-# the driver's context creation and destruction, serialised, made programs run
-# past the recorder's per-program alarm), on one device and, with two GPUs,
+# 1), in $EVX_TRANSCRIPT_JOBS recorder processes at once (default 12: the
+# driver serialises context creation and destruction across processes, so
+# more jobs mostly wait on each other; generator 5 makes few contexts, and
+# 12 jobs recorded all programs in about 100 s on two H100s), on one device and, with two GPUs,
 # on two; prints where the recording's time went (--timing: the costliest
 # entry points, per job) and the programs and calls recorded; writes them to $OUT/transcripts, then replays each
 # against libevx-host.so and prints the difference count (the stage fails on
@@ -226,7 +226,7 @@ for stage in $stages; do
       rc=0
       env -u EVX_DRIVER timeout "${EVX_TRANSCRIPT_SECONDS:-175}" "$rec" \
         --seed "${EVX_TRANSCRIPT_SEED:-1}" --programs "${EVX_TRANSCRIPT_PROGRAMS:-2000}" \
-        --jobs "${EVX_TRANSCRIPT_JOBS:-4}" --timing \
+        --jobs "${EVX_TRANSCRIPT_JOBS:-12}" --timing \
         --devices "$d" --driver libcuda.so.1 ${EVX_TRANSCRIPT_ARGS:-} -o "$tfile" || rc=$?
       echo "recorded in $(( $(date +%s) - t0 )) s (exit $rc): $tfile"
       echo "programs: $(grep -c '^end ' "$tfile"), calls: $(grep -cE '^  (T )?cu|^  child\(' "$tfile")," \
