@@ -205,6 +205,35 @@ def doc_table(path):
     return text, text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
 
 
+DOC_SLACK = 0.01  # the doc's counts may differ from a run's by this share
+
+
+def same_table(doc, measured):
+    """The doc's table is the measured one: the same rows, budgets and
+    verdicts, and each count within DOC_SLACK of the measured one. The
+    C rows are the same in every build; the py_ rows move by a few
+    instructions with the folder the package was built in (559 to 578
+    for py_create_close_pair in three folders), which no commit changes."""
+    def cells(t):
+        return [[c.strip() for c in line.strip("|").split("|")] for line in t.splitlines()]
+    a, b = cells(doc or ""), cells(measured)
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if len(x) != len(y):
+            return False
+        for i, (u, v) in enumerate(zip(x, y)):
+            if u == v:
+                continue
+            try:
+                fu, fv = float(u), float(v)
+            except ValueError:
+                return False
+            if i not in (1, 3) or abs(fu - fv) > DOC_SLACK * max(abs(fv), 1.0):
+                return False
+    return True
+
+
 def write_doc(path, text, table_text):
     head, rest = text.split(BEGIN, 1)
     tail = rest.split(END, 1)[1]
@@ -255,7 +284,7 @@ def main():
     if args.write_doc and in_doc is not None:
         write_doc(DOC, text, out)
         in_doc = out
-    if in_doc != out:
+    if not same_table(in_doc, out):
         bad.append("docs/performance.md (its table is not this one: "
                    "run scripts/insn_budget.py --write-doc)")
     for n in bad:
