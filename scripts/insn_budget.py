@@ -205,13 +205,13 @@ def doc_table(path):
     return text, text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
 
 
-DOC_SLACK = 0.01  # the doc's counts may differ from a run's by this share
+DOC_SLACK = 0.04  # a py_ row's count in the doc may differ from a run's by this share
 
 
 def same_table(doc, measured):
     """The doc's table is the measured one: the same rows, budgets and
-    verdicts, and each count within DOC_SLACK of the measured one. The
-    C rows are the same in every build; the py_ rows move by a few
+    verdicts, the C rows' counts equal and the py_ rows' within DOC_SLACK.
+    The C rows are the same in every build; the py_ rows move by a few
     instructions with the folder the package was built in (559 to 578
     for py_create_close_pair in three folders), which no commit changes."""
     def cells(t):
@@ -229,7 +229,8 @@ def same_table(doc, measured):
                 fu, fv = float(u), float(v)
             except ValueError:
                 return False
-            if i not in (1, 3) or abs(fu - fv) > DOC_SLACK * max(abs(fv), 1.0):
+            slack = DOC_SLACK if y[0].startswith("py_") else 0.0
+            if i not in (1, 3) or abs(fu - fv) > slack * max(abs(fv), 1.0):
                 return False
     return True
 
