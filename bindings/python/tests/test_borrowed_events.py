@@ -222,6 +222,7 @@ def test_borrowed_flags_are_unknown(evx, raw):
 
 def test_refusals_name_the_call_and_value(evx, raw, dev, stream):
     addr = raw.event()
+    fence = dev.create_fence()
     cases = [
         (FakeTorchEvent(0), ValueError,
          r"Event\.wrap: the FakeTorchEvent has no CUDA event yet \(cuda_event is 0\).*"
@@ -238,11 +239,14 @@ def test_refusals_name_the_call_and_value(evx, raw, dev, stream):
         (FakeTorchStream(stream.native), TypeError, r"FakeTorchStream is a stream"),
         ("text", TypeError, r"Event\.wrap: cannot read a CUDA event from str"),
         (True, TypeError, r"Event\.wrap: a bool \(True\) is not an event"),
-        (dev.create_fence(), TypeError, r"Event\.wrap: an evx\.Fence is not an event"),
+        (fence, TypeError, r"Event\.wrap: an evx\.Fence is not an event"),
     ]
     for obj, exc, pattern in cases:
         with pytest.raises(exc, match=pattern):
             evx.Event.wrap(obj)
+    # Closed here, not left to the collector, so that no later test runs
+    # this fence's destroy at a point of the collector's choosing.
+    fence.close()
     with pytest.raises(ValueError, match=r"device=1 was given, but the FakeCoreEvent is of "
                                          r"device 0"):
         evx.Event.wrap(FakeCoreEvent(addr), device=1)
