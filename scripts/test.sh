@@ -22,10 +22,11 @@
 #                   the docs is an example or marked a fragment
 #                   (scripts/doc_examples.py)
 #   spin            the Promela models of models/ (fence signals, hazards and
-#                   reclaim, the futex lock) checked exhaustively by SPIN: each
-#                   verifies, and each broken variant (the fence protocol
-#                   before issue 30, a barrier left out, a lock that loses a
-#                   wakeup or lets two in) yields a counterexample
+#                   reclaim, the futex lock, host-function records) checked
+#                   exhaustively by SPIN: each verifies, and each broken
+#                   variant (the fence protocol before issue 30, a barrier
+#                   left out, a lock that loses a wakeup or lets two in, a
+#                   record list that loses a record) yields a counterexample
 #   asan            the conformance suite and the threads stress under AddressSanitizer + UBSan
 #   asan_python     the Python tests on the compiled core built with them
 #   tsan            the conformance suite and the threads stress under ThreadSanitizer
