@@ -468,7 +468,7 @@ step "clang build (warnings are errors) + conformance, header and ABI tests" cla
 step "install test (meson install, pkg-config client, installed Python package)" install_test
 step "docs (Doxygen, zero warnings)" docs
 step "README.md and docs/*.md cite only files in the repository" links
-step "SPIN: the fence, hazard and lock models verify, their broken variants fail (models/)" spin
+step "SPIN: the fence, hazard, lock and host-function record models verify, their broken variants fail (models/)" spin
 step "conformance and stress under ASan + UBSan" asan
 step "the compiled Python core's tests under ASan + UBSan" asan_python
 step "conformance and stress under TSan" tsan

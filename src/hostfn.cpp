@@ -7,6 +7,7 @@
 #include "hostfn.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <cinttypes>
 #include <cstdio>
@@ -103,15 +104,60 @@ uint64_t g_dropped = 0;          // failures dropped over kMaxFailures (g_mu)
 // address. Looked up only when it failed (the function's library is loaded
 // while it runs), not at every launch: dladdr() and the formatting cost
 // many times the launch itself.
-void symbol_name(evx_host_fn_status_t fn, char *buf, size_t n) {
-    void *addr;
-    static_assert(sizeof addr == sizeof fn, "function pointers are not pointer-sized");
-    std::memcpy(&addr, &fn, sizeof addr);
+void symbol_name(void *addr, char *buf, size_t n) {
     Dl_info info;
     if (dladdr(addr, &info) != 0 && info.dli_sname && info.dli_saddr == addr)
         std::snprintf(buf, n, "%s", info.dli_sname);
     else
         std::snprintf(buf, n, "at %p", addr);
+}
+
+// The dynamic linker's counts of objects loaded and unloaded
+// (dl_iterate_phdr(): the first object's entry has them), or false.
+int read_dl_counts(dl_phdr_info *info, size_t size, void *out) {
+    if (size < offsetof(dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) return -1;
+    unsigned long long *counts = static_cast<unsigned long long *>(out);
+    counts[0] = info->dlpi_adds;
+    counts[1] = info->dlpi_subs;
+    return 1;
+}
+
+// The name of the last unnamed function that failed, kept while no object
+// was loaded or unloaded since it was looked up (then the same address is
+// the same symbol): a function that fails again is named without dladdr()
+// and the formatting, on the driver's thread, which runs the stream's later
+// host functions only after this one. Guarded by g_mu, which a failure
+// takes anyway.
+struct LastName {
+    void *addr = nullptr;
+    unsigned long long counts[2] = {0, 0};
+    char name[kNameSize];
+};
+LastName g_last_name;
+
+// The name of an unnamed function into `name`, under `lock` (of g_mu, held
+// on entry and on return; let go around a look-up).
+void unnamed_name(evx_host_fn_status_t fn, char (&name)[kNameSize],
+                  std::unique_lock<std::mutex> &lock) {
+    void *addr;
+    static_assert(sizeof addr == sizeof fn, "function pointers are not pointer-sized");
+    std::memcpy(&addr, &fn, sizeof addr);
+    unsigned long long counts[2];
+    const bool counted = dl_iterate_phdr(read_dl_counts, counts) == 1;
+    LastName &last = g_last_name;
+    if (counted && last.addr == addr && last.counts[0] == counts[0] &&
+        last.counts[1] == counts[1]) {
+        std::memcpy(name, last.name, kNameSize);
+        return;
+    }
+    lock.unlock();
+    symbol_name(addr, name, kNameSize);
+    lock.lock();
+    if (!counted) return;
+    last.addr = addr;
+    last.counts[0] = counts[0];
+    last.counts[1] = counts[1];
+    std::memcpy(last.name, name, kNameSize);
 }
 
 // Records the failure of c's function (status st); on the driver's
@@ -125,11 +171,11 @@ void record_failure(const HostCall *c, evx_status_t st) {
     f.device = c->device;
     f.status = st;
     f.user_data = c->user_data;
+    std::unique_lock<std::mutex> lock(g_mu);
     if (c->named)
         std::memcpy(f.name, c->name, sizeof f.name);
     else
-        symbol_name(c->fn, f.name, sizeof f.name);
-    std::lock_guard<std::mutex> lock(g_mu);
+        unnamed_name(c->fn, f.name, lock);
     try {
         g_failures.reserve(g_failures.size() + 1);  // may throw: before the counts change
         if (g_failures.size() == kMaxFailures) {

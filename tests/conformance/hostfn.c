@@ -289,20 +289,40 @@ out:
 
 /* Without a name the message gives the function's address (a static
  * function has no exported symbol). */
+/* Another function than run_outcome, at another address. */
+static evx_status_t run_outcome_other(void *user_data)
+{
+    outcome *o = (outcome *)user_data;
+    flag_set(&o->ran, flag_get(&o->ran) + 10);
+    return o->status;
+}
+
 static void t_default_name(void)
 {
     evx_stream_t s = NULL;
     outcome bad = {EVX_ERROR_ILLEGAL_STATE, 0};
-    char addr[64];
-    evx_host_fn_status_t f = run_outcome;
+    char addr[64], other[64];
+    evx_host_fn_status_t f = run_outcome, g = run_outcome_other;
     void *p;
 
     memcpy(&p, &f, sizeof p);
     snprintf(addr, sizeof addr, "%p", p);
+    memcpy(&p, &g, sizeof p);
+    snprintf(other, sizeof other, "%p", p);
     REQUIRE((s = make_stream(0)) != NULL);
     REQUIRE_OK(evx_stream_launch_host_func_status(s, run_outcome, &bad, NULL));
     reported(evx_stream_synchronize(s), EVX_ERROR_ILLEGAL_STATE,
              "evx_stream_synchronize", addr, &bad);
+    /* The same function again (named from evx's last look-up), then
+     * another one (looked up anew). */
+    REQUIRE_OK(evx_stream_launch_host_func_status(s, run_outcome, &bad, NULL));
+    reported(evx_stream_synchronize(s), EVX_ERROR_ILLEGAL_STATE,
+             "evx_stream_synchronize", addr, &bad);
+    REQUIRE_OK(evx_stream_launch_host_func_status(s, run_outcome_other, &bad, NULL));
+    reported(evx_stream_synchronize(s), EVX_ERROR_ILLEGAL_STATE,
+             "evx_stream_synchronize", other, &bad);
+    EXPECTF(!str_has(evx_last_error_message(), addr), "\"%s\" names %s",
+            evx_last_error_message(), addr);
 out:
     drop_stream(&s);
 }
@@ -844,9 +864,17 @@ typedef struct burst {
     evx_stream_t s;
     int n;          /* launches to make */
     int fail_at;    /* the launch (0-based) that fails, or -1 */
-    graph_fn fn[2]; /* [0] succeeds, [1] fails at its first run */
+    graph_fn fn[2]; /* [0] succeeds, [1] fails (its fail_mask nonzero) */
     evx_status_t st;
 } burst;
+
+/* Counts a run; fails when the function's fail_mask is nonzero. */
+static evx_status_t run_burst_fn(void *user_data)
+{
+    graph_fn *g = (graph_fn *)user_data;
+    flag_set(&g->runs, flag_get(&g->runs) + 1);
+    return g->fail_mask ? EVX_ERROR_ILLEGAL_STATE : EVX_SUCCESS;
+}
 
 static void *burst_thread(void *arg)
 {
@@ -856,7 +884,7 @@ static void *burst_thread(void *arg)
     b->st = EVX_SUCCESS;
     for (int i = 0; i < b->n && b->st == EVX_SUCCESS; i++) {
         o.name = i == b->fail_at ? "burst_fail" : "burst_ok";
-        b->st = evx_stream_launch_host_func_status(b->s, run_graph_fn,
+        b->st = evx_stream_launch_host_func_status(b->s, run_burst_fn,
                                                    &b->fn[i == b->fail_at], &o);
     }
     return NULL;
@@ -875,7 +903,7 @@ static void t_records_cross_threads(void)
     a.s = b.s = s;
     a.n = 300;
     a.fail_at = 150;
-    a.fn[1].fail_mask = 2u; /* its first run fails */
+    a.fn[1].fail_mask = 1u;
     b.n = 5000;             /* more than a thread keeps */
     b.fail_at = -1;
     REQUIRE_OK(gate_launch(s, gate));
