@@ -39,20 +39,24 @@ constexpr size_t kNameSize = EVX_HOST_FUNC_NAME_SIZE;
 // one captured into a graph, from the launch itself when the driver did not
 // take it. (Outside the anonymous namespace: HostHome, which thread.hpp
 // names, points at it.)
-struct HostCall {
+// What a successful run reads and writes is on its first cache line, so
+// that a launch moves one line to the driver's thread and back.
+struct alignas(64) HostCall {
     evx_host_fn_status_t fn;
     void *user_data;
     evx_host_fn_t release;  // the options' release, or nullptr
+    HostHome *home;    // where it goes back (never freed)
+    HostCall *next;    // on the home's lists
     uint64_t id;       // Stream::hf_id (0 in a graph)
     uint64_t ticket;   // its number among the stream handle's launches
     uint64_t stream;   // the handle's value, for the message
     int device;        // the stream's device (failures in a graph)
     std::atomic<bool> queued{false};  // (in a graph) the driver took it: release is called when freed
     bool named;        // name holds the options' name; else fn's is looked up on failure
-    HostHome *home;    // where it goes back (never freed)
-    HostCall *next;    // on the home's lists
     char name[kNameSize];
 };
+static_assert(offsetof(HostCall, stream) + sizeof(uint64_t) <= 64,
+              "a successful run reads the first line only");
 
 // A thread record's host-function records (ThreadRecord::host_home), so
 // that a launch allocates nothing and the driver's thread frees nothing: a
