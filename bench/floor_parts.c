@@ -21,7 +21,9 @@
  *              what the call uses
  *   +capture   (timer rows) +light and the two cuStreamIsCapturing a
  *              timer's start and stop make, so that marks under stream
- *              capture become graph nodes
+ *              capture become graph nodes; (host_func) +light and the
+ *              cuStreamIsCapturing a launch makes, so that a function
+ *              launched under capture becomes the graph's
  *   +claim     (fence signal) +light and a compare-and-swap on a 64-bit
  *              word, the monotonic claim of a signalled value
  *   evx        the evx call
@@ -84,7 +86,7 @@ static const char *const k_part_names[P_COUNT] = {
     "raw", "+hazard", "+light", "+capture", "+claim", "evx"};
 
 enum op { OP_QUERY, OP_SYNC, OP_ELAPSED, OP_WAIT, OP_RECORD, OP_REGION, OP_TIMER,
-          OP_FENCE_SIGNAL, OP_FENCE_WAIT, OP_COUNT };
+          OP_FENCE_SIGNAL, OP_FENCE_WAIT, OP_HOST_FUNC, OP_COUNT };
 
 typedef struct row {
     const char *id;
@@ -111,7 +113,17 @@ static const row k_rows[OP_COUNT] = {
      HOLD_PARTS | BIT(P_CLAIM), 0},
     {"fence_wait", "cuStreamWaitValue64 of a reached value",
      HOLD_PARTS, 0},
+    {"host_func", "cuLaunchHostFunc of an empty function (evx: "
+     "evx_stream_launch_host_func_status of one that succeeds); the launches only",
+     HOLD_PARTS | BIT(P_CAPTURE), 0},
 };
+
+static void CUDA_CB raw_noop(void *user_data) { (void)user_data; }
+static evx_status_t evx_noop(void *user_data)
+{
+    (void)user_data;
+    return EVX_SUCCESS;
+}
 
 typedef struct fixture {
     CUevent a, b;
@@ -133,7 +145,8 @@ static fixture g_fx;
 enum { kChunk = 128 };
 static int queued(enum op op)
 {
-    return op == OP_WAIT || op == OP_RECORD || op == OP_FENCE_SIGNAL || op == OP_FENCE_WAIT;
+    return op == OP_WAIT || op == OP_RECORD || op == OP_FENCE_SIGNAL || op == OP_FENCE_WAIT ||
+           op == OP_HOST_FUNC;
 }
 
 /* One repetition of `op` in variant `p`: ns per call. */
@@ -236,6 +249,17 @@ static double rep(enum op op, enum part p, int n)
         } else {
             for (int i = 0; i < n; i++)
                 HELD(g_raw.StreamWaitValue64(s, f->dword, 1, CU_STREAM_WAIT_VALUE_GEQ));
+        }
+        break;
+    case OP_HOST_FUNC:
+        if (p == P_EVX) {
+            for (int i = 0; i < n; i++)
+                EVX(evx_stream_launch_host_func_status(es, evx_noop, NULL, NULL));
+        } else {
+            for (int i = 0; i < n; i++) {
+                if (p == P_CAPTURE) RAW(g_is_capturing(s, &cap));
+                HELD(g_raw.LaunchHostFunc(s, raw_noop, NULL));
+            }
         }
         break;
     case OP_COUNT:
@@ -380,7 +404,7 @@ int main(int argc, char **argv)
     for (int op = 0; op < OP_COUNT; op++)
         printf("%s%s: %s", op ? "; " : "", k_rows[op].id, k_rows[op].what);
     printf("\nevx-best: evx minus the raw call with the guarantees of its row done by "
-           "hand (+claim for fence_signal, +capture for timer, else +light)\n");
+           "hand (+claim for fence_signal, +capture for timer and host_func, else +light)\n");
     teardown();
     bench_raw_close(&g_raw);
     return 0;

@@ -180,8 +180,8 @@ static void run(ctx *c, const kind *k, long count)
     CALLGRIND_DUMP_STATS_AT(k->name);
 }
 
-/* COUNT creates, then COUNT destroys: more than evx keeps for reuse, so
- * most creates reach the driver. */
+/* COUNT creates, then COUNT destroys, the first in the process: more than
+ * evx has kept for reuse by then, so most creates reach the driver. */
 static void run_bulk(long count)
 {
     evx_event_t *ev = calloc((size_t)count, sizeof *ev);

@@ -31,6 +31,9 @@ configs=(
   "futex_lock.pml|-DRELOCK_1                      |counterexample"
   "futex_lock.pml|-DNO_WAKE                       |counterexample"
   "futex_lock.pml|-DTEST_THEN_SET                 |counterexample"
+  "hostfn_home.pml|                               |verified"
+  "hostfn_home.pml|-DSPLIT_TAKE                   |counterexample"
+  "hostfn_home.pml|-DSPLIT_PUSH                   |counterexample"
 )
 status=0
 for c in "${configs[@]}"; do

@@ -262,9 +262,9 @@ evx_status_t event_renew_state(const char *fn, Event *e) {
 namespace {
 
 // event_free() of a borrowed, pooled or moved event.
-evx_status_t event_free_rare(ThreadRecord *r, Event *e) __attribute__((noinline));
-evx_status_t event_free_rare(ThreadRecord *r, Event *e) {
-    if (e->borrowed) return 0;  // its maker's driver event: nothing to give back
+Freed event_free_rare(ThreadRecord *r, Event *e) __attribute__((noinline));
+Freed event_free_rare(ThreadRecord *r, Event *e) {
+    if (e->borrowed) return {};  // its maker's driver event: nothing to give back
     const bool recorded = e->recorded.load(std::memory_order_acquire);
     const bool former = recorded || e->former.load(std::memory_order_relaxed) != kOwn;
     // An event that was recorded in other contexts: their driver events are
@@ -280,20 +280,21 @@ evx_status_t event_free_rare(ThreadRecord *r, Event *e) {
     } else {
         cache_give(r, e->device, e->flags, ev, former);
     }
-    return 0;
+    return {};
 }
 
 // event_free() of a plain event that its thread's stack did not take.
-evx_status_t event_give_slow(ThreadRecord *r, const Event *e, bool former)
-    __attribute__((noinline));
-evx_status_t event_give_slow(ThreadRecord *r, const Event *e, bool former) {
+Freed event_give_slow(ThreadRecord *r, const Event *e, bool former) __attribute__((noinline));
+Freed event_give_slow(ThreadRecord *r, const Event *e, bool former) {
     cache_give_slow(r, e->device, e->flags, e->cu.load(std::memory_order_relaxed), former);
-    return 0;
+    return {};
 }
 
 // The free of almost every event (a batch scan's, once per destroy): its
-// driver event to the thread's cache, with no frame of its own.
-evx_status_t event_free(ThreadRecord *r, void *obj) {
+// driver event to the thread's cache, with no frame of its own. A FreeHook
+// (never a failing pop), so that a scan finds it in the first table it
+// looks in (free_object() in reclaim.cpp).
+Freed event_free(ThreadRecord *r, void *obj) {
     Event *e = static_cast<Event *>(obj);
     if (__builtin_expect(!e->plain || e->away.load(std::memory_order_acquire) != nullptr, 0))
         return event_free_rare(r, e);
@@ -302,7 +303,7 @@ evx_status_t event_free(ThreadRecord *r, void *obj) {
     if (__builtin_expect(cache_give_kept(r, e->device, e->flags,
                                          e->cu.load(std::memory_order_relaxed), former),
                          1))
-        return 0;
+        return {};
     return event_give_slow(r, e, former);
 }
 

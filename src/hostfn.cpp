@@ -7,6 +7,7 @@
 #include "hostfn.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <cinttypes>
 #include <cstdio>
@@ -30,30 +31,62 @@ namespace evx {
 std::atomic<uint32_t> g_host_failures{0};
 std::atomic<uint32_t> g_graph_failures{0};
 
+constexpr size_t kNameSize = EVX_HOST_FUNC_NAME_SIZE;
+
+// One host function's record. It comes from the launching thread's home
+// (HostHome) and goes back to it when evx no longer needs it: from the
+// trampoline once a launch has run, from the user object's destructor for
+// one captured into a graph, from the launch itself when the driver did not
+// take it. (Outside the anonymous namespace: HostHome, which thread.hpp
+// names, points at it.)
+// What a successful run reads and writes is on its first cache line, so
+// that a launch moves one line to the driver's thread and back.
+struct alignas(64) HostCall {
+    evx_host_fn_status_t fn;
+    void *user_data;
+    evx_host_fn_t release;  // the options' release, or nullptr
+    HostHome *home;    // where it goes back (never freed)
+    HostCall *next;    // on the home's lists
+    uint64_t id;       // Stream::hf_id (0 in a graph)
+    uint64_t ticket;   // its number among the stream handle's launches
+    uint64_t stream;   // the handle's value, for the message
+    int device;        // the stream's device (failures in a graph)
+    std::atomic<bool> queued{false};  // (in a graph) the driver took it: release is called when freed
+    bool named;        // name holds the options' name; else fn's is looked up on failure
+    char name[kNameSize];
+};
+static_assert(offsetof(HostCall, stream) + sizeof(uint64_t) <= 64,
+              "a successful run reads the first line only");
+
+// A thread record's host-function records (ThreadRecord::host_home), so
+// that a launch allocates nothing and the driver's thread frees nothing: a
+// free() there delays every later host function of the stream, and the
+// launching thread's malloc() and that free() meet on one arena lock.
+// The record's thread takes and puts records on `free` with plain loads and
+// stores. Any thread gives one back by pushing it on `back` (a
+// compare-and-swap); the owner takes all of `back` at once (an exchange)
+// when `free` is empty. Only pushes and take-alls, never a pop of one
+// node: no ABA, and nothing is lost or taken twice (models/hostfn_home.pml).
+struct HostHome {
+    // Pushed to by the driver's threads: a line of its own, so that they do
+    // not take the owner's line away on every host function.
+    alignas(64) std::atomic<HostCall *> back{nullptr};
+    alignas(64) HostCall *free = nullptr;  // the owner's
+    uint32_t made = 0;                     // not deleted: free, out with the driver, or back
+};
+
 namespace {
 
-constexpr size_t kNameSize = EVX_HOST_FUNC_NAME_SIZE;
 constexpr size_t kMaxFailures = 4096;  // unreported, in the process
+// Records a home keeps. More exist only while more host functions of its
+// thread are in flight at once; those beyond this are deleted (by the owner)
+// as they come back.
+constexpr uint32_t kHomeKeep = 4096;
 
 constexpr SizedType kOptionsType{"evx_host_func_options_t", "options",
                                  offsetof(evx_host_func_options_t, name) + sizeof(const char *)};
 static_assert(sizeof(evx_host_func_options_t) == 24, "stream.h publishes 24 bytes of options");
 static_assert(kOptionsType.first_size == 16, "stream.h publishes 16 bytes of options");
-
-// One launched host function, freed by the trampoline after it ran; one
-// captured into a graph, freed by its user object's destructor.
-struct HostCall {
-    evx_host_fn_status_t fn;
-    void *user_data;
-    evx_host_fn_t release;  // the options' release, or nullptr
-    uint64_t id;       // Stream::hf_id (0 in a graph)
-    uint64_t ticket;   // its number among the stream handle's launches
-    uint64_t stream;   // the handle's value, for the message
-    int device;        // the stream's device (failures in a graph)
-    std::atomic<bool> queued{false};  // the driver took it: release is called when freed
-    bool named;        // name holds the options' name; else fn's is looked up on failure
-    char name[kNameSize];
-};
 
 // id 0: a failure in a graph launch, reported by a wait on its device.
 struct Failure {
@@ -75,10 +108,7 @@ uint64_t g_dropped = 0;          // failures dropped over kMaxFailures (g_mu)
 // address. Looked up only when it failed (the function's library is loaded
 // while it runs), not at every launch: dladdr() and the formatting cost
 // many times the launch itself.
-void symbol_name(evx_host_fn_status_t fn, char *buf, size_t n) {
-    void *addr;
-    static_assert(sizeof addr == sizeof fn, "function pointers are not pointer-sized");
-    std::memcpy(&addr, &fn, sizeof addr);
+void symbol_name(void *addr, char *buf, size_t n) {
     Dl_info info;
     if (dladdr(addr, &info) != 0 && info.dli_sname && info.dli_saddr == addr)
         std::snprintf(buf, n, "%s", info.dli_sname);
@@ -86,11 +116,58 @@ void symbol_name(evx_host_fn_status_t fn, char *buf, size_t n) {
         std::snprintf(buf, n, "at %p", addr);
 }
 
-// Runs the function and records its failure; on the driver's
+// The dynamic linker's counts of objects loaded and unloaded
+// (dl_iterate_phdr(): the first object's entry has them), or false.
+int read_dl_counts(dl_phdr_info *info, size_t size, void *out) {
+    if (size < offsetof(dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) return -1;
+    unsigned long long *counts = static_cast<unsigned long long *>(out);
+    counts[0] = info->dlpi_adds;
+    counts[1] = info->dlpi_subs;
+    return 1;
+}
+
+// The name of the last unnamed function that failed, kept while no object
+// was loaded or unloaded since it was looked up (then the same address is
+// the same symbol): a function that fails again is named without dladdr()
+// and the formatting, on the driver's thread, which runs the stream's later
+// host functions only after this one. Guarded by g_mu, which a failure
+// takes anyway.
+struct LastName {
+    void *addr = nullptr;
+    unsigned long long counts[2] = {0, 0};
+    char name[kNameSize];
+};
+LastName g_last_name;
+
+// The name of an unnamed function into `name`, under `lock` (of g_mu, held
+// on entry and on return; let go around a look-up).
+void unnamed_name(evx_host_fn_status_t fn, char (&name)[kNameSize],
+                  std::unique_lock<std::mutex> &lock) {
+    void *addr;
+    static_assert(sizeof addr == sizeof fn, "function pointers are not pointer-sized");
+    std::memcpy(&addr, &fn, sizeof addr);
+    unsigned long long counts[2];
+    const bool counted = dl_iterate_phdr(read_dl_counts, counts) == 1;
+    LastName &last = g_last_name;
+    if (counted && last.addr == addr && last.counts[0] == counts[0] &&
+        last.counts[1] == counts[1]) {
+        std::memcpy(name, last.name, kNameSize);
+        return;
+    }
+    lock.unlock();
+    symbol_name(addr, name, kNameSize);
+    lock.lock();
+    if (!counted) return;
+    last.addr = addr;
+    last.counts[0] = counts[0];
+    last.counts[1] = counts[1];
+    std::memcpy(last.name, name, kNameSize);
+}
+
+// Records the failure of c's function (status st); on the driver's
 // host-function thread: no evx or CUDA call here.
-void run_call(const HostCall *c) {
-    const evx_status_t st = c->fn(c->user_data);
-    if (st == EVX_SUCCESS) return;
+void record_failure(const HostCall *c, evx_status_t st) __attribute__((cold, noinline));
+void record_failure(const HostCall *c, evx_status_t st) {
     Failure f;
     f.id = c->id;
     f.ticket = c->ticket;
@@ -98,11 +175,11 @@ void run_call(const HostCall *c) {
     f.device = c->device;
     f.status = st;
     f.user_data = c->user_data;
+    std::unique_lock<std::mutex> lock(g_mu);
     if (c->named)
         std::memcpy(f.name, c->name, sizeof f.name);
     else
-        symbol_name(c->fn, f.name, sizeof f.name);
-    std::lock_guard<std::mutex> lock(g_mu);
+        unnamed_name(c->fn, f.name, lock);
     try {
         g_failures.reserve(g_failures.size() + 1);  // may throw: before the counts change
         if (g_failures.size() == kMaxFailures) {
@@ -121,34 +198,104 @@ void run_call(const HostCall *c) {
     }
 }
 
-void free_call(HostCall *c) {
-    if (c->release && c->queued.load(std::memory_order_acquire)) c->release(c->user_data);
-    delete c;
+// --- records -----------------------------------------------------------
+
+// Gives c back to its home, from any thread: a push on `back`. The release
+// orders everything this thread did with c (the run, the release call)
+// before the owner's take-all, which acquires; after the exchange that
+// succeeds c is the owner's again and is not touched here.
+void call_give_back(HostCall *c) {
+    HostHome *const h = c->home;
+    HostCall *head = h->back.load(std::memory_order_relaxed);
+    do {
+        c->next = head;
+    } while (!h->back.compare_exchange_weak(head, c, std::memory_order_release,
+                                            std::memory_order_relaxed));
 }
 
-// A launch outside a capture: runs once, then the record goes.
+// A record of `h` for a launch, on its owner's thread: what the driver's
+// threads gave back (deleting those over kHomeKeep), else a new one;
+// nullptr when out of memory. Its `next` is the rest of what came back.
+HostCall *call_refill(HostHome *h) __attribute__((noinline));
+HostCall *call_refill(HostHome *h) {
+    HostCall *c = h->back.exchange(nullptr, std::memory_order_acquire);
+    while (c && h->made > kHomeKeep) {
+        HostCall *const rest = c->next;
+        delete c;
+        --h->made;
+        c = rest;
+    }
+    if (c) return c;
+    c = new (std::nothrow) HostCall;
+    if (!c) return nullptr;
+    c->home = h;
+    c->next = nullptr;
+    ++h->made;
+    return c;
+}
+
+// The calling thread's home (made on its first launch), or nullptr when out
+// of memory.
+HostHome *home_of(ThreadRecord *r) {
+    if (__builtin_expect(r->host_home == nullptr, 0))
+        r->host_home = new (std::nothrow) HostHome;
+    return r->host_home;
+}
+
+// A record of the calling thread's home: its free list's first, else
+// call_refill()'s.
+inline HostCall *call_take(HostHome *h) {
+    HostCall *c = h->free;
+    if (__builtin_expect(c == nullptr, 0)) c = call_refill(h);
+    if (c) h->free = c->next;
+    return c;
+}
+
+// A launch outside a capture: runs once, then its record goes back home.
+// Besides the function, a release call if the options had one and a
+// compare-and-swap: a failure alone takes a lock (record_failure()).
 void CUDA_CB trampoline(void *p) {
     HostCall *c = static_cast<HostCall *>(p);
-    run_call(c);
-    free_call(c);
+    const evx_status_t st = c->fn(c->user_data);
+    if (__builtin_expect(st != EVX_SUCCESS, 0)) record_failure(c, st);
+    if (c->release) c->release(c->user_data);
+    call_give_back(c);
 }
 
 // A host node of a graph: runs at every launch; the record is the user
-// object's, freed by graph_call_free.
-void CUDA_CB graph_trampoline(void *p) { run_call(static_cast<const HostCall *>(p)); }
+// object's, given back by graph_call_free.
+void CUDA_CB graph_trampoline(void *p) {
+    const HostCall *c = static_cast<const HostCall *>(p);
+    const evx_status_t st = c->fn(c->user_data);
+    if (st != EVX_SUCCESS) record_failure(c, st);
+}
 
 // The user object's destructor: on a driver thread, or in the driver call
 // that dropped the last reference; no evx or CUDA call here.
-void CUDA_CB graph_call_free(void *p) { free_call(static_cast<HostCall *>(p)); }
+void CUDA_CB graph_call_free(void *p) {
+    HostCall *c = static_cast<HostCall *>(p);
+    if (c->release && c->queued.load(std::memory_order_acquire)) c->release(c->user_data);
+    call_give_back(c);
+}
 
-// A record not yet the driver's: freed (with no release call) if the launch
-// fails before the driver takes it.
-using CallPtr = std::unique_ptr<HostCall>;
+// A record not yet the driver's, on its owner's thread: back on the home's
+// free list (with no release call) if the launch fails before the driver
+// takes it.
+struct CallReturn {
+    void operator()(HostCall *c) const {
+        c->next = c->home->free;
+        c->home->free = c;
+    }
+};
+using CallPtr = std::unique_ptr<HostCall, CallReturn>;
 
 // Queues c as a host node of the capture s is part of. The driver's user
 // object owns c from its creation on (so every failure path after it frees
 // it through the object, and the function never runs then).
 CUresult launch_captured(const Stream *s, CallPtr c, bool spin, const char **call) {
+    c->id = 0;  // a failure in a graph launch is the device's
+    c->ticket = 0;
+    c->queued.store(false, std::memory_order_relaxed);
     *call = "cuStreamGetCaptureInfo";
     CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
     CUgraph graph = nullptr;
@@ -215,18 +362,18 @@ evx_status_t read_options(const char *name, const evx_host_func_options_t *optio
                              "EVX_HOST_FUNC_SPINWAIT 0x1");
 }
 
-// The record of a launch, named, not yet of a stream (device 0, id 0).
-evx_status_t new_call(const char *name, evx_host_fn_status_t fn, void *user_data,
-                      const evx_host_func_options_t &o, evx_stream_t stream, CallPtr *out) {
-    CallPtr c(new (std::nothrow) HostCall);
+// The record of a launch by r's thread, named, not yet of a stream (its
+// launch sets the rest).
+evx_status_t new_call(const char *name, ThreadRecord *r, evx_host_fn_status_t fn,
+                      void *user_data, const evx_host_func_options_t &o, evx_stream_t stream,
+                      CallPtr *out) {
+    HostHome *const h = home_of(r);
+    CallPtr c(h ? call_take(h) : nullptr);
     if (!c) return fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", name);
     c->fn = fn;
     c->user_data = user_data;
     c->release = o.release;
-    c->id = 0;
-    c->ticket = 0;
     c->stream = handle_value(stream);
-    c->device = 0;
     const evx_status_t st = name_call(name, c.get(), o.name);
     if (!st) *out = std::move(c);
     return st;
@@ -270,8 +417,7 @@ CUresult launch_queued(const Stream *s, CallPtr *c, bool spin, const char **call
     HostCall *const p = c->get();
     p->id = id;
     p->ticket = s->hf_launched.fetch_add(1, std::memory_order_acq_rel) + 1;
-    // Before the launch: the trampoline may run (and free it) at once.
-    p->queued.store(true, std::memory_order_relaxed);
+    // From the launch on the trampoline may run (and give it back) at once.
     CUresult res;
     if (cu().cuLaunchHostFunc_v2) {
         *call = "cuLaunchHostFunc_v2";
@@ -356,11 +502,14 @@ EVX_API evx_status_t evx_stream_launch_host_func_status(evx_stream_t stream,
     static const char name[] = "evx_stream_launch_host_func_status";
     if (!fn) return fail(EVX_ERROR_INVALID_VALUE, "%s: fn is NULL", name);
     evx_host_func_options_t o;
-    CallPtr c;
     evx_status_t st = read_options(name, options, &o);
-    if (!st) st = new_call(name, fn, user_data, o, stream, &c);
     if (st) return st;
-    HandleScope scope;
+    ThreadRecord *const r = self();
+    if (!r) return no_thread_record();
+    CallPtr c;
+    st = new_call(name, r, fn, user_data, o, stream, &c);
+    if (st) return st;
+    HandleScope scope(r);
     Slot *slot = nullptr;
     st = scope.lookup(name, stream, kStream, "stream", &slot);
     if (st) return st;

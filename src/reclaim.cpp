@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "handle.hpp"
@@ -241,6 +242,15 @@ namespace {
 uint32_t rescan(ThreadRecord *r, uint32_t *index, uint32_t n) {
     scan_barrier();
     const Marks marks;
+    // No call holds anything (the common case: a batch is scanned between
+    // calls): every one is freed, with no look at the marks.
+    if (marks.n == 0 && !marks.overflow) {
+        for (uint32_t i = 0; i < n; ++i) {
+            free_object(r, &slot_ref(index[i]));
+            slot_free(r, index[i]);
+        }
+        return 0;
+    }
     uint32_t kept = 0;
     for (uint32_t i = 0; i < n; ++i) {
         if (marks.has(index[i])) {
@@ -269,7 +279,7 @@ void retire_rescan(ThreadRecord *r) {
         own_enter(r);
         const uint32_t n = r->retired_n < kPart ? r->retired_n : kPart;
         r->retired_n -= n;
-        for (uint32_t i = 0; i < n; ++i) part[i] = r->retired[r->retired_n + i];
+        if (n > 0) std::memcpy(part, r->retired + r->retired_n, sizeof(uint32_t) * n);
         own_leave(r);
         const uint32_t kept = n > 0 ? rescan(r, part, n) : 0;
         if (n == 0 || kept > 0) {

@@ -38,6 +38,7 @@ constexpr uint32_t kReadyMax = 256;
 constexpr uint32_t kRetireBatch = 32;
 
 struct CacheBucket;  // cache.hpp
+struct HostHome;     // hostfn.cpp
 
 struct ThreadRecord {
     // The two hazard slots, one word: low half for the first handle of a
@@ -66,6 +67,10 @@ struct ThreadRecord {
     // (hostfn.cpp); host_set is cleared by every other failure.
     void *host_data = nullptr;
     bool host_set = false;
+    // The records of this record's host-function launches (hostfn.cpp),
+    // made on its first launch; stays with the record, as the driver may
+    // still run launches of a thread that has exited.
+    HostHome *host_home = nullptr;
 
     // The owner's hold on what another thread may reach into: the retired
     // list and the event caches below (see own_enter()). busy: 1 while the

@@ -7,6 +7,7 @@
  * and the two driver paths (cuLaunchHostFunc_v2 where the driver has it). */
 #define _POSIX_C_SOURCE 200809L
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -288,20 +289,40 @@ out:
 
 /* Without a name the message gives the function's address (a static
  * function has no exported symbol). */
+/* Another function than run_outcome, at another address. */
+static evx_status_t run_outcome_other(void *user_data)
+{
+    outcome *o = (outcome *)user_data;
+    flag_set(&o->ran, flag_get(&o->ran) + 10);
+    return o->status;
+}
+
 static void t_default_name(void)
 {
     evx_stream_t s = NULL;
     outcome bad = {EVX_ERROR_ILLEGAL_STATE, 0};
-    char addr[64];
-    evx_host_fn_status_t f = run_outcome;
+    char addr[64], other[64];
+    evx_host_fn_status_t f = run_outcome, g = run_outcome_other;
     void *p;
 
     memcpy(&p, &f, sizeof p);
     snprintf(addr, sizeof addr, "%p", p);
+    memcpy(&p, &g, sizeof p);
+    snprintf(other, sizeof other, "%p", p);
     REQUIRE((s = make_stream(0)) != NULL);
     REQUIRE_OK(evx_stream_launch_host_func_status(s, run_outcome, &bad, NULL));
     reported(evx_stream_synchronize(s), EVX_ERROR_ILLEGAL_STATE,
              "evx_stream_synchronize", addr, &bad);
+    /* The same function again (named from evx's last look-up), then
+     * another one (looked up anew). */
+    REQUIRE_OK(evx_stream_launch_host_func_status(s, run_outcome, &bad, NULL));
+    reported(evx_stream_synchronize(s), EVX_ERROR_ILLEGAL_STATE,
+             "evx_stream_synchronize", addr, &bad);
+    REQUIRE_OK(evx_stream_launch_host_func_status(s, run_outcome_other, &bad, NULL));
+    reported(evx_stream_synchronize(s), EVX_ERROR_ILLEGAL_STATE,
+             "evx_stream_synchronize", other, &bad);
+    EXPECTF(!str_has(evx_last_error_message(), addr), "\"%s\" names %s",
+            evx_last_error_message(), addr);
 out:
     drop_stream(&s);
 }
@@ -833,6 +854,83 @@ out:
     drop_stream(&s);
 }
 
+/* Launch records come from the launching thread's own list and are given
+ * back to it by the driver's thread (hostfn.cpp, HostHome): a thread that
+ * exits with launches in flight leaves them to the next thread that takes
+ * its record, and a burst of launches beyond what a thread keeps is given
+ * back and deleted. Every function runs once, its release is called once,
+ * and the failure of one launched by the exited thread is reported. */
+typedef struct burst {
+    evx_stream_t s;
+    int n;          /* launches to make */
+    int fail_at;    /* the launch (0-based) that fails, or -1 */
+    graph_fn fn[2]; /* [0] succeeds, [1] fails (its fail_mask nonzero) */
+    evx_status_t st;
+} burst;
+
+/* Counts a run; fails when the function's fail_mask is nonzero. */
+static evx_status_t run_burst_fn(void *user_data)
+{
+    graph_fn *g = (graph_fn *)user_data;
+    flag_set(&g->runs, flag_get(&g->runs) + 1);
+    return g->fail_mask ? EVX_ERROR_ILLEGAL_STATE : EVX_SUCCESS;
+}
+
+static void *burst_thread(void *arg)
+{
+    burst *b = (burst *)arg;
+    evx_host_func_options_t o = EVX_HOST_FUNC_OPTIONS_INIT;
+    o.release = release_graph_fn;
+    b->st = EVX_SUCCESS;
+    for (int i = 0; i < b->n && b->st == EVX_SUCCESS; i++) {
+        o.name = i == b->fail_at ? "burst_fail" : "burst_ok";
+        b->st = evx_stream_launch_host_func_status(b->s, run_burst_fn,
+                                                   &b->fn[i == b->fail_at], &o);
+    }
+    return NULL;
+}
+
+static void t_records_cross_threads(void)
+{
+    evx_stream_t s = NULL;
+    conf_gate *gate = gate_new();
+    burst a, b;
+    pthread_t th;
+
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    REQUIRE(gate != NULL && (s = make_stream(0)) != NULL);
+    a.s = b.s = s;
+    a.n = 300;
+    a.fail_at = 150;
+    a.fn[1].fail_mask = 1u;
+    b.n = 5000;             /* more than a thread keeps */
+    b.fail_at = -1;
+    REQUIRE_OK(gate_launch(s, gate));
+    /* The first thread exits with all its launches held by the gate. */
+    REQUIRE(pthread_create(&th, NULL, burst_thread, &a) == 0);
+    pthread_join(th, NULL);
+    EXPECT_OK(a.st);
+    gate_open(gate);
+    /* The second launches while the driver gives the first's back. */
+    REQUIRE(pthread_create(&th, NULL, burst_thread, &b) == 0);
+    pthread_join(th, NULL);
+    EXPECT_OK(b.st);
+    reported(evx_stream_synchronize(s), EVX_ERROR_ILLEGAL_STATE, "evx_stream_synchronize",
+             "burst_fail", &a.fn[1]);
+    EXPECT_OK(evx_stream_synchronize(s));
+    EXPECTF(flag_get(&a.fn[0].runs) == a.n - 1 && flag_get(&a.fn[0].released) == a.n - 1 &&
+                flag_get(&a.fn[1].runs) == 1 && flag_get(&a.fn[1].released) == 1,
+            "first thread: ran %d + %d, released %d + %d of %d", flag_get(&a.fn[0].runs),
+            flag_get(&a.fn[1].runs), flag_get(&a.fn[0].released),
+            flag_get(&a.fn[1].released), a.n);
+    EXPECTF(flag_get(&b.fn[0].runs) == b.n && flag_get(&b.fn[0].released) == b.n,
+            "second thread: ran %d, released %d of %d", flag_get(&b.fn[0].runs),
+            flag_get(&b.fn[0].released), b.n);
+out:
+    drop_stream(&s);
+}
+
 const conf_case conf_hostfn_cases[] = {
     {"hostfn.stream_sync_reports_once", t_stream_sync_reports_once},
     {"hostfn.query_reports_when_idle", t_query_reports_when_idle},
@@ -851,5 +949,6 @@ const conf_case conf_hostfn_cases[] = {
     {"hostfn.graph_replays", t_graph_replays},
     {"hostfn.graph_failure_device", t_graph_failure_device},
     {"hostfn.release", t_release},
+    {"hostfn.records_cross_threads", t_records_cross_threads},
     {NULL, NULL},
 };
