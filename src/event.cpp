@@ -222,7 +222,7 @@ __attribute__((always_inline)) inline evx_status_t record(const char *fn, evx_ev
     const CUresult res = kWithFlags ? cu().cuEventRecordWithFlags(ev, s->cu, flags)
                                     : cu().cuEventRecord(ev, s->cu);
     return scope.finish(__builtin_expect(res == CUDA_SUCCESS, 1)
-                            ? EVX_SUCCESS
+                            ? driver_success(res)
                             : record_failed_held(r, fn, kWithFlags, flags, res));
 }
 

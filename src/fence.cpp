@@ -594,10 +594,11 @@ inline __attribute__((always_inline)) evx_status_t wait_fence(const char *fn,
     if (st) return st;
     if (__builtin_expect(flags != 0, 0) || !is_fast(f, stream))
         return wait_general(fn, fence, stream, f, s, value, flags);
-    in_frame(value);
+    uint64_t kept = value;  // a copy: the call takes value from its register
+    in_frame(kept);
     const CUresult res = wait_value(s, f->dptr, value, 0);
-    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
-    return wait_failed(scope.record(), fn, value, res);
+    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return driver_success(res);
+    return wait_failed(scope.record(), fn, kept, res);
 }
 
 // The body of evx_fence_signal(). A fence's fast stream, and this thread
@@ -620,11 +621,12 @@ inline __attribute__((always_inline)) evx_status_t signal_fence(evx_fence_t fenc
         if (c == kNotAbove) return not_above(fn, fence, value, prev & ~kQueuedBit);
         return signal_claimed_by_any(fn, fence, stream, f, s, value, f->dptr);
     }
-    in_frame(value);
+    uint64_t kept = value;  // a copy: the call takes value from its register
+    in_frame(kept);
     in_frame(prev);
     const CUresult res = write_value(s, f->dptr, value, 0);
-    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
-    return signal_failed(scope.record(), fn, value, prev, res);
+    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return driver_success(res);
+    return signal_failed(scope.record(), fn, kept, prev, res);
 }
 
 evx_status_t wait_unattached(const char *fn, evx_stream_t stream, evx_fence_t fence,

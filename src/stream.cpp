@@ -316,7 +316,7 @@ inline evx_status_t wait_queued(const ThreadRecord *r, const Slot *ss, const Slo
     const CUstream sc = stream_in(ss)->cu;
     const CUresult res =
         cu().cuStreamWaitEvent(sc, se->event.cu.load(std::memory_order_acquire), flags);
-    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
+    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return driver_success(res);
     return wait_failed_held(r, flags, res);
 }
 
