@@ -56,20 +56,19 @@ inline uintptr_t hot_of(const Event &e) {
 // Makes Event::hot follow a change of the fields it is derived from: the
 // caller changed one (by any order) and calls this after, on every path.
 // Two threads may change them at once, and the value one computed may
-// overwrite the other's: so each stores, then reads the fields again
-// after a fence and stores again until they agree. Between the fields'
-// last change and the last store of hot, the fence that follows the change
-// and the one between that store and its check are ordered one way or the
-// other: if the change's comes first, the check sees the change; if the
-// store's, the change's own refresh stores after it (its fence precedes
-// the store). Either way the last store is of the last fields. Only the
-// rare paths call it (a first record, a move, a claim, host functions).
+// overwrite the other's: so each stores, then reads the fields again and
+// stores again until they agree. Every store of hot after publication is
+// an exchange (acquire and release): take the last one, S, and the last
+// change of a field, F. The changer's first exchange after F is S itself
+// or comes before S, and then S reads from its release sequence (the
+// exchanges after it continue it), so F happens before the reads that
+// check S: they see F, and S's check passes only with hot what the last
+// fields give. Only the rare paths call it (a first record, a move, a
+// claim, host functions); models/event_hot.pml checks it.
 inline void event_refresh_hot(Event *e) {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
     uintptr_t h = hot_of(*e);
     for (;;) {
-        e->hot.store(h, std::memory_order_release);
-        std::atomic_thread_fence(std::memory_order_seq_cst);
+        e->hot.exchange(h, std::memory_order_acq_rel);
         const uintptr_t now = hot_of(*e);
         if (now == h) return;
         h = now;
