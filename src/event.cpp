@@ -445,7 +445,7 @@ evx_status_t elapsed_failed(const ThreadRecord *r, CUresult res) {
 inline evx_status_t elapsed_result(const ThreadRecord *r, float *ms, float out, CUresult res) {
     if (__builtin_expect(res == CUDA_SUCCESS, 1)) {
         *ms = out;
-        return EVX_SUCCESS;
+        return driver_success(res);
     }
     if (res == CUDA_ERROR_NOT_READY) return res;
     return elapsed_failed(r, res);
@@ -503,14 +503,19 @@ __attribute__((always_inline)) inline evx_status_t elapsed_time(float *ms, evx_e
     // The common case in two tests (Event::hot): both recorded in this
     // life, not pooled, in the same context (so of one device), and timed.
     // The rest (other contexts of one device among them) asks elapsed_rare().
+    static_assert(kHotRecordRare == EVX_EVENT_DISABLE_TIMING, "one test of both");
     const uintptr_t ha = a->hot.load(std::memory_order_acquire);
-    if (__builtin_expect(ha != b->hot.load(std::memory_order_acquire) || (ha & kHotRecordRare), 0) ||
-        __builtin_expect((a->flags | b->flags) & EVX_EVENT_DISABLE_TIMING, 0))
+    if (__builtin_expect(ha != b->hot.load(std::memory_order_acquire), 0) ||
+        __builtin_expect((ha | a->flags | b->flags) & kHotRecordRare, 0))
         return scope.finish(elapsed_rare(r, ms, s0, s1));
+    // ms in the frame beside out, rather than in a register saved and
+    // restored around the whole call.
+    float *kept = ms;
+    asm volatile("" : "+m"(kept));
     float out;  // read only after the driver's success, which writes it
     const CUresult res = cu().cuEventElapsedTime(&out, a->cu.load(std::memory_order_acquire),
                                                  b->cu.load(std::memory_order_acquire));
-    return scope.finish(elapsed_result(r, ms, out, res));
+    return scope.finish(elapsed_result(r, kept, out, res));
 }
 
 evx_status_t destroy_attach(evx_event_t event) __attribute__((noinline));
