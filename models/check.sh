@@ -27,6 +27,8 @@ configs=(
   "hazard.pml|                                    |verified"
   "hazard.pml|-DNO_SCAN_BARRIER -DNO_LEAK_CHECK   |counterexample"
   "hazard.pml|-DNO_DEFER_BARRIER                  |counterexample"
+  "event_hot.pml|                                 |verified"
+  "event_hot.pml|-DNO_RECHECK                      |counterexample"
   "futex_lock.pml|                                |verified"
   "futex_lock.pml|-DRELOCK_1                      |counterexample"
   "futex_lock.pml|-DNO_WAKE                       |counterexample"

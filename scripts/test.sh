@@ -22,11 +22,12 @@
 #                   the docs is an example or marked a fragment
 #                   (scripts/doc_examples.py)
 #   spin            the Promela models of models/ (fence signals, hazards and
-#                   reclaim, the futex lock, host-function records) checked
-#                   exhaustively by SPIN: each verifies, and each broken
-#                   variant (the fence protocol before issue 30, a barrier
-#                   left out, a lock that loses a wakeup or lets two in, a
-#                   record list that loses a record) yields a counterexample
+#                   reclaim, an event's hot word, the futex lock, host-function
+#                   records) checked exhaustively by SPIN: each verifies, and
+#                   each broken variant (the fence protocol before issue 30, a
+#                   barrier left out, a hot word stored without its check, a
+#                   lock that loses a wakeup or lets two in, a record list
+#                   that loses a record) yields a counterexample
 #   asan            the conformance suite and the threads stress under AddressSanitizer + UBSan
 #   asan_python     the Python tests on the compiled core built with them
 #   tsan            the conformance suite and the threads stress under ThreadSanitizer
@@ -468,7 +469,7 @@ step "clang build (warnings are errors) + conformance, header and ABI tests" cla
 step "install test (meson install, pkg-config client, installed Python package)" install_test
 step "docs (Doxygen, zero warnings)" docs
 step "README.md and docs/*.md cite only files in the repository" links
-step "SPIN: the fence, hazard, lock and host-function record models verify, their broken variants fail (models/)" spin
+step "SPIN: the fence, hazard, hot-word, lock and host-function record models verify, their broken variants fail (models/)" spin
 step "conformance and stress under ASan + UBSan" asan
 step "the compiled Python core's tests under ASan + UBSan" asan_python
 step "conformance and stress under TSan" tsan

@@ -211,6 +211,7 @@ evx_status_t record_other_context(const char *fn, Event *e, const Stream *s, con
     if (e->flags & EVX_EVENT_INTERPROCESS) return interprocess_refused(fn, e, event, stream, m.sctx);
     uint8_t prev = kOwn;
     claim_event(e, true, &prev);
+    if (prev == kOwn) event_refresh_hot(e);  // records and waits take the rare path meanwhile
     m.cur = e->cu.load(std::memory_order_relaxed);
     m.cur_ctx = e->ctx.load(std::memory_order_relaxed);
     context_name(m.ectx, sizeof m.ectx, m.cur_ctx, nullptr, e->device);
@@ -231,11 +232,13 @@ evx_status_t record_other_context(const char *fn, Event *e, const Stream *s, con
     if (!st && res == CUDA_SUCCESS) {
         commit_move(&m);
         e->former.store(kOwn, std::memory_order_release);
+        event_refresh_hot(e);
         *pop_failed = pop_st != 0;
         return pop_st;
     }
     if (m.fresh) destroy_in_context(s->ctx, m.target);
     e->former.store(prev, std::memory_order_release);
+    event_refresh_hot(e);
     if (st) return st;
     return driver_failed(res, fn, with_flags ? "cuEventRecordWithFlags" : "cuEventRecord",
                          "event 0x%" PRIx64 " with its driver event of %s, stream 0x%" PRIx64

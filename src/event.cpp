@@ -66,31 +66,41 @@ bool claim_former(Event *e) {
 
 // Counts a successful record on s, and notes the failures of host
 // functions launched there that the event's synchronize covers (hostfn.hpp).
-// A pooled event's record, or the first of a plain one.
-void mark_recorded_rare(Event *e) {
+// A pooled event's record, or the first of a plain one. Whether it changed
+// `recorded`.
+bool mark_recorded_rare(Event *e) {
     // Counted for pooled events only (their release reads it): a locked
     // add that a plain event's record does not need.
     if (e->pool != nullptr) e->records.fetch_add(1, std::memory_order_relaxed);
-    if (!e->recorded.load(std::memory_order_relaxed))
-        e->recorded.store(e->pool ? kRecordedPooled : kRecorded, std::memory_order_release);
+    if (e->recorded.load(std::memory_order_relaxed)) return false;
+    e->recorded.store(e->pool ? kRecordedPooled : kRecorded, std::memory_order_release);
+    return true;
 }
 
-inline void mark_recorded(Event *e, const Stream *s) {
-    if (__builtin_expect(e->recorded.load(std::memory_order_relaxed) != kRecorded, 0))
-        mark_recorded_rare(e);
+// A successful record on the rare path: counted and noted as above, and
+// Event::hot made to follow what changed (claimed: the record ended a
+// claim of the event's driver state, which changed `former`).
+void mark_recorded(Event *e, const Stream *s, bool claimed) {
+    bool changed = claimed;
+    if (e->recorded.load(std::memory_order_relaxed) != kRecorded) changed |= mark_recorded_rare(e);
+    changed |= (s->hf_id.load(std::memory_order_acquire) |
+                e->hf_id.load(std::memory_order_relaxed)) != 0;
     host_note_record(e, s);
+    if (changed) event_refresh_hot(e);
 }
 
 // The driver record of an event on a stream of its context (a claim first
-// if its driver state is a former life's).
-inline CUresult record_here(Event *e, const Stream *s, bool with_flags, unsigned flags) {
-    const bool claimed = __builtin_expect(
-        e->former.load(std::memory_order_acquire) != kOwn, 0) && claim_former(e);
+// if its driver state is a former life's; *claimed tells).
+CUresult record_here(Event *e, const Stream *s, bool with_flags, unsigned flags, bool *claimed) {
+    *claimed = __builtin_expect(e->former.load(std::memory_order_acquire) != kOwn, 0) &&
+               claim_former(e);
     const CUevent ev = e->cu.load(std::memory_order_acquire);
     const CUresult res = with_flags ? cu().cuEventRecordWithFlags(ev, s->cu, flags)
                                     : cu().cuEventRecord(ev, s->cu);
-    if (claimed)
+    if (*claimed) {
         e->former.store(res == CUDA_SUCCESS ? kOwn : kFormer, std::memory_order_release);
+        if (res != CUDA_SUCCESS) event_refresh_hot(e);  // else mark_recorded()
+    }
     return res;
 }
 
@@ -113,40 +123,27 @@ evx_status_t record_default_stream(const char *fn, Slot *se, const Slot *ss, boo
     ContextGuard guard;
     evx_status_t st = guard.enter(fn, s->device);
     if (st) return st;
-    const CUresult res = record_here(e, s, with_flags, flags);
+    bool claimed;
+    const CUresult res = record_here(e, s, with_flags, flags, &claimed);
     st = guard.leave(fn, "the event was recorded");
     if (res != CUDA_SUCCESS) return record_failed(fn, se, ss, with_flags, flags, res);
-    mark_recorded(e, s);
+    mark_recorded(e, s, claimed);
     return st;
 }
 
-// record_plain() of an event whose driver state may be a former life's.
-evx_status_t record_claiming(const char *fn, Slot *se, const Slot *ss, bool with_flags,
-                             unsigned flags) __attribute__((noinline));
-evx_status_t record_claiming(const char *fn, Slot *se, const Slot *ss, bool with_flags,
-                             unsigned flags) {
-    const CUresult res = record_here(&se->event, stream_in(ss), with_flags, flags);
+// A record on a stream of the event's context, not a default stream, that
+// its hot test sent to the rare path: the first of the event's life, one
+// whose driver state may be a former life's, of a pooled event, or one
+// with host functions to note.
+evx_status_t record_noting(const char *fn, Slot *se, const Slot *ss, bool with_flags,
+                           unsigned flags) __attribute__((noinline));
+evx_status_t record_noting(const char *fn, Slot *se, const Slot *ss, bool with_flags,
+                           unsigned flags) {
+    bool claimed;
+    const CUresult res = record_here(&se->event, stream_in(ss), with_flags, flags, &claimed);
     if (res != CUDA_SUCCESS) return record_failed(fn, se, ss, with_flags, flags, res);
-    mark_recorded(&se->event, stream_in(ss));
+    mark_recorded(&se->event, stream_in(ss), claimed);
     return EVX_SUCCESS;
-}
-
-// A record on a stream of the event's context, not a default stream. Keeps
-// only the two slots across the driver call: an event to claim first takes
-// a path of its own.
-inline evx_status_t record_plain(const char *fn, Slot *se, const Slot *ss, bool with_flags,
-                                 unsigned flags) {
-    Event *e = &se->event;
-    if (__builtin_expect(e->former.load(std::memory_order_acquire) != kOwn, 0))
-        return record_claiming(fn, se, ss, with_flags, flags);
-    const CUevent ev = e->cu.load(std::memory_order_acquire);
-    const CUresult res = with_flags ? cu().cuEventRecordWithFlags(ev, stream_in(ss)->cu, flags)
-                                    : cu().cuEventRecord(ev, stream_in(ss)->cu);
-    if (__builtin_expect(res == CUDA_SUCCESS, 1)) {
-        mark_recorded(e, stream_in(ss));
-        return EVX_SUCCESS;
-    }
-    return record_failed(fn, se, ss, with_flags, flags, res);
 }
 
 // The move of a record to a stream of another context (contexts.cpp).
@@ -159,12 +156,13 @@ evx_status_t record_moved(const char *fn, Slot *se, const Slot *ss, bool with_fl
     bool pop_failed = false;
     const evx_status_t st = record_other_context(fn, e, s, event_handle(se), stream_handle(ss),
                                                  with_flags, flags, &pop_failed);
-    if (!st || pop_failed) mark_recorded(e, s);
+    if (!st || pop_failed) mark_recorded(e, s, false);
     return st;
 }
 
-// The rare records: on a stream of another device, of another context than
-// the event's driver event, or a default stream.
+// The records that fail the hot test (Event::hot, Stream::record_ctx): on
+// a stream of another device, of another context than the event's driver
+// event, a default stream, or one that needs more than the driver's record.
 evx_status_t record_rare(const char *fn, Slot *se, const Slot *ss, bool with_flags,
                          unsigned flags) __attribute__((noinline));
 evx_status_t record_rare(const char *fn, Slot *se, const Slot *ss, bool with_flags,
@@ -177,8 +175,16 @@ evx_status_t record_rare(const char *fn, Slot *se, const Slot *ss, bool with_fla
     if (e->ctx.load(std::memory_order_acquire) != s->ctx)
         return record_moved(fn, se, ss, with_flags, flags);
     if (s->default_stream) return record_default_stream(fn, se, ss, with_flags, flags);
-    // Another thread moved the event back meanwhile.
-    return record_plain(fn, se, ss, with_flags, flags);
+    return record_noting(fn, se, ss, with_flags, flags);
+}
+
+// A failing record of the fast path, of the slots the call on r holds
+// (held_slot(): the event first).
+evx_status_t record_failed_held(const ThreadRecord *r, const char *fn, bool with_flags,
+                                unsigned flags, CUresult res) __attribute__((cold, noinline));
+evx_status_t record_failed_held(const ThreadRecord *r, const char *fn, bool with_flags,
+                                unsigned flags, CUresult res) {
+    return record_failed(fn, held_slot(r, 0), held_slot(r, 1), with_flags, flags, res);
 }
 
 template <bool kWithFlags>
@@ -190,7 +196,8 @@ evx_status_t record_attach(const char *fn, evx_event_t event, evx_stream_t strea
 // hand-written bracket was (see scope.hpp). One body per kWithFlags: the
 // plain record carries no flags. A thread's first call attaches it on a
 // path of its own (record_attach()), and every rare case is a call that
-// needs the slots only: so no argument outlives a call.
+// needs the slots only: so no argument outlives a call, and the common
+// record keeps only the thread's record across its driver call.
 template <bool kWithFlags>
 __attribute__((always_inline)) inline evx_status_t record(const char *fn, evx_event_t event,
                                                           evx_stream_t stream,
@@ -203,13 +210,20 @@ __attribute__((always_inline)) inline evx_status_t record(const char *fn, evx_ev
                                           "stream", &ss);
     if (st) return scope.finish(st);
     if (!se || !ss) __builtin_unreachable();  // lookup2 sets both on success
-    // One test for the common case: a context belongs to one device, so the
-    // same context means the same device; a default stream's record_ctx is
-    // no event's.
-    if (__builtin_expect(
-            se->event.ctx.load(std::memory_order_acquire) != stream_in(ss)->record_ctx, 0))
+    // One test for the common case (Event::hot, Stream::record_ctx): the
+    // same context (a context belongs to one device, so the same device),
+    // no default stream, and nothing to do but the driver's record.
+    const Stream *s = stream_in(ss);
+    if (__builtin_expect(se->event.hot.load(std::memory_order_acquire) !=
+                             s->record_ctx.load(std::memory_order_relaxed),
+                         0))
         return scope.finish(record_rare(fn, se, ss, kWithFlags, flags));
-    return scope.finish(record_plain(fn, se, ss, kWithFlags, flags));
+    const CUevent ev = se->event.cu.load(std::memory_order_acquire);
+    const CUresult res = kWithFlags ? cu().cuEventRecordWithFlags(ev, s->cu, flags)
+                                    : cu().cuEventRecord(ev, s->cu);
+    return scope.finish(__builtin_expect(res == CUDA_SUCCESS, 1)
+                            ? driver_success(res)
+                            : record_failed_held(r, fn, kWithFlags, flags, res));
 }
 
 template <bool kWithFlags>
@@ -256,6 +270,7 @@ evx_status_t event_renew_state(const char *fn, Event *e) {
                                                : "");
     }
     e->former.store(renewed ? kOwn : kFormer, std::memory_order_release);
+    event_refresh_hot(e);
     return st;
 }
 
@@ -431,14 +446,15 @@ evx_status_t elapsed_failed(const ThreadRecord *r, CUresult res) {
 inline evx_status_t elapsed_result(const ThreadRecord *r, float *ms, float out, CUresult res) {
     if (__builtin_expect(res == CUDA_SUCCESS, 1)) {
         *ms = out;
-        return EVX_SUCCESS;
+        return driver_success(res);
     }
     if (res == CUDA_ERROR_NOT_READY) return res;
     return elapsed_failed(r, res);
 }
 
-// elapsed_time() with a pooled event (or both recorded meanwhile): a
-// completion it sees is counted.
+// elapsed_time() of two events that may be timed but failed its hot test:
+// pooled (a completion it sees is counted), recorded in two contexts of a
+// device, or with host functions to report, or both recorded meanwhile.
 evx_status_t elapsed_pooled(const ThreadRecord *r, float *ms, Event *a, Event *b) {
     float out = 0.0f;
     const uint32_t seen_a = a->records.load(std::memory_order_relaxed);
@@ -485,15 +501,22 @@ __attribute__((always_inline)) inline evx_status_t elapsed_time(float *ms, evx_e
     if (st) return scope.finish(st);
     if (!s0 || !s1) __builtin_unreachable(); // lookup2 sets both on success
     const Event *a = &s0->event, *b = &s1->event;
-    if (__builtin_expect(a->recorded.load(std::memory_order_acquire) != kRecorded, 0) ||
-        __builtin_expect(b->recorded.load(std::memory_order_acquire) != kRecorded, 0) ||
-        __builtin_expect(a->device != b->device, 0) ||
-        __builtin_expect((a->flags | b->flags) & EVX_EVENT_DISABLE_TIMING, 0))
+    // The common case in two tests (Event::hot): both recorded in this
+    // life, not pooled, in the same context (so of one device), and timed.
+    // The rest (other contexts of one device among them) asks elapsed_rare().
+    static_assert(kHotRecordRare == EVX_EVENT_DISABLE_TIMING, "one test of both");
+    const uintptr_t ha = a->hot.load(std::memory_order_acquire);
+    if (__builtin_expect(ha != b->hot.load(std::memory_order_acquire), 0) ||
+        __builtin_expect((ha | a->flags | b->flags) & kHotRecordRare, 0))
         return scope.finish(elapsed_rare(r, ms, s0, s1));
+    // ms in the frame beside out, rather than in a register saved and
+    // restored around the whole call.
+    float *kept = ms;
+    asm volatile("" : "+m"(kept));
     float out;  // read only after the driver's success, which writes it
     const CUresult res = cu().cuEventElapsedTime(&out, a->cu.load(std::memory_order_acquire),
                                                  b->cu.load(std::memory_order_acquire));
-    return scope.finish(elapsed_result(r, ms, out, res));
+    return scope.finish(elapsed_result(r, kept, out, res));
 }
 
 evx_status_t destroy_attach(evx_event_t event) __attribute__((noinline));

@@ -34,10 +34,17 @@ struct Event {
     // without a lock.
     std::atomic<CUevent> cu{nullptr};
     std::atomic<CUcontext> ctx{nullptr};
-    // The event's other driver events, one per context it was recorded in
-    // before (the primary one among them while it is away); nullptr for an
-    // event that never left the primary context, which is almost every one.
-    std::atomic<AwayEvent *> away{nullptr};
+    // The one test of the common record, wait and elapsed time: ctx's
+    // value, with kHotRecordRare set unless a record needs nothing but the
+    // driver's call (recorded in this life and not pooled, no host function
+    // failures to carry, `former` kOwn), and kHotWaitRare set unless
+    // `former` is kOwn. Derived from those fields: every change of one is
+    // followed by event_refresh_hot() (event_state.hpp), whose protocol
+    // leaves it right once the changes end. A call that reads a stale value
+    // races with that change; it takes the rare path, or the path it took
+    // before these fields were folded (a record on the wrong context fails
+    // in the driver and is redone as a move).
+    std::atomic<uintptr_t> hot{0};
     int device = 0;
     unsigned flags = 0;
     // Recorded in this evx life: kRecorded, or kRecordedPooled for a pooled
@@ -74,10 +81,20 @@ struct Event {
     bool borrowed = false;
     void (*release)(void *) = nullptr;
     void *release_user = nullptr;
+    // The event's other driver events, one per context it was recorded in
+    // before (the primary one among them while it is away); nullptr for an
+    // event that never left the primary context, which is almost every one.
+    std::atomic<AwayEvent *> away{nullptr};
 };
 
 enum : uint8_t { kOwn = 0, kFormer = 1, kClaimed = 2 };
 enum : uint8_t { kRecorded = 1, kRecordedPooled = 2 };
+// Event::hot's bits (contexts are aligned: their low bits are free). A
+// stream's record_ctx and wait_ctx have neither. kHotRecordRare is the bit
+// of EVX_EVENT_DISABLE_TIMING in Event::flags, so that the elapsed time
+// tests both in one (kHotWaitRare never comes without kHotRecordRare).
+constexpr uintptr_t kHotRecordRare = 2;
+constexpr uintptr_t kHotWaitRare = 1;
 
 }  // namespace evx
 

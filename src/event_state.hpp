@@ -42,12 +42,46 @@ inline evx_status_t check_event_flags(const char *fn, unsigned flags) {
     return 0;
 }
 
+// What Event::hot should be for e's fields now.
+inline uintptr_t hot_of(const Event &e) {
+    const uintptr_t ctx = reinterpret_cast<uintptr_t>(e.ctx.load(std::memory_order_relaxed));
+    if (e.former.load(std::memory_order_relaxed) != kOwn)
+        return ctx | kHotRecordRare | kHotWaitRare;
+    if (e.recorded.load(std::memory_order_relaxed) != kRecorded ||
+        e.hf_id.load(std::memory_order_relaxed) != 0)
+        return ctx | kHotRecordRare;
+    return ctx;
+}
+
+// Makes Event::hot follow a change of the fields it is derived from: the
+// caller changed one (by any order) and calls this after, on every path.
+// Two threads may change them at once, and the value one computed may
+// overwrite the other's: so each stores, then reads the fields again and
+// stores again until they agree. Every store of hot after publication is
+// an exchange (acquire and release): take the last one, S, and the last
+// change of a field, F. The changer's first exchange after F is S itself
+// or comes before S, and then S reads from its release sequence (the
+// exchanges after it continue it), so F happens before the reads that
+// check S: they see F, and S's check passes only with hot what the last
+// fields give. Only the rare paths call it (a first record, a move, a
+// claim, host functions); models/event_hot.pml checks it.
+inline void event_refresh_hot(Event *e) {
+    uintptr_t h = hot_of(*e);
+    for (;;) {
+        e->hot.exchange(h, std::memory_order_acq_rel);
+        const uintptr_t now = hot_of(*e);
+        if (now == h) return;
+        h = now;
+    }
+}
+
 // Sets every field of a slot's event for a new life, not yet published: a
 // plain event, not borrowed (event_wrap.cpp makes a borrow of it).
 inline void fill_event(Event &e, int device, unsigned flags, CUevent cu, Pool *pool,
                        bool former) {
+    const CUcontext ctx = known_primary(device);
     e.cu.store(cu, std::memory_order_relaxed);
-    e.ctx.store(known_primary(device), std::memory_order_relaxed);
+    e.ctx.store(ctx, std::memory_order_relaxed);
     e.away.store(nullptr, std::memory_order_relaxed);
     e.device = device;
     e.flags = flags;
@@ -62,6 +96,9 @@ inline void fill_event(Event &e, int device, unsigned flags, CUevent cu, Pool *p
     e.plain = pool == nullptr && !(flags & EVX_EVENT_INTERPROCESS);
     e.release = nullptr;
     e.release_user = nullptr;
+    // hot_of(e), published with the handle: not recorded yet.
+    e.hot.store(reinterpret_cast<uintptr_t>(ctx) | kHotRecordRare | (former ? kHotWaitRare : 0),
+                std::memory_order_relaxed);
 }
 
 // Makes the free slot `index` a live event handle for a driver event;

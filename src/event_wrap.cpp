@@ -96,6 +96,7 @@ evx_status_t wrap_event(const char *fn, const char *out_name, int device, void *
     // Its maker may have recorded it: kRecorded, so that every query,
     // synchronize, elapsed time and watch asks the driver.
     e.recorded.store(kRecorded, std::memory_order_relaxed);
+    e.hot.store(hot_of(e), std::memory_order_relaxed);  // published with the handle
     e.borrowed = true;
     e.plain = false;
     e.release = release;

@@ -477,45 +477,36 @@ evx_status_t prepare_stream(const char *fn, evx_fence_t fence, evx_stream_t stre
     return 0;
 }
 
-// What the failure path of a queued operation needs after the driver
-// call. in_frame() makes the compiler store it in the frame before the
-// call and read it back from there, rather than keep each value in a
-// register saved and restored around the whole call.
-struct QueuedOp {
-    evx_fence_t fence;
-    evx_stream_t stream;
-    uint64_t value;
-};
+// What only the failure path of a queued operation needs after the driver
+// call (the fence and stream it finds in the slots the call holds):
+// in_frame() makes the compiler store it in the frame before the call and
+// read it back from there, rather than keep it in a register saved and
+// restored around the whole call.
 template <class T>
 inline void in_frame(T &v) {
     asm volatile("" : "+m"(v));
 }
 
-// The object of a handle the call holds (its hazard keeps the slot's
-// object): the failure paths find the fence and stream again, so that the
-// hot paths keep no register for them across the driver call.
-template <class T>
-T *held(const void *h) {
-    return static_cast<T *>(slot_of(handle_value(h))->obj);
-}
-
 // A signal the driver refused (prev: the `last` its claim replaced): the
-// claim given back, and the message.
-evx_status_t signal_failed(const char *fn, evx_fence_t fence, evx_stream_t stream,
-                           uint64_t value, uint64_t prev, CUresult res)
-    __attribute__((cold, noinline));
-evx_status_t signal_failed(const char *fn, evx_fence_t fence, evx_stream_t stream,
-                           uint64_t value, uint64_t prev, CUresult res) {
-    unclaim_value(held<Fence>(fence), value, prev);
-    return memop_failed(fn, fence, stream, held<const Stream>(stream), value, res, true);
+// claim given back, and the message. The fence and stream are those the
+// call on r holds (held_slot(): the fence first).
+evx_status_t signal_failed(const ThreadRecord *r, const char *fn, uint64_t value, uint64_t prev,
+                           CUresult res) __attribute__((cold, noinline));
+evx_status_t signal_failed(const ThreadRecord *r, const char *fn, uint64_t value, uint64_t prev,
+                           CUresult res) {
+    const Slot *sf = held_slot(r, 0), *ss = held_slot(r, 1);
+    unclaim_value(static_cast<Fence *>(sf->obj), value, prev);
+    return memop_failed(fn, held_handle_as<evx_fence_t>(sf), held_handle_as<evx_stream_t>(ss),
+                        static_cast<const Stream *>(ss->obj), value, res, true);
 }
 
-// A wait the driver refused.
-evx_status_t wait_failed(const char *fn, evx_fence_t fence, evx_stream_t stream, uint64_t value,
-                         CUresult res) __attribute__((cold, noinline));
-evx_status_t wait_failed(const char *fn, evx_fence_t fence, evx_stream_t stream, uint64_t value,
-                         CUresult res) {
-    return memop_failed(fn, fence, stream, held<const Stream>(stream), value, res, false);
+// A wait the driver refused (as above).
+evx_status_t wait_failed(const ThreadRecord *r, const char *fn, uint64_t value, CUresult res)
+    __attribute__((cold, noinline));
+evx_status_t wait_failed(const ThreadRecord *r, const char *fn, uint64_t value, CUresult res) {
+    const Slot *sf = held_slot(r, 0), *ss = held_slot(r, 1);
+    return memop_failed(fn, held_handle_as<evx_fence_t>(sf), held_handle_as<evx_stream_t>(ss),
+                        static_cast<const Stream *>(ss->obj), value, res, false);
 }
 
 // A signal once its stream was checked and tracked (a: the counter's
@@ -533,7 +524,8 @@ evx_status_t signal_claimed_by_any(const char *fn, evx_fence_t fence, evx_stream
         return on_default_stream(fn, fence, stream, f, s, a, value, prev, write_value, 0);
     const CUresult res = write_value(s, a, value, 0);
     if (res == CUDA_SUCCESS) return EVX_SUCCESS;
-    return signal_failed(fn, fence, stream, value, prev, res);
+    unclaim_value(f, value, prev);
+    return memop_failed(fn, fence, stream, s, value, res, true);
 }
 
 // A signal on a stream that is not one of f's fast ones (both handles held).
@@ -579,7 +571,7 @@ inline evx_status_t lookup_queued(HandleScope &scope, const char *fn, evx_fence_
 
 // The first call of a thread (no record yet), out of the hot paths: so
 // that no value of theirs lives across attach_thread(), and what only a
-// failure needs after the driver call can stay in the frame (QueuedOp).
+// failure needs after the driver call can stay in the frame (in_frame()).
 // Each attaches the record and makes the call again.
 evx_status_t wait_unattached(const char *fn, evx_stream_t stream, evx_fence_t fence,
                              uint64_t value, unsigned flags) __attribute__((cold, noinline));
@@ -602,11 +594,11 @@ inline __attribute__((always_inline)) evx_status_t wait_fence(const char *fn,
     if (st) return st;
     if (__builtin_expect(flags != 0, 0) || !is_fast(f, stream))
         return wait_general(fn, fence, stream, f, s, value, flags);
-    QueuedOp op{fence, stream, value};
-    in_frame(op);
+    uint64_t kept = value;  // a copy: the call takes value from its register
+    in_frame(kept);
     const CUresult res = wait_value(s, f->dptr, value, 0);
-    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
-    return wait_failed(fn, op.fence, op.stream, op.value, res);
+    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return driver_success(res);
+    return wait_failed(scope.record(), fn, kept, res);
 }
 
 // The body of evx_fence_signal(). A fence's fast stream, and this thread
@@ -629,12 +621,12 @@ inline __attribute__((always_inline)) evx_status_t signal_fence(evx_fence_t fenc
         if (c == kNotAbove) return not_above(fn, fence, value, prev & ~kQueuedBit);
         return signal_claimed_by_any(fn, fence, stream, f, s, value, f->dptr);
     }
-    QueuedOp op{fence, stream, value};
-    in_frame(op);
+    uint64_t kept = value;  // a copy: the call takes value from its register
+    in_frame(kept);
     in_frame(prev);
     const CUresult res = write_value(s, f->dptr, value, 0);
-    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
-    return signal_failed(fn, op.fence, op.stream, op.value, prev, res);
+    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return driver_success(res);
+    return signal_failed(scope.record(), fn, kept, prev, res);
 }
 
 evx_status_t wait_unattached(const char *fn, evx_stream_t stream, evx_fence_t fence,

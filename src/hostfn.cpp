@@ -411,6 +411,10 @@ evx_status_t launch_in_capture(const char *name, ContextGuard &guard, const Stre
 CUresult launch_queued(const Stream *s, CallPtr *c, bool spin, const char **call) {
     uint64_t id = s->hf_id.load(std::memory_order_acquire);
     if (id == 0) {
+        // The stream's records take the path that notes these launches
+        // (Stream::record_ctx): before the id, so that a thread that sees
+        // the id sees this too.
+        s->record_ctx.store(kNoContextTag, std::memory_order_relaxed);
         uint64_t fresh = g_next_id.fetch_add(1, std::memory_order_relaxed);
         id = s->hf_id.compare_exchange_strong(id, fresh, std::memory_order_acq_rel) ? fresh : id;
     }

@@ -75,6 +75,7 @@ EVX_API evx_status_t evx_event_get_ipc_handle(evx_event_t event, evx_ipc_event_h
         // Peers may record it from now on: never answer for it without
         // the driver.
         e.recorded.store(kRecorded, std::memory_order_release);
+        event_refresh_hot(&e);
         std::memcpy(out->reserved, h.reserved, sizeof out->reserved);
         return EVX_SUCCESS;
     });
@@ -122,6 +123,7 @@ EVX_API evx_status_t evx_device_open_ipc_event(int device, const evx_ipc_event_h
                                   ev, nullptr, false);
     // The exporting process may have recorded it: always ask the driver.
     slot_ref(index).event.recorded.store(kRecorded, std::memory_order_release);
+    event_refresh_hot(&slot_ref(index).event);
     *out = e;
     return EVX_SUCCESS;
 }

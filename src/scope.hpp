@@ -72,6 +72,17 @@ inline Slot *held_slot(const ThreadRecord *r, unsigned which) {
 // thread's record) across that call.
 inline const Stream *stream_in(const Slot *ss) { return static_cast<const Stream *>(ss->obj); }
 
+// A hot call's EVX_SUCCESS after its driver call returned CUDA_SUCCESS
+// (res: that result; both are 0): returned from the register that holds
+// res, where the compiler, which knows it is 0 there, would otherwise make
+// the constant again.
+inline evx_status_t driver_success(CUresult res) {
+    static_assert(CUDA_SUCCESS == 0 && EVX_SUCCESS == 0, "the same value");
+    evx_status_t st = static_cast<evx_status_t>(res);
+    asm("" : "+r"(st));
+    return st;
+}
+
 // reclaim_held(r), then st: HandleScope::finish()'s rare end.
 evx_status_t reclaim_held_passing(ThreadRecord *r, evx_status_t st)
     __attribute__((cold, noinline));

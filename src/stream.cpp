@@ -215,13 +215,10 @@ evx_status_t late_flags(const char *fn, evx_stream_t stream, const Stream &s, un
     return 0;
 }
 
-// What Stream::record_ctx of a default stream points at: no context.
-char g_no_context;
-
 // Publishes a stream object under a new handle; frees it on failure.
 evx_status_t publish_stream(ThreadRecord *r, const char *fn, Stream *s, evx_stream_t *out) {
-    s->record_ctx = s->default_stream ? reinterpret_cast<CUcontext>(&g_no_context) : s->ctx;
-    s->wait_device = s->default_stream ? -1 : s->device;
+    s->wait_ctx = s->default_stream ? kNoContextTag : reinterpret_cast<uintptr_t>(s->ctx);
+    s->record_ctx.store(s->wait_ctx, std::memory_order_relaxed);
     uint32_t index;
     evx_status_t st = slot_alloc(r, fn, &index);
     if (st) {
@@ -319,7 +316,7 @@ inline evx_status_t wait_queued(const ThreadRecord *r, const Slot *ss, const Slo
     const CUstream sc = stream_in(ss)->cu;
     const CUresult res =
         cu().cuStreamWaitEvent(sc, se->event.cu.load(std::memory_order_acquire), flags);
-    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return EVX_SUCCESS;
+    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return driver_success(res);
     return wait_failed_held(r, flags, res);
 }
 
@@ -364,11 +361,13 @@ __attribute__((always_inline)) inline evx_status_t wait_event(evx_stream_t strea
     const evx_status_t st =
         scope.lookup2(kWaitFn, stream, kStream, "stream", &ss, event, kEvent, "event", &se);
     if (st) return scope.finish(st);
-    // Two tests, one branch each (their rare cases share one path).
-    if (__builtin_expect(se->event.former.load(std::memory_order_acquire) != kOwn, 0))
-        return scope.finish(wait_rare(r, kWaitFn, ss, se, kFlags));
-    // Another device, or a default stream (Stream::wait_device).
-    if (__builtin_expect(se->event.device != stream_in(ss)->wait_device, 0))
+    if (!ss || !se) __builtin_unreachable();  // lookup2 sets both on success
+    // One test: an event of the stream's context whose driver state is its
+    // own, and no default stream (Event::hot, Stream::wait_ctx). Anything
+    // else, another context of the device included, takes the rare path.
+    if (__builtin_expect((se->event.hot.load(std::memory_order_acquire) & ~kHotRecordRare) !=
+                             stream_in(ss)->wait_ctx,
+                         0))
         return scope.finish(wait_rare(r, kWaitFn, ss, se, kFlags));
     return scope.finish(wait_queued(r, ss, se, kFlags));
 }

@@ -17,6 +17,9 @@
 namespace evx {
 
 constexpr unsigned kFlagsUnknown = ~0u;  // Stream::flags not read yet
+// Stream::record_ctx and wait_ctx of a stream that no event's hot test
+// passes: all ones, no context with Event::hot's bits.
+constexpr uintptr_t kNoContextTag = ~uintptr_t{0};
 
 struct Stream {
     CUstream cu = nullptr;
@@ -34,13 +37,17 @@ struct Stream {
     CUcontext ctx = nullptr;
     CUgreenCtx green = nullptr;
     // One test each for the common case of the hot calls, set with the
-    // fields above (publish_stream()): a stream that is not a default
-    // stream has its context here (evx_event_record() compares the event's)
-    // and its device (evx_stream_wait_event()); a default stream has values
-    // no event has (a tag that is no context, -1), so that the test sends
-    // it to the rare path, which looks at the fields above.
-    CUcontext record_ctx = nullptr;
-    int wait_device = -1;
+    // fields above (publish_stream()): for a stream that is not a default
+    // stream, its context's value, which evx_event_record() compares with
+    // the event's Event::hot (as it is when the record needs no work but
+    // the driver's) and evx_stream_wait_event() with Event::hot less
+    // kHotRecordRare (the event's driver state its own); for a default
+    // stream kNoContextTag, which no Event::hot is, so that the test sends
+    // it to the rare path, which looks at the fields above. record_ctx
+    // becomes kNoContextTag too once host functions that can fail were
+    // launched on the stream (hostfn.cpp): its records note them.
+    mutable std::atomic<uintptr_t> record_ctx{0};
+    uintptr_t wait_ctx = 0;
     // evx_stream_wrap_external_with_release(): called once the borrow has
     // ended (lifetime.cpp), never by stream_free().
     void (*release)(void *) = nullptr;
