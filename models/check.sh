@@ -27,6 +27,7 @@ configs=(
   "hazard.pml|                                    |verified"
   "hazard.pml|-DNO_SCAN_BARRIER -DNO_LEAK_CHECK   |counterexample"
   "hazard.pml|-DNO_DEFER_BARRIER                  |counterexample"
+  "hazard.pml|-DLOAD_BEFORE_HALF -DNO_LEAK_CHECK  |counterexample"
   "futex_lock.pml|                                |verified"
   "futex_lock.pml|-DRELOCK_1                      |counterexample"
   "futex_lock.pml|-DNO_WAKE                       |counterexample"
