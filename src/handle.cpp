@@ -52,17 +52,28 @@ std::mutex g_grow_mu;
 SharedFree g_free;
 std::atomic<uint32_t> g_free_count{0};
 
-// The reservation, at load: kMaxSlots slots, or half as many while the
-// address space is refused (RLIMIT_AS), down to kMinSlots; else no table
-// (every call that makes a handle fails, every lookup fails). Read-only,
-// private and not reserved against the commit limit: untouched, it costs
-// address space only, and its pages read as zeros; table_grow() makes
-// ranges writable as slots are handed out. Never aborts.
+// The reservation, at load: kMaxSlots slots, or, while the address space
+// is refused (RLIMIT_AS), a quarter of the largest that fits, down to
+// kMinSlots (so that the table leaves the process most of what is left);
+// else no table (every call that makes a handle fails, every lookup
+// fails). Read-only, private and not reserved against the commit limit:
+// untouched, it costs address space only, and its pages read as zeros;
+// table_grow() makes ranges writable as slots are handed out. Never aborts.
+void *table_map(uint64_t slots) {
+    return mmap(nullptr, slots * sizeof(Slot), PROT_READ,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+}
+
 __attribute__((constructor(101))) void table_reserve() {
     for (uint64_t slots = kMaxSlots; slots >= kMinSlots; slots /= 2) {
-        void *p = mmap(nullptr, slots * sizeof(Slot), PROT_READ,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        void *p = table_map(slots);
         if (p == MAP_FAILED) continue;
+        if (slots < kMaxSlots && slots / 4 >= kMinSlots) {
+            munmap(p, slots * sizeof(Slot));
+            slots /= 4;
+            p = table_map(slots);
+            if (p == MAP_FAILED) return;
+        }
         g_slot_base = static_cast<char *>(p);
         g_slot_mask = (slots - 1) * sizeof(Slot);
         g_capacity = static_cast<uint32_t>(slots);

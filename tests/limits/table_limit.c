@@ -29,7 +29,8 @@ static int failures = 0;
         if (!(cond)) {                                                   \
             fprintf(stderr, "table_limit: %s failed (line %d): %s\n", #cond, \
                     __LINE__, evx_last_error_message());                 \
-            failures++;                                                  \
+            if (++failures == 5)                                         \
+                exit(1); /* the rest would only repeat it */             \
         }                                                                \
     } while (0)
 
