@@ -20,6 +20,24 @@
 #include "error.hpp"
 #include "evx/event.h"
 
+// LeakSanitizer scans the heap and globals, not a mapping of ours: the
+// table's writable part is registered with it, so that what only a live
+// slot refers to (a handle the program never destroyed) counts as
+// reachable, as it did when slots were on the heap.
+#if defined(__SANITIZE_ADDRESS__)
+#define EVX_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
+#define EVX_LSAN 1
+#endif
+#endif
+#ifndef EVX_LSAN
+#define EVX_LSAN 0
+#endif
+#if EVX_LSAN
+#include <sanitizer/lsan_interface.h>
+#endif
+
 namespace evx {
 
 namespace {
@@ -97,6 +115,9 @@ bool table_grow(uint32_t end) {
     char *start = g_slot_base + uint64_t{from} * sizeof(Slot);
     if (mprotect(start, (to - from) * sizeof(Slot), PROT_READ | PROT_WRITE) != 0) return false;
     for (uint64_t i = from; i < to; ++i) new (g_slot_base + i * sizeof(Slot)) Slot;
+#if EVX_LSAN
+    __lsan_register_root_region(start, (to - from) * sizeof(Slot));
+#endif
     g_writable.store(static_cast<uint32_t>(to), std::memory_order_release);
     return true;
 }
