@@ -106,13 +106,28 @@ inline Slot &slot_ref(uint32_t index) {
 evx_status_t bad_handle(const char *fn, const char *role, uint64_t v,
                         uint32_t want) __attribute__((cold, noinline));
 
+// Whether s's key is v, as an acquire load. On x86-64 one compare with the
+// key in memory: the compiler does not fold an atomic load into another
+// instruction, and an x86 load is an acquire load as it is (the asm's
+// memory clobber keeps the compiler from moving later accesses above it).
+// ThreadSanitizer sees the atomic load.
+inline bool key_is(const Slot *s, uint64_t v) {
+#if defined(__x86_64__) && !EVX_TSAN
+    bool eq;
+    asm volatile("cmpq %[key], %[v]" : "=@ccz"(eq) : [key] "m"(s->key), [v] "r"(v) : "memory");
+    return eq;
+#else
+    return s->key.load(std::memory_order_acquire) == v;
+#endif
+}
+
 // Whether v is the live handle of its slot s, of kind `want` (never 0, so
 // no dead key matches). The acquire load orders the use of the object, and
 // the read of s->kind, after its publication; once the key is v, s->kind
 // is v's kind bits (publish()), and stays so while the caller's hazard
 // keeps the slot from being freed and published again.
 inline bool slot_is(const Slot *s, uint64_t v, uint32_t want) {
-    return s->key.load(std::memory_order_acquire) == v && s->kind == want;
+    return key_is(s, v) && s->kind == want;
 }
 
 // The key a destroy leaves: the generation made even, the kind bits 0.

@@ -200,7 +200,7 @@ inline evx_status_t unpublish(const void *h, uint32_t want, const char *fn,
     // part of the table, where even a failing exchange faults (its key is
     // 0, which no handle is).
     if (__builtin_expect((v & kKindMask) != want, 0) ||
-        __builtin_expect(s->key.load(std::memory_order_relaxed) != v, 0) ||
+        __builtin_expect(!key_is(s, v), 0) ||
         !s->key.compare_exchange_strong(v, dead_key(v), std::memory_order_seq_cst))
         return bad_handle(fn, role, handle_value(h), want);
     *out = s;
