@@ -177,7 +177,7 @@ evx_status_t bad_handle(const char *fn, const char *role, uint64_t v,
     if (index >= g_capacity)
         return fail(EVX_ERROR_INVALID_HANDLE,
                     "%s: %s handle 0x%" PRIx64 " was never made by evx (forged or corrupted: "
-                    "slot %u, beyond the handle table's %u)",
+                    "its slot %u is beyond the handle table's %u slots)",
                     fn, role, v, index, g_capacity);
     // Slots never handed out, and generation 0 or even in a handle: never a
     // live handle's.

@@ -284,7 +284,7 @@ static void t_beyond_table(void)
     for (i = 0; i < 3; i++) {
         conf_note("forged value 0x%llx", (unsigned long long)forged[i]);
         EXPECT_FAIL(evx_event_query(FORGE(evx_event_t, forged[i])), EVX_ERROR_INVALID_HANDLE);
-        EXPECT(message_has("was never made by evx (forged or corrupted: slot"));
+        EXPECT(message_has("was never made by evx (forged or corrupted: its slot"));
         EXPECT(message_has("beyond the handle table's"));
         EXPECT_FAIL(evx_event_record(FORGE(evx_event_t, forged[i]), s),
                     EVX_ERROR_INVALID_HANDLE);
