@@ -27,6 +27,7 @@ configs=(
   "hazard.pml|                                    |verified"
   "hazard.pml|-DNO_SCAN_BARRIER -DNO_LEAK_CHECK   |counterexample"
   "hazard.pml|-DNO_DEFER_BARRIER                  |counterexample"
+  "hazard.pml|-DLOAD_BEFORE_HALF -DNO_LEAK_CHECK  |counterexample"
   "event_hot.pml|                                 |verified"
   "event_hot.pml|-DNO_RECHECK                      |counterexample"
   "futex_lock.pml|                                |verified"

@@ -47,8 +47,8 @@ enum Kind : uint32_t {
 // "event", "stream", ...; nullptr for a tag that is no kind.
 const char *kind_name(uint32_t kind);
 
-// 128 bytes (the alignment rounds it up): a slot's address is its chunk's
-// plus one shift of its index.
+// 128 bytes (the alignment rounds it up): a slot's byte offset in the
+// table is its index shifted by 7, which is the handle shifted by 3.
 struct alignas(64) Slot {
     // The live handle, or (not live) a value no handle of a kind has: kind
     // bits 0 (even generation after a destroy, 0 before the first
@@ -60,43 +60,44 @@ struct alignas(64) Slot {
     void *obj = nullptr;  // the object (&event for events)
     Event event;
 };
-static_assert(sizeof(Slot) == 128, "a slot is one shift of its index away");
+static_assert(sizeof(Slot) == uint64_t{1} << (kKindBits + 3), "a slot's offset is handle << 3");
 
-constexpr uint32_t kChunkBits = 10;
-constexpr uint32_t kChunkSize = 1u << kChunkBits;
-constexpr uint32_t kMaxChunks = 1u << 14;
-constexpr uint32_t kMaxSlots = kChunkSize * kMaxChunks;  // 16 M live handles
+// The most slots a table has (16 M live handles, 2 GiB of address space),
+// and the fewest a table reserved under an address-space limit has.
+constexpr uint32_t kMaxSlots = 1u << 24;
+constexpr uint32_t kMinSlots = 1u << 12;
 
-// Every chunk not allocated yet is g_dead_chunk, whose keys stay 0: a
-// lookup of any index reads a slot, and a forged one fails the key compare
-// (no null or bound check on the hot path). Set before any call, at load.
-extern std::atomic<Slot *> g_chunks[kMaxChunks];
-extern Slot g_dead_chunk[kChunkSize];
+// The slot table, one address-space reservation made at library load
+// (handle.cpp, table_reserve()): g_slot_base its start, g_slot_mask the
+// byte offsets of its slots ((capacity - 1) << 7; 0 where no reservation
+// could be made, and g_slot_base then a single slot whose key stays 0).
+// Slots not handed out yet are read-only zero pages: a lookup of any handle
+// reads some slot, and a forged one fails the key compare (no bound check
+// on the hot path). Hidden, so that each is one RIP-relative operand.
+// Written only at load, before any call.
+extern char *g_slot_base __attribute__((visibility("hidden")));
+extern uint64_t g_slot_mask __attribute__((visibility("hidden")));
 
 inline uint64_t handle_value(const void *h) {
     return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(h));
 }
-// The slot index of a handle, of kMaxSlots: a handle with index bits above
-// them is no slot's key.
+// The slot index bits of a handle (those above the capacity name no slot).
 inline uint32_t handle_index(uint64_t v) {
-    return static_cast<uint32_t>(v >> kKindBits) & (kMaxSlots - 1);
+    return static_cast<uint32_t>(v >> kKindBits) & kIndexMask;
 }
 inline uint32_t handle_gen(uint64_t v) { return static_cast<uint32_t>(v >> 32); }
 
-// The slot of a handle: a real one, or one of g_dead_chunk.
+// The slot of a handle: its index bits below the capacity, shifted (the
+// kind bits fall below the mask, the generation above it). A handle with
+// index bits above the capacity reads the slot of the bits below, whose
+// key (a live handle has its own index) is not it.
 inline Slot *slot_of(uint64_t v) {
-    // The chunk's number and the slot's byte offset in it, each straight
-    // from the handle's bits (sizeof(Slot) is 1 << (kKindBits + 3)).
-    constexpr uint32_t kShift = kKindBits + kChunkBits;
-    constexpr uint64_t kOffsetMask = uint64_t{kChunkSize - 1} << (kKindBits + 3);
-    static_assert(sizeof(Slot) == uint64_t{1} << (kKindBits + 3), "the offset is v << 3");
-    Slot *chunk = g_chunks[(v >> kShift) & (kMaxChunks - 1)].load(std::memory_order_acquire);
-    return reinterpret_cast<Slot *>(reinterpret_cast<char *>(chunk) + ((v << 3) & kOffsetMask));
+    return reinterpret_cast<Slot *>(g_slot_base + ((v << 3) & g_slot_mask));
 }
 
 // The slot of an index known to be in the table (allocated by slot_alloc).
 inline Slot &slot_ref(uint32_t index) {
-    return g_chunks[index >> kChunkBits].load(std::memory_order_acquire)[index & (kChunkSize - 1)];
+    return *reinterpret_cast<Slot *>(g_slot_base + uint64_t{index} * sizeof(Slot));
 }
 
 // The message and status for a handle that is not a live `want`: null,
@@ -105,13 +106,28 @@ inline Slot &slot_ref(uint32_t index) {
 evx_status_t bad_handle(const char *fn, const char *role, uint64_t v,
                         uint32_t want) __attribute__((cold, noinline));
 
+// Whether s's key is v, as an acquire load. On x86-64 one compare with the
+// key in memory: the compiler does not fold an atomic load into another
+// instruction, and an x86 load is an acquire load as it is (the asm's
+// memory clobber keeps the compiler from moving later accesses above it).
+// ThreadSanitizer sees the atomic load.
+inline bool key_is(const Slot *s, uint64_t v) {
+#if defined(__x86_64__) && !EVX_TSAN
+    bool eq;
+    asm volatile("cmpq %[key], %[v]" : "=@ccz"(eq) : [key] "m"(s->key), [v] "r"(v) : "memory");
+    return eq;
+#else
+    return s->key.load(std::memory_order_acquire) == v;
+#endif
+}
+
 // Whether v is the live handle of its slot s, of kind `want` (never 0, so
 // no dead key matches). The acquire load orders the use of the object, and
 // the read of s->kind, after its publication; once the key is v, s->kind
 // is v's kind bits (publish()), and stays so while the caller's hazard
 // keeps the slot from being freed and published again.
 inline bool slot_is(const Slot *s, uint64_t v, uint32_t want) {
-    return s->key.load(std::memory_order_acquire) == v && s->kind == want;
+    return key_is(s, v) && s->kind == want;
 }
 
 // The key a destroy leaves: the generation made even, the kind bits 0.

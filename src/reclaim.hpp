@@ -11,8 +11,9 @@
 // Who stores and loads what, in what order:
 //
 // 1. A user (a public call; lookup(), lookup2()) stores the handle's low
-//    half (index and kind bits, holds()) in its thread's hazard word
-//    (ThreadRecord::hazards, set_hazards()), then loads the slot's key
+//    half (index and kind bits, holds()) in a half of its thread's hazard
+//    word, one 32-bit store per handle (ThreadRecord::hazards,
+//    set_hazards()), then loads the slot's key
 //    (acquire, slot_is()) and uses the object only if that is the handle.
 //    When the call ends it clears the word (a release store,
 //    release_hazards()), then loads its own reclaim flag
@@ -99,26 +100,50 @@ inline bool holds(uint64_t hazards, uint32_t index) {
     return (lo != 0 && (lo >> kKindBits) == index) || (hi != 0 && (hi >> kKindBits) == index);
 }
 
-// Publishes the hazard slots (h0, h1: the handles, 0 for none). Where light_hazards(): a release store and a
-// compiler barrier, no fence. The hardware may move the generation load
-// that follows before the store; every reader of hazards that decides a
-// free runs heavy_barrier() after the generation flipped (unpublish()) and
-// before its loads, so either it sees this store, or that load sees the
-// flipped generation. (Release: a reclaimer that reads the next call's
-// hazard is ordered after this call's use of the last one.) Else, and
-// under ThreadSanitizer, which does not model membarrier(2), a seq_cst
-// exchange, paired with unpublish()'s seq_cst exchange and the seq_cst
-// hazard loads. See docs/design.md, "Safe use against a racing destroy".
+// Half `which` of r's hazard word (0: the low half, the first handle's),
+// as a 32-bit word of its own, whatever the byte order.
+inline uint32_t *hazard_half(ThreadRecord *r, unsigned which) {
+    typedef uint32_t __attribute__((may_alias)) Half;
+    static_assert(sizeof(r->hazards) == 2 * sizeof(Half), "two halves make the word");
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return reinterpret_cast<Half *>(&r->hazards) + which;
+#else
+    return reinterpret_cast<Half *>(&r->hazards) + (1 - which);
+#endif
+}
+
+// Publishes the hazard slots: h0, and h1 where kTwo (the handles). With one
+// handle the high half is left as it is where light_hazards(): 0 at a
+// call's start (every call's end clears the word), or a handle this call
+// looked up before, which then only waits for the call's end to be freed.
+// Where light_hazards():
+// a release store of each half (32 bits: the handle's low half is the
+// hazard as it is) and a compiler barrier, no fence. The hardware may move
+// the generation loads that follow before the stores; every reader of
+// hazards that decides a free runs heavy_barrier() after the generation
+// flipped (unpublish()) and before its loads, so either it sees a store,
+// or the load after it sees the flipped generation. Both loads follow both
+// stores, so a barrier that falls between the two stores is after both
+// loads' start: a scan may see one half and not the other, and each half
+// still protects its own handle (models/hazard.pml, the halves). (Release:
+// a reclaimer that reads the next call's hazard is ordered after this
+// call's use of the last one.) Else, and under ThreadSanitizer, which does
+// not model membarrier(2), a seq_cst exchange of the word, paired with
+// unpublish()'s seq_cst exchange and the seq_cst hazard loads, and the
+// halves are never stored on their own. See docs/design.md, "Safe use
+// against a racing destroy".
+template <bool kTwo>
 inline void set_hazards(ThreadRecord *r, uint64_t h0, uint64_t h1) {
-    const uint64_t h = (h1 << 32) | static_cast<uint32_t>(h0);
 #if !EVX_TSAN
     if (__builtin_expect(r->light, 1)) {
-        r->hazards.store(h, std::memory_order_release);
+        __atomic_store_n(hazard_half(r, 0), static_cast<uint32_t>(h0), __ATOMIC_RELEASE);
+        if (kTwo)
+            __atomic_store_n(hazard_half(r, 1), static_cast<uint32_t>(h1), __ATOMIC_RELEASE);
         std::atomic_signal_fence(std::memory_order_seq_cst);
         return;
     }
 #endif
-    r->hazards.exchange(h, std::memory_order_seq_cst);
+    r->hazards.exchange((h1 << 32) | static_cast<uint32_t>(h0), std::memory_order_seq_cst);
 }
 
 // A lookup that failed after publishing its hazards: clears them at once and
@@ -136,13 +161,14 @@ inline evx_status_t lookup(ThreadRecord *r, const void *h, uint32_t want,
                            const char *fn, const char *role, Slot **out) {
     const uint64_t v = handle_value(h);
     Slot *s = slot_of(v);
-    set_hazards(r, v, 0);
+    set_hazards<false>(r, v, 0);
     if (__builtin_expect(!slot_is(s, v, want), 0)) return bad_handle_held(r, fn, role, v, want);
     *out = s;
     return 0;
 }
 
-// Two handles under both hazard slots, one store (or fence) for both.
+// Two handles under both hazard slots: a store per half (or one fence for
+// both).
 inline evx_status_t lookup2(ThreadRecord *r, const char *fn, const void *h0,
                             uint32_t want0, const char *role0, Slot **out0,
                             const void *h1, uint32_t want1, const char *role1,
@@ -150,7 +176,7 @@ inline evx_status_t lookup2(ThreadRecord *r, const char *fn, const void *h0,
     const uint64_t v0 = handle_value(h0), v1 = handle_value(h1);
     Slot *s0 = slot_of(v0);
     Slot *s1 = slot_of(v1);
-    set_hazards(r, v0, v1);
+    set_hazards<true>(r, v0, v1);
     if (__builtin_expect(!slot_is(s0, v0, want0), 0))
         return bad_handle_held(r, fn, role0, v0, want0);
     if (__builtin_expect(!slot_is(s1, v1, want1), 0))
@@ -170,7 +196,11 @@ inline evx_status_t unpublish(const void *h, uint32_t want, const char *fn,
     // leaves the dead key; any other key (a later generation) makes it fail.
     // No hazard: the kind comes from the handle, not the slot (which a
     // racing destroy and reuse may write), and the exchange checks the key.
+    // The plain load first: a forged handle's slot may lie in a read-only
+    // part of the table, where even a failing exchange faults (its key is
+    // 0, which no handle is).
     if (__builtin_expect((v & kKindMask) != want, 0) ||
+        __builtin_expect(!key_is(s, v), 0) ||
         !s->key.compare_exchange_strong(v, dead_key(v), std::memory_order_seq_cst))
         return bad_handle(fn, role, handle_value(h), want);
     *out = s;

@@ -10,7 +10,7 @@
 //   - calls that read only what the driver reported at load call
 //     ensure_driver().
 // Everything here is inline: a HandleScope costs what the hand-written
-// bracket cost (per lookup one store, with no fence where light_hazards(),
+// bracket cost (per handle one store, with no fence where light_hazards(),
 // else a seq_cst exchange; one release store at the end). The hot calls'
 // bodies are noexcept (nothing in them throws): else the compiler keeps an
 // unwinding path that runs the destructor, and with it a frame pointer the
@@ -123,7 +123,7 @@ public:
         return evx::lookup(r_, h, kind, fn, role, out);
     }
 
-    // Two live handles under both hazard slots, one store for both.
+    // Two live handles under both hazard slots, a store per half.
     evx_status_t lookup2(const char *fn, const void *h0, uint32_t kind0, const char *role0,
                          Slot **out0, const void *h1, uint32_t kind1, const char *role1,
                          Slot **out1) {
@@ -154,7 +154,7 @@ evx_status_t with_live(const char *fn, const void *h, uint32_t kind, const char 
 }
 
 // with_live() for a call on two handles: both under the call's hazard slots
-// (one store), use(slot0, slot1) run while the scope lives.
+// (a store each), use(slot0, slot1) run while the scope lives.
 template <class Use>
 evx_status_t with_live2(const char *fn, const void *h0, uint32_t kind0, const char *role0,
                         const void *h1, uint32_t kind1, const char *role1, Use use) {

@@ -44,8 +44,9 @@ struct ThreadRecord {
     // The two hazard slots, one word: low half for the first handle of a
     // call, high half for the second; each holds the low half of a handle
     // (index and kind: holds() in reclaim.hpp), 0 = none.
-    // Published with a plain store per call where light_hazards(), else
-    // with a seq_cst exchange (set_hazards() in reclaim.hpp). Read by every
+    // Published with a plain 32-bit store per half where light_hazards(),
+    // else with a seq_cst exchange of the word (set_hazards() in
+    // reclaim.hpp); cleared whole at a call's end. Read by every
     // destroying thread, so kept on a cache line of its own.
     alignas(64) std::atomic<uint64_t> hazards{0};
     // Nonzero when a destroy found this thread holding what it retired: the

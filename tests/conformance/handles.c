@@ -255,7 +255,66 @@ out:
         evx_timeline_destroy(tl);
 }
 
+/* Whether the thread's last error message contains `part`. */
+static int message_has(const char *part)
+{
+    const char *m = evx_last_error_message();
+    int ok = strstr(m, part) != NULL;
+    if (!ok)
+        conf_note("message \"%s\" lacks \"%s\"", m, part);
+    return ok;
+}
+
+/* A handle's index bits above the table's capacity (kMaxSlots, 2^24 slots,
+ * or fewer) name no slot: a live handle with such a bit set reads its own
+ * slot under the table's mask, and fails the key compare. */
+static void t_beyond_table(void)
+{
+    evx_event_t e = NULL, dead = NULL;
+    evx_stream_t s = NULL;
+    uint64_t v, forged[3];
+    size_t i;
+
+    REQUIRE_OK(evx_device_create_event(0, 0, &e));
+    REQUIRE((s = make_stream(0)) != NULL);
+    v = (uint64_t)(uintptr_t)e;
+    forged[0] = v | (1ULL << (4 + 24));        /* index + 2^24: aliases e's slot */
+    forged[1] = v | (0xFFFFFFFULL << 4);       /* every index bit */
+    forged[2] = v | (1ULL << (4 + 27));        /* the top index bit */
+    for (i = 0; i < 3; i++) {
+        conf_note("forged value 0x%llx", (unsigned long long)forged[i]);
+        EXPECT_FAIL(evx_event_query(FORGE(evx_event_t, forged[i])), EVX_ERROR_INVALID_HANDLE);
+        EXPECT(message_has("was never made by evx (forged or corrupted: its slot"));
+        EXPECT(message_has("beyond the handle table's"));
+        EXPECT_FAIL(evx_event_record(FORGE(evx_event_t, forged[i]), s),
+                    EVX_ERROR_INVALID_HANDLE);
+        EXPECT_FAIL(evx_stream_wait_event(s, FORGE(evx_event_t, forged[i]), 0),
+                    EVX_ERROR_INVALID_HANDLE);
+        EXPECT_FAIL(evx_event_destroy(FORGE(evx_event_t, forged[i])), EVX_ERROR_INVALID_HANDLE);
+        EXPECT(message_has("was never made by evx"));
+    }
+    /* The messages of the other bad handles stay what they were. */
+    EXPECT_FAIL(evx_event_query(FORGE(evx_event_t, (v & 0xFFFFFFFFULL) | (2ULL << 32))),
+                EVX_ERROR_INVALID_HANDLE);
+    EXPECT(message_has("was never made by evx (forged or corrupted)"));
+    REQUIRE_OK(evx_device_create_event(0, 0, &dead));
+    EXPECT_OK(evx_event_destroy(dead));
+    EXPECT_FAIL(evx_event_query(dead), EVX_ERROR_INVALID_HANDLE);
+    EXPECT(message_has("is stale: it was destroyed"));
+    EXPECT_FAIL(evx_event_query(FORGE(evx_event_t, v + (2ULL << 32))), EVX_ERROR_INVALID_HANDLE);
+    EXPECT(message_has("is not live"));
+    /* The refused calls did nothing to the live ones. */
+    EXPECT_OK(evx_event_record(e, s));
+    EXPECT_OK(evx_event_synchronize(e));
+out:
+    if (s != NULL)
+        EXPECT_OK(evx_stream_destroy(s));
+    if (e != NULL)
+        EXPECT_OK(evx_event_destroy(e));
+}
+
 const conf_case conf_handle_cases[] = {
+    {"handles.beyond_table", t_beyond_table},
     {"handles.dead_after_slot_and_event_reuse", t_dead_after_reuse},
     {"handles.not_reissued", t_not_reissued},
     {"handles.live_values_distinct", t_live_distinct},
