@@ -159,8 +159,9 @@ EVX_API evx_status_t evx_device_stream_priority_range(int device, int *least,
  * memory the driver refused to release before. The driver's
  * `cuMemFreeHost` and `cuMemHostUnregister` wait until the work queued on
  * the context has completed: **this call may wait for the device's queued
- * work** when it has such memory to free; it is the one evx call that
- * frees pinned memory. With nothing to free it does not wait.
+ * work** when it has such memory to free (behind a queued wait for a
+ * value nothing will signal, for good); it is the one evx call that frees
+ * pinned memory. With nothing to free it does not wait.
  *
  * Other threads' kept events are reached through a barrier on every
  * thread of the process (membarrier(2), else a page-protection change);
