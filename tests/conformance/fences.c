@@ -905,6 +905,17 @@ static open_counts count_open(void)
     return c;
 }
 
+/* Waits (up to 20 s) until evx's releasing thread has unregistered and
+ * unmapped the pages of the interprocess fences destroyed so far, so that
+ * the counts below see no mapping go away meanwhile. */
+static void releases_settle(void)
+{
+    uint64_t pending = 1;
+    double until = now_ms() + 20000;
+    while (EXPECT_OK(evx_fence_reclaim(&pending, NULL)) && pending != 0 && now_ms() < until)
+        sleep_ms(1);
+}
+
 #define EXPECT_NOTHING_LEAKED(before)                                              \
     do {                                                                          \
         open_counts now_ = count_open();                                          \
@@ -1184,6 +1195,7 @@ static void t_ipc_refused(void)
     /* a destroyed fence whose descriptor number went to another fence:
      * the other fence's page is refused, not opened */
     drop_fence(&a);
+    releases_settle();
     n = fence_fds(before, links, 64);
     REQUIRE((b = make_fence(0, 0, EVX_FENCE_INTERPROCESS)) != NULL);
     fd_b = new_fence_fd(before, n, link);
@@ -1200,6 +1212,7 @@ static void t_ipc_refused(void)
     /* the descriptor closed as well: both ways fail, and the message says
      * what each gave and what containers need */
     drop_fence(&b);
+    releases_settle();
     c0 = count_open();
     if (EXPECT_FAIL(evx_device_open_ipc_fence(0, &ha, &out), EVX_ERROR_INVALID_VALUE)) {
         char path[48];
