@@ -53,7 +53,8 @@ LAYERS = [
     ["pool.hpp", "pool.cpp"],                     # event pools
     ["event.hpp", "event.cpp",                    # the modules of the public calls
      "mark.hpp", "mark.cpp", "timer.hpp", "timer.cpp", "timeline.cpp",
-     "fence.hpp", "fence.cpp", "fence_ipc.cpp", "fence_reclaim.cpp", "notify.cpp", "ipc.cpp",
+     "fence.hpp", "fence.cpp", "fence_ipc.cpp", "fence_reclaim.cpp",
+     "fence_pool.cpp", "fence_release.cpp", "notify.cpp", "ipc.cpp",
      "event_wrap.hpp", "event_wrap.cpp"],
     ["stream.hpp", "stream.cpp",                  # streams, and the modules that use
      "device.cpp", "version.cpp", "trace.cpp"],   # the others' public calls
@@ -62,7 +63,8 @@ LAYERS = [
 
 # The module of a file, for cycles: its name without the suffix, but for
 # files that share a private header with another module.
-MODULE_OF = {"fence_ipc.cpp": "fence", "fence_reclaim.cpp": "fence"}
+MODULE_OF = {"fence_ipc.cpp": "fence", "fence_reclaim.cpp": "fence", "fence_pool.cpp": "fence",
+             "fence_release.cpp": "fence"}
 
 # Functions longer than MAX_LINES that are known and being split: (file,
 # function, why). Each must still be too long (so the list cannot go stale).

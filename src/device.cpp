@@ -6,6 +6,7 @@
 #include "driver.hpp"
 #include "error.hpp"
 #include "evx/device.h"
+#include "fence.hpp"
 #include "handle.hpp"
 #include "reclaim.hpp"
 #include "scope.hpp"
@@ -82,7 +83,11 @@ EVX_API evx_status_t evx_device_trim(int device) {
     retire_rescan(r);
     const evx_status_t others = cache_trim_others(r, device);
     timers_trim(r, device);
-    return cache_trim(r, fn, device, others);
+    // Fences' idle pinned pages: the one part of a trim that may wait for
+    // the device's queued work (the driver's free does).
+    const evx_status_t fences = fence_memory_trim(fn, device);
+    const evx_status_t events = cache_trim(r, fn, device, others);
+    return events ? events : fences;
 }
 
 }  // extern "C"

@@ -344,24 +344,25 @@ void unclaim_value(Fence *f, uint64_t value, uint64_t prev) {
                                 __ATOMIC_RELAXED);
 }
 
+// Never a driver free: cuMemFreeHost and cuMemHostUnregister wait for the
+// device's queued work, and a destroy must not (fence_pool.cpp).
 evx_status_t fence_free(ThreadRecord *, void *obj) {
     Fence *f = static_cast<Fence *>(obj);
-    CUresult res = CUDA_SUCCESS;
     const bool used = f->used.load(std::memory_order_acquire);
     const bool ipc = f->flags & EVX_FENCE_INTERPROCESS;
     if (ipc) {
-        res = fence_ipc_release(f);
+        fence_ipc_release(f);
     } else if (!used) {
         // Never on a stream: no GPU operation can touch it any more.
-        res = cu().cuMemFreeHost(f->word);
+        fence_word_put(f->device, f->word);
     }
     // A used word goes to the reclaimer: queued operations may still reach
-    // it; it is freed once they ran.
+    // it; it goes back to the pool once they ran.
     if (used) fence_defer_free(f, ipc ? f->map : static_cast<void *>(f->word), ipc);
     fence_track_free(f);
     delete[] f->dptrs;
     delete f;
-    return res;
+    return 0;
 }
 
 const FreeHookEntry kFenceFree(kFence, fence_free);
@@ -722,24 +723,8 @@ EVX_API evx_status_t evx_device_create_fence(int device, uint64_t initial_value,
         if (!st && (flags & EVX_FENCE_INTERPROCESS)) {
             st = fence_ipc_create(fn, f, initial_value);
         } else if (!st) {
-            void *p = nullptr;
-            CUresult res = cu().cuMemHostAlloc(&p, sizeof(FenceWord),
-                                               CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
-            if (res != CUDA_SUCCESS) {
-                st = driver_failed(res, fn, "cuMemHostAlloc", "%zu bytes for a fence of device %d",
-                                   sizeof(FenceWord), device);
-            } else {
-                f->word = static_cast<FenceWord *>(p);
-                std::memset(f->word, 0, sizeof(FenceWord));
-                f->word->value = f->last_local = initial_value;
-                res = cu().cuMemHostGetDevicePointer(&f->dptr, p, 0);
-                if (res != CUDA_SUCCESS) {
-                    st = driver_failed(res, fn, "cuMemHostGetDevicePointer",
-                                       "the fence's pinned memory, device %d", device);
-                    cu().cuMemFreeHost(p);
-                    f->word = nullptr;
-                }
-            }
+            st = fence_word_get(fn, device, &f->word, &f->dptr);
+            if (!st) f->word->value = f->last_local = initial_value;
         }
     }
     if (st) {

@@ -144,7 +144,8 @@ void fence_track_lane(Fence *f, const void *notifier, CUstream lane);
 void fence_track(Fence *f, const void *stream, const Stream *s);
 // At free, for a fence whose memory the GPU may still reach: hands the
 // memory (`mem`: the word, or an IPC fence's registered page) to the
-// reclaimer, which frees it once every tracked stream ran what it queued.
+// reclaimer, which gives the word back to the pool (the page to the
+// releasing thread) once every tracked stream ran what it queued.
 void fence_defer_free(Fence *f, void *mem, bool ipc);
 // At free, for every fence: frees the tracking entries beyond the first
 // Fence::kTrack.
@@ -156,6 +157,33 @@ void fence_stream_gone(const Stream *s);
 // Marks the streams of fences freed since, and frees the memory of those
 // whose marks completed; never blocks on the GPU. Called by fence calls.
 void fence_reclaim_step();
+
+// --- fence_pool.cpp: the pinned words of plain fences, a pool per device
+// of words carved from pinned pages; no call here waits for the device,
+// but fence_memory_trim().
+
+// A word for a new fence of `device` (its context current): zeroed, with
+// its device address; a new page when none is free.
+evx_status_t fence_word_get(const char *fn, int device, FenceWord **word, CUdeviceptr *dptr);
+// Gives a word back to the pool: no queued work may reach it any more.
+void fence_word_put(int device, FenceWord *word);
+// evx_device_trim(): reclaims what completed, frees the pages of the pool
+// whose words are all free and retries the releases the driver refused;
+// these driver calls wait for the device's queued work. 0, or the first
+// refusal (the memory is kept; a later trim tries again).
+evx_status_t fence_memory_trim(const char *fn, int device);
+
+// --- fence_release.cpp: pinned memory released by a thread of evx, as the
+// driver's release waits for the device's queued work
+
+// Hands memory the GPU is done with to the releasing thread: an IPC page
+// (registered: unregistered and unmapped) or a pool page (cuMemFreeHost).
+void fence_release_later(int device, void *mem, bool registered);
+// Releases handed over and not done yet; those the driver refused.
+void fence_release_counts(uint64_t *pending, uint64_t *kept);
+// Tries the refused releases of `device` again, now: the first refusal
+// (*what: the driver call), or CUDA_SUCCESS.
+CUresult fence_release_retry(int device, const char **what);
 
 // --- fence_ipc.cpp: the shared mapping of an EVX_FENCE_INTERPROCESS fence
 
@@ -169,12 +197,8 @@ evx_status_t fence_ipc_open(const char *fn, Fence *f, const unsigned char *handl
 // The handle bytes of an IPC fence.
 void fence_ipc_handle(const Fence *f, unsigned char *out, size_t size);
 // At free: unlinks the name (the maker), closes the descriptor, and unless
-// the GPU may still touch it, unregisters and unmaps it;
-// cuMemHostUnregister's status.
-CUresult fence_ipc_release(Fence *f);
-// Unregisters (the device's context current) and unmaps a page the GPU is
-// done with.
-CUresult fence_ipc_unmap(int device, void *map);
+// the GPU may still touch it, hands the page to fence_release_later().
+void fence_ipc_release(Fence *f);
 // Opens a fence page given by a descriptor (evx_device_import_fence_fd):
 // checks it, keeps its own duplicate, maps and registers it.
 evx_status_t fence_ipc_import(const char *fn, Fence *f, int fd);

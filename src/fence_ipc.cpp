@@ -189,7 +189,10 @@ evx_status_t register_page(const char *fn, Fence *f) {
                              f->name, f->device);
     res = cu().cuMemHostGetDevicePointer(&f->dptr, f->map, 0);
     if (res != CUDA_SUCCESS) {
-        cu().cuMemHostUnregister(f->map);
+        // Unregistered (and unmapped) by evx's releasing thread: the
+        // driver's unregister would wait for the device here.
+        fence_release_later(f->device, f->map, true);
+        f->map = nullptr;
         return driver_failed(res, fn, "cuMemHostGetDevicePointer",
                              "the shared page of fence %s, device %d", f->name, f->device);
     }
@@ -441,27 +444,14 @@ void fence_ipc_handle(const Fence *f, unsigned char *out, size_t size) {
     std::memcpy(out + 24, &f->nonce, 8);
 }
 
-CUresult fence_ipc_release(Fence *f) {
+void fence_ipc_release(Fence *f) {
     if (!f->opened && f->named) shm_unlink(f->name);
     forget(f);
     close(f->fd);  // the handle's /proc path opens no more
     f->fd = -1;
-    // Used: the GPU may reach it; the reclaimer unmaps it later.
-    if (f->used.load(std::memory_order_acquire)) return CUDA_SUCCESS;
-    return fence_ipc_unmap(f->device, f->map);
-}
-
-CUresult fence_ipc_unmap(int device, void *map) {
-    CUresult res;
-    {
-        ContextGuard guard;
-        guard.enter(nullptr, device);  // unregister all the same on failure
-        res = cu().cuMemHostUnregister(map);
-    }
-    // Refused: the page stays registered (the driver drops it at exit) and
-    // mapped, so that the driver never holds a page the process unmapped.
-    if (res == CUDA_SUCCESS) munmap(map, kPage);
-    return res;
+    // Used: the GPU may reach it; the reclaimer hands it over later. The
+    // driver's unregister waits for the device: a thread of evx makes it.
+    if (!f->used.load(std::memory_order_acquire)) fence_release_later(f->device, f->map, true);
 }
 
 evx_status_t fence_ipc_export_fd(const char *fn, const Fence *f, int *out) {

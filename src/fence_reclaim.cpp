@@ -7,7 +7,9 @@
 // freed its memory goes to a list here; the next fence call marks each
 // tracked stream that is still live with an event recorded after what it
 // queued, and a later call frees the memory once every mark completed.
-// Nothing here waits for the GPU: destroy never blocks.
+// Nothing here waits for the GPU: destroy never blocks. A word goes back to
+// the pool (fence_pool.cpp), a page to the releasing thread
+// (fence_release.cpp): the driver's own release would wait.
 //
 // The marks are made at a later fence call rather than by the free itself,
 // because a free may run inside another call's release of its hazards
@@ -195,10 +197,12 @@ void drop_deferred(Deferred &d, bool free_mem) {
         m.gone = 0;
     }
     if (!free_mem) return;
+    // Never a driver free here: cuMemFreeHost and cuMemHostUnregister wait
+    // for the device's queued work, and this runs in calls that must not.
     if (d.ipc)
-        fence_ipc_unmap(d.device, d.mem);
+        fence_release_later(d.device, d.mem, true);
     else
-        cu().cuMemFreeHost(d.mem);
+        fence_word_put(d.device, static_cast<FenceWord *>(d.mem));
 }
 
 // Gone records no fence needs any more; under g_mu.
@@ -420,8 +424,12 @@ extern "C" {
 
 EVX_API evx_status_t evx_fence_reclaim(uint64_t *pending, uint64_t *kept) {
     if (g_count.load(std::memory_order_relaxed) != 0) step(true);
-    if (pending) *pending = g_count.load(std::memory_order_relaxed);
-    if (kept) *kept = g_kept.load(std::memory_order_relaxed);
+    // Pages handed to the releasing thread are pending until it released
+    // them; those the driver refused are kept until a trim.
+    uint64_t releasing = 0, refused = 0;
+    fence_release_counts(&releasing, &refused);
+    if (pending) *pending = g_count.load(std::memory_order_relaxed) + releasing;
+    if (kept) *kept = g_kept.load(std::memory_order_relaxed) + refused;
     return EVX_SUCCESS;
 }
 

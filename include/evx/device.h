@@ -153,6 +153,16 @@ EVX_API evx_status_t evx_device_stream_priority_range(int device, int *least,
  * driver frees it once that work completes. Only needed to give memory
  * back.
  *
+ * It also frees the pinned pages of the device's pool of fence words
+ * whose words are all free (see evx/fence.h), after giving back the words
+ * of destroyed fences whose work has run, and releases again the fence
+ * memory the driver refused to release before. The driver's
+ * `cuMemFreeHost` and `cuMemHostUnregister` wait until the work queued on
+ * the context has completed: **this call may wait for the device's queued
+ * work** when it has such memory to free (behind a queued wait for a
+ * value nothing will signal, for good); it is the one evx call that frees
+ * pinned memory. With nothing to free it does not wait.
+ *
  * Other threads' kept events are reached through a barrier on every
  * thread of the process (membarrier(2), else a page-protection change);
  * where the system offers neither, only the calling thread's are
@@ -163,7 +173,9 @@ EVX_API evx_status_t evx_device_stream_priority_range(int device, int *least,
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_DEVICE; a driver-loading
  *         status; a status from the driver (its context calls, or the first
  *         `cuEventDestroy` it refused: the other kept events are destroyed
- *         all the same, and none is kept).
+ *         all the same, and none is kept; else the first `cuMemFreeHost` or
+ *         `cuMemHostUnregister` of fence memory it refused: that memory is
+ *         kept, and a later trim tries again).
  *
  * Thread-safe. An event create or destroy (or a timer's or timeline's) on
  * another thread may wait while this call destroys what that thread keeps.

@@ -61,14 +61,20 @@ EVX_BEGIN_DECLS
  * them (as the driver keeps a destroyed event for work that still needs
  * it): a queued wait whose value nobody can signal any more blocks its
  * stream for good, as it would have with the fence alive. The counter of
- * a fence that was never used on a stream is freed at once; that of one
- * that was is freed once the streams that queued work on it have run it:
- * evx records an event on each of them (however many) and a later fence
- * call frees the memory when they completed. Destroy never waits. What
- * evx cannot follow is kept for the life of the process and counted
- * (evx_fence_reclaim()): a fence used on a per-thread default stream, or
- * one for which the driver refused such an event. No evx call ever
- * touches freed memory.
+ * a fence that was never used on a stream is given back at once; that of
+ * one that was, once the streams that queued work on it have run it: evx
+ * records an event on each of them (however many) and a later fence call
+ * gives the memory back when they completed. Given back means: a plain
+ * fence's word returns to evx's pool of pinned words of its device, for
+ * the next fence; an interprocess fence's page is unregistered and unmapped
+ * by a thread of evx. No fence call waits for the device: the driver's
+ * `cuMemFreeHost` and `cuMemHostUnregister` wait until all the work queued
+ * on the context has completed, so evx makes them only on that thread and
+ * in evx_device_trim(), which frees the pool's pages whose words are all
+ * free and may wait. What evx cannot follow is kept for the life of the
+ * process and counted (evx_fence_reclaim()): a fence used on a per-thread
+ * default stream, or one for which the driver refused such an event. No
+ * evx call ever touches freed memory.
  *
  * No context needs to be current: evx makes the device's primary context
  * current around the driver calls and leaves the caller's as it was.
@@ -145,10 +151,11 @@ EVX_API evx_status_t evx_device_create_fence(int device, uint64_t initial_value,
  * the group's text).
  *
  * @param fence the fence.
+ * Never waits for the device, and makes no driver call that frees memory
+ * (see the group's text).
+ *
  * @return ::EVX_SUCCESS; ::EVX_ERROR_INVALID_HANDLE if @p fence is not a
- *         live fence (a second destroy included); a status from the driver
- *         if it refused to free the fence's memory (the handle is dead all
- *         the same).
+ *         live fence (a second destroy included).
  *
  * Thread-safe.
  */
@@ -367,18 +374,26 @@ EVX_API evx_status_t evx_fence_export_fd(evx_fence_t fence, int *fd_out);
 EVX_API evx_status_t evx_device_import_fence_fd(int device, int fd, evx_fence_t *out);
 
 /**
- * @brief Frees the memory of destroyed fences whose queued operations
- * have all run, and counts what is left.
+ * @brief Gives back the memory of destroyed fences whose queued
+ * operations have all run, and counts what is left.
  *
- * Fence calls do the same on the way (never waiting for the GPU); this
- * call lets a program (or a leak check) see the state.
+ * Fence calls do the same on the way; none of them, this one included,
+ * waits for the GPU. A plain fence's word goes back to evx's pool (whose
+ * pages evx_device_trim() frees), an interprocess fence's page to evx's
+ * releasing thread. This call lets a program (or a leak check) see the
+ * state.
  *
  * @param[out] pending receives how many destroyed fences' memory still
  *        waits for operations queued on it (a queued wait for a value that
- *        never comes keeps its fence's memory here for good); may be NULL.
+ *        never comes keeps its fence's memory here for good), plus the
+ *        interprocess pages evx's thread has not unregistered yet (the
+ *        driver's unregister waits for the context's queued work); may be
+ *        NULL.
  * @param[out] kept receives how many destroyed fences' memory is kept for
  *        the life of the process because evx could not follow the
- *        operations queued on it (see the group's text); may be NULL.
+ *        operations queued on it (see the group's text), plus the pages
+ *        whose release the driver refused, kept until an evx_device_trim()
+ *        of their device releases them; may be NULL.
  * @return ::EVX_SUCCESS.
  *
  * Thread-safe.

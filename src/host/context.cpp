@@ -123,6 +123,16 @@ Context *context_from_handle(CUcontext c) {
     return nullptr;  // unknown, or destroyed
 }
 
+std::vector<Context *> live_contexts() {
+    Global &g = global();
+    std::vector<Context *> out;
+    for (int i = 0; i < g.device_count; i++)
+        if (g.contexts[i].active.load(std::memory_order_acquire)) out.push_back(&g.contexts[i]);
+    std::lock_guard<std::mutex> lk(g.created_mu);
+    out.insert(out.end(), g.created.begin(), g.created.end());
+    return out;
+}
+
 long long created_context_count() {
     Global &g = global();
     std::lock_guard<std::mutex> lk(g.created_mu);

@@ -16,11 +16,19 @@
 // anyone, another process through a shared mapping included, with no call
 // the emulation could hook. The conditions are the driver's: GEQ is the
 // cyclic (int64_t)(*addr - value) >= 0.
+//
+// cuMemFreeHost and cuMemHostUnregister wait, as the driver's do (an H200,
+// driver 580: both returned only once a host function that held a stream
+// of the context had returned), until the work queued so far on every
+// stream of the memory's context has completed; of every live context for
+// portable memory, which every context maps (docs/host-emulation.md says
+// why). cuMemHostAlloc and cuMemHostRegister never wait.
 #include <ctime>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "api.hpp"
 #include "state.hpp"
@@ -32,6 +40,8 @@ namespace {
 struct Range {
     std::size_t bytes;
     bool allocated;  // cuMemHostAlloc (else cuMemHostRegister)
+    Context *ctx;    // current when it was allocated or registered
+    bool portable;   // mapped in every context
 };
 
 struct Memory {
@@ -88,6 +98,43 @@ CUresult check_word(CUdeviceptr addr) {
                                                                : CUDA_ERROR_INVALID_VALUE;
 }
 
+// Waits until the work queued so far that may reach a range has completed
+// (the caller holds no lock): that of every stream of its context, or of
+// every live context for portable memory.
+void wait_for_users(Context *ctx, bool portable) {
+    std::vector<Dep> points;
+    if (portable) {
+        for (Context *c : live_contexts()) {
+            std::vector<Dep> p = pending_points(c, true);
+            points.insert(points.end(), p.begin(), p.end());
+        }
+    } else {
+        points = pending_points(ctx, true);
+    }
+    for (const Dep &d : points) wait_reached(d);
+}
+
+// Frees or unregisters the range at p (allocated: which kind it must be)
+// once the work that may reach it has completed; `missing` when p starts
+// no such range.
+CUresult drop_range(void *p, bool allocated, CUresult missing) {
+    Memory &m = memory();
+    const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(p);
+    Range r{};
+    {
+        std::lock_guard<std::mutex> lk(m.mu);
+        auto it = m.ranges.find(a);
+        if (it == m.ranges.end() || it->second.allocated != allocated) return missing;
+        r = it->second;
+    }
+    wait_for_users(r.ctx, r.portable);
+    std::lock_guard<std::mutex> lk(m.mu);
+    auto it = m.ranges.find(a);  // a racing free took it meanwhile
+    if (it == m.ranges.end() || it->second.allocated != allocated) return missing;
+    m.ranges.erase(it);
+    return CUDA_SUCCESS;
+}
+
 CUresult queue_memop(CUstream h, Item::Kind kind, CUdeviceptr addr, cuuint64_t value,
                      unsigned flags, bool ptsz) {
     std::shared_ptr<Stream> s;
@@ -141,7 +188,8 @@ void run_wait_value(const Item &it) {
 CUresult mem_host_alloc(void **pp, std::size_t bytes, unsigned flags) {
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
     CUresult r = CUDA_SUCCESS;
-    if (!require_context(&r)) return r;
+    Context *ctx = require_context(&r);
+    if (!ctx) return r;
     if (!pp || bytes == 0 || (flags & ~kAllocFlags) != 0) return CUDA_ERROR_INVALID_VALUE;
     if ((r = capture_alloc_call()) != CUDA_SUCCESS) return r;
     const std::size_t rounded = (bytes + 4095) & ~static_cast<std::size_t>(4095);
@@ -151,7 +199,8 @@ CUresult mem_host_alloc(void **pp, std::size_t bytes, unsigned flags) {
     Memory &m = memory();
     {
         std::lock_guard<std::mutex> lk(m.mu);
-        m.ranges.emplace(reinterpret_cast<std::uintptr_t>(p), Range{bytes, true});
+        m.ranges.emplace(reinterpret_cast<std::uintptr_t>(p),
+                         Range{bytes, true, ctx, (flags & CU_MEMHOSTALLOC_PORTABLE) != 0});
     }
     *pp = p;
     return CUDA_SUCCESS;
@@ -159,15 +208,9 @@ CUresult mem_host_alloc(void **pp, std::size_t bytes, unsigned flags) {
 
 CUresult mem_free_host(void *p) {
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-    Memory &m = memory();
-    {
-        std::lock_guard<std::mutex> lk(m.mu);
-        auto it = m.ranges.find(reinterpret_cast<std::uintptr_t>(p));
-        if (it == m.ranges.end() || !it->second.allocated) return CUDA_ERROR_INVALID_VALUE;
-        m.ranges.erase(it);
-    }
-    std::free(p);
-    return CUDA_SUCCESS;
+    const CUresult r = drop_range(p, true, CUDA_ERROR_INVALID_VALUE);
+    if (r == CUDA_SUCCESS) std::free(p);
+    return r;
 }
 
 CUresult mem_host_get_device_pointer(CUdeviceptr *dptr, void *p, unsigned flags) {
@@ -185,24 +228,20 @@ CUresult mem_host_get_device_pointer(CUdeviceptr *dptr, void *p, unsigned flags)
 CUresult mem_host_register(void *p, std::size_t bytes, unsigned flags) {
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
     CUresult r = CUDA_SUCCESS;
-    if (!require_context(&r)) return r;
+    Context *ctx = require_context(&r);
+    if (!ctx) return r;
     if (!p || bytes == 0 || (flags & ~kRegisterFlags) != 0) return CUDA_ERROR_INVALID_VALUE;
     Memory &m = memory();
     std::lock_guard<std::mutex> lk(m.mu);
     const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(p);
     if (overlaps(m, a, bytes)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
-    m.ranges.emplace(a, Range{bytes, false});
+    m.ranges.emplace(a, Range{bytes, false, ctx, (flags & CU_MEMHOSTREGISTER_PORTABLE) != 0});
     return CUDA_SUCCESS;
 }
 
 CUresult mem_host_unregister(void *p) {
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-    Memory &m = memory();
-    std::lock_guard<std::mutex> lk(m.mu);
-    auto it = m.ranges.find(reinterpret_cast<std::uintptr_t>(p));
-    if (it == m.ranges.end() || it->second.allocated) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
-    m.ranges.erase(it);
-    return CUDA_SUCCESS;
+    return drop_range(p, false, CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
 }
 
 CUresult stream_write_value64(CUstream h, CUdeviceptr addr, cuuint64_t value, unsigned flags,

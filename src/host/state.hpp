@@ -270,6 +270,9 @@ bool valid_device(CUdevice d);
 // first use; released when the thread exits or the context is reset).
 std::shared_ptr<Stream> per_thread_stream(Context *ctx);
 CUresult context_synchronize(Context *ctx);
+// Every active context: the primary contexts retained, and those made by
+// cuCtxCreate and not destroyed (memops.cpp: a free of portable memory).
+std::vector<Context *> live_contexts();
 // Live contexts made by cuCtxCreate (debug.cpp counts them).
 long long created_context_count();
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hostdebug.h"
 #include "util.h"
 
 /* Per-case limit: a case that has not finished by then is reported and the
@@ -277,12 +278,29 @@ static void t_teardown_live_counts(void)
     EXPECTF(pending == 0 && kept == 0,
             "destroyed fences' memory: %llu pending, %llu kept (evx_fence_reclaim)",
             (unsigned long long)pending, (unsigned long long)kept);
+    /* the pages of evx's fence word pools are freed by a trim, on either
+     * driver (compute-sanitizer's leak check runs on the GPU) */
+    {
+        int n = 0, d;
+        if (EXPECT_OK(evx_device_count(&n)))
+            for (d = 0; d < n; d++)
+                EXPECT_OK(evx_device_trim(d));
+    }
     if (!counting) {
         conf_skip("the driver is not the host emulation: its live driver "
                   "objects cannot be counted");
         return;
     }
-    live_expect_back(&suite_start, "after every case");
+    if (live_expect_back(&suite_start, "after every case")) {
+        /* pinned ranges: fence pages and words, all given back */
+        const host_debug *h = host_debug_get();
+        evx_host_live now;
+        h->get_live(&now);
+        EXPECTF(now.pinned == suite_start.pinned,
+                "pinned host ranges %lld, before the first case %lld (fence word pools "
+                "and interprocess fence pages not freed)",
+                now.pinned, suite_start.pinned);
+    }
 }
 
 static const conf_case teardown_case = {"teardown.live_counts_back",

@@ -1034,6 +1034,16 @@ evx_device_trim = Prototype(
     work is still pending is destroyed too: the driver frees it once that work
     completes. Only needed to give memory back.
 
+    It also frees the pinned pages of the device's pool of fence words whose
+    words are all free (see evx/fence.h), after giving back the words of
+    destroyed fences whose work has run, and releases again the fence memory
+    the driver refused to release before. The driver's `cuMemFreeHost` and
+    `cuMemHostUnregister` wait until the work queued on the context has
+    completed: **this call may wait for the device's queued work** when it has
+    such memory to free (behind a queued wait for a value nothing will signal,
+    for good); it is the one evx call that frees pinned memory. With nothing
+    to free it does not wait.
+
     Other threads' kept events are reached through a barrier on every thread
     of the process (membarrier(2), else a page-protection change); where the
     system offers neither, only the calling thread's are destroyed, and those
@@ -1044,7 +1054,8 @@ evx_device_trim = Prototype(
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_DEVICE; a driver-loading status; a
     status from the driver (its context calls, or the first `cuEventDestroy`
     it refused: the other kept events are destroyed all the same, and none is
-    kept).
+    kept; else the first `cuMemFreeHost` or `cuMemHostUnregister` of fence
+    memory it refused: that memory is kept, and a later trim tries again).
 
     Thread-safe. An event create or destroy (or a timer's or timeline's) on
     another thread may wait while this call destroys what that thread keeps.
@@ -1548,11 +1559,11 @@ evx_fence_destroy = Prototype(
 
     Ends a fence's handle. Work already queued on it still runs (see the group's text).
 
-    fence: the fence.
+    fence: the fence. Never waits for the device, and makes no driver call
+    that frees memory (see the group's text).
 
     Returns: EVX_SUCCESS; EVX_ERROR_INVALID_HANDLE if fence is not a live
-    fence (a second destroy included); a status from the driver if it refused
-    to free the fence's memory (the handle is dead all the same).
+    fence (a second destroy included).
 
     Thread-safe.
     """)
@@ -1639,25 +1650,31 @@ evx_fence_get_value = Prototype(
     """)
 
 # evx_status_t evx_fence_reclaim(uint64_t *pending, uint64_t *kept)
-#   Frees the memory of destroyed fences whose queued operations have all run,
-#   and counts what is left.
+#   Gives back the memory of destroyed fences whose queued operations have all
+#   run, and counts what is left.
 evx_fence_reclaim = Prototype(
     "evx_fence_reclaim", evx_status_t,
     (("pending", _ct.POINTER(_ct.c_uint64)), ("kept", _ct.POINTER(_ct.c_uint64)),),
     """evx_status_t evx_fence_reclaim(uint64_t *pending, uint64_t *kept)
 
-    Frees the memory of destroyed fences whose queued operations have all run, and counts what is left.
+    Gives back the memory of destroyed fences whose queued operations have all run, and counts what is left.
 
-    Fence calls do the same on the way (never waiting for the GPU); this call
-    lets a program (or a leak check) see the state.
+    Fence calls do the same on the way; none of them, this one included, waits
+    for the GPU. A plain fence's word goes back to evx's pool (whose pages
+    evx_device_trim() frees), an interprocess fence's page to evx's releasing
+    thread. This call lets a program (or a leak check) see the state.
 
     pending [out]: receives how many destroyed fences' memory still waits for
     operations queued on it (a queued wait for a value that never comes keeps
-    its fence's memory here for good); may be NULL.
+    its fence's memory here for good), plus the interprocess pages evx's
+    thread has not unregistered yet (the driver's unregister waits for the
+    context's queued work); may be NULL.
 
     kept [out]: receives how many destroyed fences' memory is kept for the
     life of the process because evx could not follow the operations queued on
-    it (see the group's text); may be NULL.
+    it (see the group's text), plus the pages whose release the driver
+    refused, kept until an evx_device_trim() of their device releases them;
+    may be NULL.
 
     Returns: EVX_SUCCESS.
 

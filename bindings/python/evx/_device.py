@@ -204,5 +204,9 @@ class Device(_core.DeviceCore):
         return _kinds["import_fence_fd"](self._id, fd)
 
     def trim(self):
-        """Releases the idle driver events evx keeps for reuse on this device."""
+        """Releases the idle driver events evx keeps for reuse on this
+        device, and the pinned pages of its pool of fence words whose words
+        are all free. May wait for the device's queued work when it frees
+        such a page (the driver's ``cuMemFreeHost`` does); the GIL is
+        released meanwhile."""
         check(capi.evx_device_trim(self._id), "Device.trim")
