@@ -303,11 +303,11 @@ enum PlainClaim { kClaimed, kNotAbove, kNotPlain };
 // (*prev: the `last` the value is not above), or kNotPlain when this thread
 // is not the claimer (claim_value() then).
 inline PlainClaim plain_claim(Fence *f, uint64_t value, const void *me, uint64_t *prev) {
-    if (__builtin_expect(f->claimer.load(std::memory_order_relaxed) != me, 0)) return kNotPlain;
+    if (__builtin_expect(!word_is(f->claimer, me), 0)) return kNotPlain;
     f->claiming.store(1, std::memory_order_relaxed);
     std::atomic_signal_fence(std::memory_order_seq_cst);
     PlainClaim c = kNotPlain;
-    if (__builtin_expect(f->claimer.load(std::memory_order_relaxed) == me, 1)) {
+    if (__builtin_expect(word_is(f->claimer, me), 1)) {
         const uint64_t last = __atomic_load_n(&f->last_local, __ATOMIC_RELAXED);
         *prev = last;
         c = kNotAbove;
@@ -448,7 +448,7 @@ evx_status_t check_flush(const char *fn, int device) {
 // the tracking entry) happens before this call, and so before the free of
 // the fence, which comes after this call's hazard is released.
 inline bool is_fast(const Fence *f, const void *stream) {
-    return __builtin_expect(f->fast[0].load(std::memory_order_acquire) == stream, 1) ||
+    return __builtin_expect(word_is(f->fast[0], static_cast<const void *>(stream)), 1) ||
            f->fast[1].load(std::memory_order_acquire) == stream;
 }
 
@@ -477,33 +477,25 @@ evx_status_t prepare_stream(const char *fn, evx_fence_t fence, evx_stream_t stre
     return 0;
 }
 
-// What only the failure path of a queued operation needs after the driver
-// call (the fence and stream it finds in the slots the call holds):
-// in_frame() makes the compiler store it in the frame before the call and
-// read it back from there, rather than keep it in a register saved and
-// restored around the whole call.
-template <class T>
-inline void in_frame(T &v) {
-    asm volatile("" : "+m"(v));
-}
-
-// A signal the driver refused (prev: the `last` its claim replaced): the
-// claim given back, and the message. The fence and stream are those the
-// call on r holds (held_slot(): the fence first).
-evx_status_t signal_failed(const ThreadRecord *r, const char *fn, uint64_t value, uint64_t prev,
-                           CUresult res) __attribute__((cold, noinline));
-evx_status_t signal_failed(const ThreadRecord *r, const char *fn, uint64_t value, uint64_t prev,
-                           CUresult res) {
+// A signal the driver refused: the claim given back, and the message. The
+// fence and stream are those the call on r holds (held_slot(): the fence
+// first), the value and the `last` its claim replaced those it kept in r
+// (ThreadRecord::keep).
+evx_status_t signal_failed(const ThreadRecord *r, const char *fn, CUresult res)
+    __attribute__((cold, noinline));
+evx_status_t signal_failed(const ThreadRecord *r, const char *fn, CUresult res) {
+    const uint64_t value = r->keep[0], prev = r->keep[1];
     const Slot *sf = held_slot(r, 0), *ss = held_slot(r, 1);
     unclaim_value(static_cast<Fence *>(sf->obj), value, prev);
     return memop_failed(fn, held_handle_as<evx_fence_t>(sf), held_handle_as<evx_stream_t>(ss),
                         static_cast<const Stream *>(ss->obj), value, res, true);
 }
 
-// A wait the driver refused (as above).
-evx_status_t wait_failed(const ThreadRecord *r, const char *fn, uint64_t value, CUresult res)
+// A wait the driver refused (as above; the value the call kept in r).
+evx_status_t wait_failed(const ThreadRecord *r, const char *fn, CUresult res)
     __attribute__((cold, noinline));
-evx_status_t wait_failed(const ThreadRecord *r, const char *fn, uint64_t value, CUresult res) {
+evx_status_t wait_failed(const ThreadRecord *r, const char *fn, CUresult res) {
+    const uint64_t value = r->keep[0];
     const Slot *sf = held_slot(r, 0), *ss = held_slot(r, 1);
     return memop_failed(fn, held_handle_as<evx_fence_t>(sf), held_handle_as<evx_stream_t>(ss),
                         static_cast<const Stream *>(ss->obj), value, res, false);
@@ -569,75 +561,102 @@ inline evx_status_t lookup_queued(HandleScope &scope, const char *fn, evx_fence_
     return 0;
 }
 
-// The first call of a thread (no record yet), out of the hot paths: so
-// that no value of theirs lives across attach_thread(), and what only a
-// failure needs after the driver call can stay in the frame (in_frame()).
-// Each attaches the record and makes the call again.
+// The first call of a thread (no record yet), or any call of a thread
+// without light hazards, out of the hot paths: so that no value of theirs
+// lives across attach_thread(). Each attaches the record if need be and
+// runs the call's body again with t_record (kHot false).
 evx_status_t wait_unattached(const char *fn, evx_stream_t stream, evx_fence_t fence,
                              uint64_t value, unsigned flags) __attribute__((cold, noinline));
 evx_status_t signal_unattached(evx_fence_t fence, evx_stream_t stream, uint64_t value)
     __attribute__((cold, noinline));
 
+// What wait_fence() does with both handles held (by the call on r): the
+// value waits in r (ThreadRecord::keep) for the failure path, so that the
+// call needs no frame.
+inline __attribute__((always_inline)) evx_status_t wait_held(const char *fn, ThreadRecord *r,
+                                                             evx_fence_t fence,
+                                                             evx_stream_t stream, Fence *f,
+                                                             const Stream *s, uint64_t value,
+                                                             unsigned flags) noexcept {
+    if (__builtin_expect(flags != 0, 0) || !is_fast(f, stream))
+        return wait_general(fn, fence, stream, f, s, value, flags);
+    r->keep[0] = value;
+    const CUresult res = wait_value(s, f->dptr, value, 0);
+    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return driver_success(res);
+    return wait_failed(r, fn, res);
+}
+
 // Both waits: flags is 0 or CU_STREAM_WAIT_VALUE_FLUSH. Inlined into each,
 // so that the plain wait's flags are a constant. A fast stream and no
 // flags (the usual wait): the driver call and nothing more.
+// kHot: as signal_fence()'s.
+template <bool kHot = true>
 inline __attribute__((always_inline)) evx_status_t wait_fence(const char *fn,
                                                               evx_stream_t stream,
                                                               evx_fence_t fence, uint64_t value,
                                                               unsigned flags) noexcept {
-    if (__builtin_expect(t_record == nullptr, 0))
+    ThreadRecord *r = kHot ? light_record() : t_record;
+    if (__builtin_expect(r == nullptr, 0))
         return wait_unattached(fn, stream, fence, value, flags);
-    HandleScope scope;
+    HandleScope scope(r);
     Fence *f;
     const Stream *s;
     const evx_status_t st = lookup_queued(scope, fn, fence, stream, &f, &s);
-    if (st) return st;
-    if (__builtin_expect(flags != 0, 0) || !is_fast(f, stream))
-        return wait_general(fn, fence, stream, f, s, value, flags);
-    uint64_t kept = value;  // a copy: the call takes value from its register
-    in_frame(kept);
-    const CUresult res = wait_value(s, f->dptr, value, 0);
-    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return driver_success(res);
-    return wait_failed(scope.record(), fn, kept, res);
+    if (st) return scope.finish(st);
+    return scope.finish(wait_held(fn, r, fence, stream, f, s, value, flags));
 }
 
 // The body of evx_fence_signal(). A fence's fast stream, and this thread
 // its claimer (the usual signal): the plain claim, the driver call and
 // nothing more.
+// What signal_fence() does with both handles held (by the call on r).
+inline __attribute__((always_inline)) evx_status_t signal_held(const char *fn, ThreadRecord *r,
+                                                               evx_fence_t fence,
+                                                               evx_stream_t stream, Fence *f,
+                                                               const Stream *s,
+                                                               uint64_t value) noexcept {
+    if (!is_fast(f, stream)) return signal_general(fn, fence, stream, f, s, value);
+    const PlainClaim c = plain_claim(f, value, r, &r->keep[1]);
+    if (__builtin_expect(c != kClaimed, 0)) {
+        if (c == kNotAbove) return not_above(fn, fence, value, r->keep[1] & ~kQueuedBit);
+        return signal_claimed_by_any(fn, fence, stream, f, s, value, f->dptr);
+    }
+    r->keep[0] = value;
+    const CUresult res = write_value(s, f->dptr, value, 0);
+    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return driver_success(res);
+    return signal_failed(r, fn, res);
+}
+
+// kHot: the public call, which takes the thread's record from t_light (a
+// thread not attached yet, or without light hazards, goes through
+// signal_unattached(), which runs the body with t_record). What the failure
+// path needs after the driver call (the value, the claim it replaced) waits
+// in the thread's record (ThreadRecord::keep), so that the call needs no
+// frame.
+template <bool kHot>
 inline __attribute__((always_inline)) evx_status_t signal_fence(evx_fence_t fence,
                                                                 evx_stream_t stream,
                                                                 uint64_t value) noexcept {
     static const char fn[] = "evx_fence_signal";
-    if (__builtin_expect(t_record == nullptr, 0)) return signal_unattached(fence, stream, value);
-    HandleScope scope;
+    ThreadRecord *r = kHot ? light_record() : t_record;
+    if (__builtin_expect(r == nullptr, 0)) return signal_unattached(fence, stream, value);
+    HandleScope scope(r);
     Fence *f;
     const Stream *s;
     const evx_status_t st = lookup_queued(scope, fn, fence, stream, &f, &s);
-    if (st) return st;
-    if (!is_fast(f, stream)) return signal_general(fn, fence, stream, f, s, value);
-    uint64_t prev;
-    const PlainClaim c = plain_claim(f, value, scope.record(), &prev);
-    if (__builtin_expect(c != kClaimed, 0)) {
-        if (c == kNotAbove) return not_above(fn, fence, value, prev & ~kQueuedBit);
-        return signal_claimed_by_any(fn, fence, stream, f, s, value, f->dptr);
-    }
-    uint64_t kept = value;  // a copy: the call takes value from its register
-    in_frame(kept);
-    in_frame(prev);
-    const CUresult res = write_value(s, f->dptr, value, 0);
-    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return driver_success(res);
-    return signal_failed(scope.record(), fn, kept, prev, res);
+    if (st) return scope.finish(st);
+    return scope.finish(signal_held(fn, r, fence, stream, f, s, value));
 }
 
 evx_status_t wait_unattached(const char *fn, evx_stream_t stream, evx_fence_t fence,
                              uint64_t value, unsigned flags) {
-    if (!attach_thread()) return no_thread_record();
-    return wait_fence(fn, stream, fence, value, flags);
+    if (!self()) return no_thread_record();
+    return wait_fence<false>(fn, stream, fence, value, flags);
 }
 
 evx_status_t signal_unattached(evx_fence_t fence, evx_stream_t stream, uint64_t value) {
-    if (!attach_thread()) return no_thread_record();
-    return signal_fence(fence, stream, value);
+    if (!self()) return no_thread_record();
+    return signal_fence<false>(fence, stream, value);
 }
 
 evx_status_t publish_fence(ThreadRecord *r, const char *fn, Fence *f, evx_fence_t *out) {
@@ -832,7 +851,7 @@ EVX_API evx_status_t evx_fence_signal(evx_fence_t fence, evx_stream_t stream, ui
     // the hot path lives across the cold call.
     if (__builtin_expect(value > EVX_FENCE_MAX_VALUE, 0))
         return value_too_large("evx_fence_signal", value);
-    return signal_fence(fence, stream, value);
+    return signal_fence<true>(fence, stream, value);
 }
 
 EVX_API evx_status_t evx_stream_wait_fence(evx_stream_t stream, evx_fence_t fence, uint64_t value) {

@@ -174,8 +174,8 @@ inline evx_status_t lookup2(ThreadRecord *r, const char *fn, const void *h0,
                             const void *h1, uint32_t want1, const char *role1,
                             Slot **out1) {
     const uint64_t v0 = handle_value(h0), v1 = handle_value(h1);
-    Slot *s0 = slot_of(v0);
-    Slot *s1 = slot_of(v1);
+    Slot *s0 = slot_of_one_of_two(v0);
+    Slot *s1 = slot_of_one_of_two(v1);
     set_hazards<true>(r, v0, v1);
     if (__builtin_expect(!slot_is(s0, v0, want0), 0))
         return bad_handle_held(r, fn, role0, v0, want0);
