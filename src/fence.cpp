@@ -301,7 +301,10 @@ enum PlainClaim { kClaimed, kNotAbove, kNotPlain };
 // thread's record), with plain loads and stores as in claim_value(), which
 // tells the protocol: kClaimed (*prev: the `last` it replaced), kNotAbove
 // (*prev: the `last` the value is not above), or kNotPlain when this thread
-// is not the claimer (claim_value() then).
+// is not the claimer (claim_value() then). A value above
+// EVX_FENCE_MAX_VALUE is not above any `last`: the compare is signed (every
+// `last` without kQueuedBit is below 2^63), so evx_fence_signal() checks
+// the value on this path's refusal only (not_claimed()).
 inline PlainClaim plain_claim(Fence *f, uint64_t value, const void *me, uint64_t *prev) {
     if (__builtin_expect(!word_is(f->claimer, me), 0)) return kNotPlain;
     f->claiming.store(1, std::memory_order_relaxed);
@@ -311,7 +314,9 @@ inline PlainClaim plain_claim(Fence *f, uint64_t value, const void *me, uint64_t
         const uint64_t last = __atomic_load_n(&f->last_local, __ATOMIC_RELAXED);
         *prev = last;
         c = kNotAbove;
-        if (__builtin_expect(value > (last & ~kQueuedBit), 1)) {
+        if (__builtin_expect(static_cast<int64_t>(value) >
+                                 static_cast<int64_t>(last & ~kQueuedBit),
+                             1)) {
             __atomic_store_n(&f->last_local, value | kQueuedBit, __ATOMIC_RELAXED);
             c = kClaimed;
         }
@@ -510,7 +515,8 @@ evx_status_t signal_claimed_by_any(const char *fn, evx_fence_t fence, evx_stream
 evx_status_t signal_claimed_by_any(const char *fn, evx_fence_t fence, evx_stream_t stream,
                                    Fence *f, const Stream *s, uint64_t value, CUdeviceptr a) {
     uint64_t prev = 0;
-    const evx_status_t st = claim_value(fn, fence, f, value, &prev, nullptr);
+    evx_status_t st = check_value(fn, value);  // evx_fence_signal() leaves it to its paths
+    if (!st) st = claim_value(fn, fence, f, value, &prev, nullptr);
     if (st) return st;
     if (s->default_stream)
         return on_default_stream(fn, fence, stream, f, s, a, value, prev, write_value, 0);
@@ -526,7 +532,8 @@ evx_status_t signal_general(const char *fn, evx_fence_t fence, evx_stream_t stre
 evx_status_t signal_general(const char *fn, evx_fence_t fence, evx_stream_t stream, Fence *f,
                             const Stream *s, uint64_t value) {
     CUdeviceptr a;
-    const evx_status_t st = prepare_stream(fn, fence, stream, f, s, &a);
+    evx_status_t st = check_value(fn, value);  // before the stream is tracked
+    if (!st) st = prepare_stream(fn, fence, stream, f, s, &a);
     if (st) return st;
     return signal_claimed_by_any(fn, fence, stream, f, s, value, a);
 }
@@ -609,6 +616,15 @@ inline __attribute__((always_inline)) evx_status_t wait_fence(const char *fn,
 // The body of evx_fence_signal(). A fence's fast stream, and this thread
 // its claimer (the usual signal): the plain claim, the driver call and
 // nothing more.
+// A plain claim's refusal (plain_claim()'s kNotAbove): a value above
+// EVX_FENCE_MAX_VALUE, or one not above `last`.
+evx_status_t not_claimed(const char *fn, const void *h, uint64_t value, uint64_t last)
+    __attribute__((cold, noinline));
+evx_status_t not_claimed(const char *fn, const void *h, uint64_t value, uint64_t last) {
+    if (value > EVX_FENCE_MAX_VALUE) return value_too_large(fn, value);
+    return not_above(fn, h, value, last & ~kQueuedBit);
+}
+
 // What signal_fence() does with both handles held (by the call on r).
 inline __attribute__((always_inline)) evx_status_t signal_held(const char *fn, ThreadRecord *r,
                                                                evx_fence_t fence,
@@ -618,7 +634,7 @@ inline __attribute__((always_inline)) evx_status_t signal_held(const char *fn, T
     if (!is_fast(f, stream)) return signal_general(fn, fence, stream, f, s, value);
     const PlainClaim c = plain_claim(f, value, r, &r->keep[1]);
     if (__builtin_expect(c != kClaimed, 0)) {
-        if (c == kNotAbove) return not_above(fn, fence, value, r->keep[1] & ~kQueuedBit);
+        if (c == kNotAbove) return not_claimed(fn, fence, value, r->keep[1]);
         return signal_claimed_by_any(fn, fence, stream, f, s, value, f->dptr);
     }
     r->keep[0] = value;
@@ -847,10 +863,8 @@ EVX_API evx_status_t evx_fence_destroy(evx_fence_t fence) {
 }
 
 EVX_API evx_status_t evx_fence_signal(evx_fence_t fence, evx_stream_t stream, uint64_t value) {
-    // Not check_value(): a path that returns at once, so that nothing of
-    // the hot path lives across the cold call.
-    if (__builtin_expect(value > EVX_FENCE_MAX_VALUE, 0))
-        return value_too_large("evx_fence_signal", value);
+    // The value is checked where it is claimed (plain_claim()'s signed
+    // compare, and check_value() on the other paths), after the handles.
     return signal_fence<true>(fence, stream, value);
 }
 

@@ -140,8 +140,8 @@ static void t_pending_not_ready(void)
     REQUIRE_OK(evx_event_record(done, s));
     REQUIRE_OK(evx_event_synchronize(done));
     REQUIRE_OK(gate_launch(s, g));
-    REQUIRE_OK(evx_event_record(pend, s));
     REQUIRE_OK(evx_event_record(untimed, s));
+    REQUIRE_OK(evx_event_record(pend, s));
 
     /* Timing disabled is refused while the work is pending too (evx leaves
      * that test to the driver, and words its refusal, NOT_READY or not). */
