@@ -506,7 +506,7 @@ evx_status_t elapsed_rare(const ThreadRecord *r, float *ms, Slot *s0, Slot *s1) 
 // call kept in r (elapsed_time()), or the failure.
 inline evx_status_t elapsed_result(ThreadRecord *r, CUresult res) {
     if (__builtin_expect(res == CUDA_SUCCESS, 1)) {
-        *reinterpret_cast<float *>(r->keep[0]) = r->keep_ms;
+        *reinterpret_cast<float *>(r->keep) = r->keep_ms;
         return driver_success(res);
     }
     return elapsed_failed(r, res);
@@ -544,7 +544,7 @@ __attribute__((always_inline)) inline evx_status_t elapsed_time(float *ms, evx_e
     const uintptr_t ha = a->hot.load(std::memory_order_acquire);
     if (__builtin_expect(!word_is(b->hot, ha), 0) || __builtin_expect(ha & kHotRecordRare, 0))
         return scope.finish(elapsed_rare(r, ms, s0, s1));
-    r->keep[0] = reinterpret_cast<uintptr_t>(ms);
+    r->keep = reinterpret_cast<uintptr_t>(ms);
     const CUresult res = cu().cuEventElapsedTime(&r->keep_ms,
                                                  a->cu.load(std::memory_order_acquire),
                                                  b->cu.load(std::memory_order_acquire));

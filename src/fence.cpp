@@ -203,6 +203,11 @@ inline evx_status_t check_claim(const char *fn, const void *h, const Fence *f, u
     return 0;
 }
 
+// ThreadRecord::claim while its thread is in a plain claim's window: a
+// value no claimed value is (those are at most EVX_FENCE_MAX_VALUE), and
+// one store of a sign-extended immediate.
+constexpr uint64_t kClaiming = ~uint64_t{0};
+
 // Fence::claimer when every claim is a compare-and-swap.
 const void *const kClaimShared = reinterpret_cast<const void *>(uintptr_t{1});
 
@@ -217,12 +222,14 @@ const void *first_claimer(unsigned flags) {
 // fence and thread, until every claim is a compare-and-swap). A fence
 // nobody claimed yet gets this thread as its claimer. Else this thread
 // takes the plain claims away from the claimer: from now on every claim of
-// every thread is a compare-and-swap. The claimer's side (claim_value())
-// stores `claiming`, then loads `claimer` with a compiler barrier only;
-// this side stores `claimer`, runs heavy_barrier() and then loads
-// `claiming`. So either the claimer sees kClaimShared, or this side sees
-// its claim under way and waits for its end (a few loads and a store),
-// after which its store of last_local is seen.
+// every thread is a compare-and-swap. The claimer's side (plain_claim(),
+// claim_value()) announces its window in its own record (claim =
+// kClaiming), then loads `claimer` with a compiler barrier only; this side
+// stores `claimer`, runs heavy_barrier() and then loads the claimer's
+// announcement (c is its record). So either the claimer sees
+// kClaimShared, or this side sees its claim under way and waits for its
+// end (a few loads and stores, or a host signal's store of the counter),
+// after which its store of last_local is seen. models/fence.pml.
 void not_the_claimer(Fence *f, const void *c, const void *me) __attribute__((cold, noinline));
 void not_the_claimer(Fence *f, const void *c, const void *me) {
     if (c == nullptr && f->claimer.compare_exchange_strong(c, me, std::memory_order_seq_cst))
@@ -230,7 +237,8 @@ void not_the_claimer(Fence *f, const void *c, const void *me) {
     if (c == kClaimShared) return;  // another thread shared them meanwhile
     f->claimer.store(kClaimShared, std::memory_order_seq_cst);
     (void)heavy_barrier();  // registered where light_hazards(): cannot fail
-    while (f->claiming.load(std::memory_order_acquire) != 0) sched_yield();
+    const ThreadRecord *old = static_cast<const ThreadRecord *>(c);
+    while (old->claim.load(std::memory_order_acquire) == kClaiming) sched_yield();
 }
 
 // Claims `value` as the last value signalled or queued; INVALID_VALUE if it
@@ -246,19 +254,24 @@ void not_the_claimer(Fence *f, const void *c, const void *me) {
 // is a locked instruction, the largest cost of a signal after the driver
 // call. A second thread takes that away (not_the_claimer()), once. *held
 // (a host signal; else nullptr) is set when the claim was plain: the
-// caller then stores the counter with a plain store and clears `claiming`
+// caller then stores the counter with a plain store and ends the claim
 // after it (end_plain_claim()), so that a thread taking the claims away
 // waits for that store too.
+//
+// The claim's window is announced in the claiming thread's own record
+// (ThreadRecord::claim, kClaiming until the window ends), so that a thread
+// may announce before it knows it is the claimer: the thread that takes
+// the claims away waits on the claimer's record only.
 inline evx_status_t claim_value(const char *fn, const void *h, Fence *f, uint64_t value,
                                 uint64_t *prev, bool *held) {
     const uint64_t mine = held ? value : value | kQueuedBit;
-    const void *const me = t_record;
+    ThreadRecord *const me = t_record;
     for (;;) {
         const void *c = f->claimer.load(std::memory_order_relaxed);
         if (__builtin_expect(c == me, 1)) {
-            // Only the claimer writes `claiming`. Then `claimer` again: it
-            // may have become kClaimShared since (never anything else).
-            f->claiming.store(1, std::memory_order_relaxed);
+            // Announce, then `claimer` again: it may have become
+            // kClaimShared since (never anything else).
+            me->claim.store(kClaiming, std::memory_order_relaxed);
             std::atomic_signal_fence(std::memory_order_seq_cst);
             if (__builtin_expect(f->claimer.load(std::memory_order_relaxed) == me, 1)) {
                 const uint64_t last = __atomic_load_n(&f->last_local, __ATOMIC_RELAXED);
@@ -266,13 +279,13 @@ inline evx_status_t claim_value(const char *fn, const void *h, Fence *f, uint64_
                 if (!st) __atomic_store_n(&f->last_local, mine, __ATOMIC_RELAXED);
                 *prev = last;
                 if (!st && held) {
-                    *held = true;  // `claiming` stays 1 until the counter is stored
+                    *held = true;  // the window stays open until the counter is stored
                     return 0;
                 }
-                f->claiming.store(0, std::memory_order_release);
+                me->claim.store(0, std::memory_order_release);
                 return st;
             }
-            f->claiming.store(0, std::memory_order_release);
+            me->claim.store(0, std::memory_order_release);
             break;
         }
         if (c == kClaimShared) break;  // an IPC fence, or one two threads claimed
@@ -299,34 +312,41 @@ enum PlainClaim { kClaimed, kNotAbove, kNotPlain };
 
 // A queued signal's claim by the fence's claimer thread (`me`, the calling
 // thread's record), with plain loads and stores as in claim_value(), which
-// tells the protocol: kClaimed (*prev: the `last` it replaced), kNotAbove
-// (*prev: the `last` the value is not above), or kNotPlain when this thread
-// is not the claimer (claim_value() then). A value above
-// EVX_FENCE_MAX_VALUE is not above any `last`: the compare is signed (every
-// `last` without kQueuedBit is below 2^63), so evx_fence_signal() checks
-// the value on this path's refusal only (not_claimed()).
-inline PlainClaim plain_claim(Fence *f, uint64_t value, const void *me, uint64_t *prev) {
-    if (__builtin_expect(!word_is(f->claimer, me), 0)) return kNotPlain;
-    f->claiming.store(1, std::memory_order_relaxed);
+// tells the protocol: kClaimed, kNotAbove (the value is not above the last,
+// or above EVX_FENCE_MAX_VALUE), or kNotPlain when this thread is not the
+// claimer (claim_value() then). The `last` it replaced, or was not above,
+// goes to me->claim_prev. A value above EVX_FENCE_MAX_VALUE is not above
+// any `last`: the compare is signed (every `last` without kQueuedBit is
+// below 2^63), so evx_fence_signal() checks the value on this path's
+// refusal only (not_claimed()).
+//
+// The window is announced first (me->claim = kClaiming), before the one
+// load of `claimer` (the handshake of not_the_claimer()), and ended by the
+// store of the value to me->claim (release, after the store of
+// last_local), which the signal keeps there for its failure path anyway:
+// a claimed value is at most EVX_FENCE_MAX_VALUE, never kClaiming.
+inline PlainClaim plain_claim(Fence *f, uint64_t value, ThreadRecord *me) {
+    me->claim.store(kClaiming, std::memory_order_relaxed);
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    PlainClaim c = kNotPlain;
-    if (__builtin_expect(word_is(f->claimer, me), 1)) {
-        const uint64_t last = __atomic_load_n(&f->last_local, __ATOMIC_RELAXED);
-        *prev = last;
-        c = kNotAbove;
-        if (__builtin_expect(static_cast<int64_t>(value) >
-                                 static_cast<int64_t>(last & ~kQueuedBit),
-                             1)) {
-            __atomic_store_n(&f->last_local, value | kQueuedBit, __ATOMIC_RELAXED);
-            c = kClaimed;
-        }
+    if (__builtin_expect(!word_is(f->claimer, static_cast<const void *>(me)), 0)) {
+        me->claim.store(0, std::memory_order_release);
+        return kNotPlain;
     }
-    f->claiming.store(0, std::memory_order_release);
-    return c;
+    const uint64_t last = __atomic_load_n(&f->last_local, __ATOMIC_RELAXED);
+    me->claim_prev = last;
+    if (__builtin_expect(static_cast<int64_t>(value) > static_cast<int64_t>(last & ~kQueuedBit),
+                         1)) {
+        __atomic_store_n(&f->last_local, value | kQueuedBit, __ATOMIC_RELAXED);
+        me->claim.store(value, std::memory_order_release);
+        return kClaimed;
+    }
+    me->claim.store(0, std::memory_order_release);
+    return kNotAbove;
 }
 
-// The end of a host signal's plain claim: the counter was stored.
-inline void end_plain_claim(Fence *f) { f->claiming.store(0, std::memory_order_release); }
+// The end of a host signal's plain claim (claim_value() on r): the counter
+// was stored.
+inline void end_plain_claim(ThreadRecord *r) { r->claim.store(0, std::memory_order_release); }
 
 // The counter becomes at least `value`: an atomic maximum, so that a host
 // signal whose store comes after a larger signal's (claimed after its own,
@@ -485,11 +505,11 @@ evx_status_t prepare_stream(const char *fn, evx_fence_t fence, evx_stream_t stre
 // A signal the driver refused: the claim given back, and the message. The
 // fence and stream are those the call on r holds (held_slot(): the fence
 // first), the value and the `last` its claim replaced those it kept in r
-// (ThreadRecord::keep).
+// (ThreadRecord::claim and claim_prev, plain_claim()).
 evx_status_t signal_failed(const ThreadRecord *r, const char *fn, CUresult res)
     __attribute__((cold, noinline));
 evx_status_t signal_failed(const ThreadRecord *r, const char *fn, CUresult res) {
-    const uint64_t value = r->keep[0], prev = r->keep[1];
+    const uint64_t value = r->claim.load(std::memory_order_relaxed), prev = r->claim_prev;
     const Slot *sf = held_slot(r, 0), *ss = held_slot(r, 1);
     unclaim_value(static_cast<Fence *>(sf->obj), value, prev);
     return memop_failed(fn, held_handle_as<evx_fence_t>(sf), held_handle_as<evx_stream_t>(ss),
@@ -500,7 +520,7 @@ evx_status_t signal_failed(const ThreadRecord *r, const char *fn, CUresult res) 
 evx_status_t wait_failed(const ThreadRecord *r, const char *fn, CUresult res)
     __attribute__((cold, noinline));
 evx_status_t wait_failed(const ThreadRecord *r, const char *fn, CUresult res) {
-    const uint64_t value = r->keep[0];
+    const uint64_t value = r->keep;
     const Slot *sf = held_slot(r, 0), *ss = held_slot(r, 1);
     return memop_failed(fn, held_handle_as<evx_fence_t>(sf), held_handle_as<evx_stream_t>(ss),
                         static_cast<const Stream *>(ss->obj), value, res, false);
@@ -587,7 +607,7 @@ inline __attribute__((always_inline)) evx_status_t wait_held(const char *fn, Thr
                                                              unsigned flags) noexcept {
     if (__builtin_expect(flags != 0, 0) || !is_fast(f, stream))
         return wait_general(fn, fence, stream, f, s, value, flags);
-    r->keep[0] = value;
+    r->keep = value;
     const CUresult res = wait_value(s, f->dptr, value, 0);
     if (__builtin_expect(res == CUDA_SUCCESS, 1)) return driver_success(res);
     return wait_failed(r, fn, res);
@@ -632,12 +652,11 @@ inline __attribute__((always_inline)) evx_status_t signal_held(const char *fn, T
                                                                const Stream *s,
                                                                uint64_t value) noexcept {
     if (!is_fast(f, stream)) return signal_general(fn, fence, stream, f, s, value);
-    const PlainClaim c = plain_claim(f, value, r, &r->keep[1]);
+    const PlainClaim c = plain_claim(f, value, r);
     if (__builtin_expect(c != kClaimed, 0)) {
-        if (c == kNotAbove) return not_claimed(fn, fence, value, r->keep[1]);
+        if (c == kNotAbove) return not_claimed(fn, fence, value, r->claim_prev);
         return signal_claimed_by_any(fn, fence, stream, f, s, value, f->dptr);
     }
-    r->keep[0] = value;
     const CUresult res = write_value(s, f->dptr, value, 0);
     if (__builtin_expect(res == CUDA_SUCCESS, 1)) return driver_success(res);
     return signal_failed(r, fn, res);
@@ -900,9 +919,9 @@ EVX_API evx_status_t evx_fence_signal_host(evx_fence_t fence, uint64_t value) {
         if (__builtin_expect(held, 1)) {
             // The one claimer: nothing else stores the counter now (every
             // queued signal claimed before has run; a thread that takes
-            // the claims away waits for `claiming`).
+            // the claims away waits for the end of this claim).
             __atomic_store_n(&f->word->value, value, __ATOMIC_RELEASE);
-            end_plain_claim(f);
+            end_plain_claim(t_record);
         } else {
             raise_counter(f->word, value);
         }

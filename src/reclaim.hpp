@@ -50,9 +50,10 @@
 //
 // The same store, barrier, load pattern guards the plain claims of a
 // fence's values (fence.cpp, not_the_claimer() and claim_value(); "Fences"
-// in docs/design.md): the claimer stores `claiming` and loads `claimer`
-// with a compiler barrier only; the thread that takes the claims away
-// stores `claimer`, runs heavy_barrier() and loads `claiming`. It stays in
+// in docs/design.md): a claiming thread announces its window in its own
+// record (ThreadRecord::claim) and loads `claimer` with a compiler barrier
+// only; the thread that takes the claims away stores `claimer`, runs
+// heavy_barrier() and loads the old claimer's announcement. It stays in
 // fence.cpp for now. heavy_barrier() and light_hazards() are thread.cpp's:
 // the thread registry (steal_others()) needs the barrier too, below this.
 #ifndef EVX_SRC_RECLAIM_HPP

@@ -59,13 +59,19 @@ struct ThreadRecord {
     // from the line it writes anyway.
     bool light = false;
     // What a hot call keeps across its driver call for what follows it
-    // (elapsed time's result and out-pointer; a fence signal's or wait's
-    // value, and the claim a signal replaced, for their failure paths;
-    // ThreadRecord::keep[0] and [1]): on the line the call
-    // writes anyway, so that the hot calls need no stack frame for them.
-    // The owner's alone.
+    // (elapsed time's result and out-pointer, a fence wait's value, for
+    // its failure path): on the line the call writes anyway, so that the
+    // hot calls need no stack frame for them. The owner's alone.
     float keep_ms = 0.0f;
-    uint64_t keep[2] = {};
+    uint64_t keep = 0;
+    // A fence signal's plain claim (fence.cpp, plain_claim() and
+    // claim_value()): kClaiming while this thread is in a claim's window
+    // (announced before it loads Fence::claimer; a thread that takes the
+    // claims away from this one waits for its end), else the value of its
+    // last queued signal, and the `last` that claim replaced, for the
+    // signal's failure path.
+    std::atomic<uint64_t> claim{0};
+    uint64_t claim_prev = 0;
 
     alignas(64) ThreadRecord *next = nullptr;  // registry link, immutable
     std::atomic<bool> in_use{false};
