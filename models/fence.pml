@@ -11,16 +11,22 @@
  * What is modelled, step by step as the C code does it:
  *   - the claim of a value (`last`, the largest value claimed, and its
  *     kQueuedBit: the last claim is a queued signal's), on the plain path
- *     of the one claiming thread (claim_value(): store `claiming`, load
- *     `claimer`, plain load and store of `last`) and on the compare-and-swap
- *     path, and the switch between them (not_the_claimer(): `claimer` made
- *     shared, heavy_barrier(), wait for `claiming` to be 0). The claimer's
- *     store of `claiming` may stay in its store buffer past its load of
- *     `claimer` (x86-TSO's one reordering; stores leave the buffer in
- *     order): `pend` is that buffered store; it drains at any time
- *     (proctype drain), before the claimer's next store, and at the
- *     barrier (membarrier(2): every thread of the process runs a full
- *     fence);
+ *     of the one claiming thread (plain_claim(), claim_value(): announce
+ *     the claim's window in the thread's own word, ThreadRecord::claim,
+ *     `claiming[me]` here; load `claimer`; plain load and store of `last`;
+ *     end the window) and on the compare-and-swap path, and the switch
+ *     between them (not_the_claimer(): `claimer` made shared,
+ *     heavy_barrier(), wait for the old claimer's window to end). Every
+ *     thread announces before its one load of `claimer` (the queued
+ *     signal's plain_claim() does; claim_value() of a host signal loads
+ *     `claimer` once more before it announces, which only skips an
+ *     announcement that this thread would end at once); only the old
+ *     claimer's word is waited on. A thread's announcement may stay in its
+ *     store buffer past its load of `claimer` (x86-TSO's one reordering;
+ *     stores leave the buffer in order): `pend[me]` is that buffered
+ *     store; it drains at any time (proctype drain), before the thread's
+ *     next store, and at the barrier (membarrier(2): every thread of the
+ *     process runs a full fence);
  *   - an IPC fence (-DIPC): every claim a compare-and-swap on the shared
  *     page from the start, by two processes;
  *   - the host signal's check (ILLEGAL_STATE), its store of the counter
@@ -35,7 +41,7 @@
  *
  * -DOLD_PROTOCOL is the protocol before issue 30: no kQueuedBit (a host
  * signal is refused whenever the counter is below `last`), the host store a
- * plain store after the claim (and after `claiming` is cleared).
+ * plain store after the claim (and after the window is ended).
  *
  * Properties (assertions; -DPROP_MONO, -DPROP_ILLEGAL, -DPROP_LOST,
  * -DPROP_CLAIM pick one, default all):
@@ -78,8 +84,8 @@ byte counter = 0;     /* FenceWord::value */
 byte lastv = 0;       /* `last` ... */
 bool lastq = 0;       /* ... and its kQueuedBit: one word in C */
 byte claimer = NONE;
-bool claiming = 0;    /* visible to other threads */
-bool pend = 0;        /* the claimer's store of 1, still in its store buffer */
+bool claiming[NT + 1];  /* each thread's window (ThreadRecord::claim == kClaiming), visible */
+bool pend[NT + 1];      /* a thread's announcement, still in its store buffer */
 
 /* ghost state, for the properties only */
 byte pv[MAXP];        /* queued signals in claim order: value, state */
@@ -167,37 +173,33 @@ proctype signaller(byte me) {
         v = me + 2 * (k - 1);
         held = 0;
         ok = 0;
-        /* --- claim_value() */
+        /* --- plain_claim() / claim_value() */
 retry:
-        c = claimer;
+        pend[me] = 1;                       /* announce, buffered */
+        c = claimer;                        /* may pass the buffered store */
         if
         :: c == me ->
-            pend = 1;                       /* claiming = 1, buffered */
-            c = claimer;                    /* may pass the buffered store */
+            atomic { pl = lastv; pq = lastq; seen = inflight > 0 };
+            check(v, host, pl, pq, ok);
             if
-            :: c == me ->
-                atomic { pl = lastv; pq = lastq; seen = inflight > 0 };
-                check(v, host, pl, pq, ok);
-                if
-                :: ok == 1 -> atomic {
-                    /* the store of last_local: the buffer drains in order */
-                    if :: pend -> claiming = 1; pend = 0 :: else -> skip fi;
-                    lastv = v; lastq = !host; record(v, host) }
-                :: else -> skip
-                fi;
+            :: ok == 1 -> atomic {
+                /* the store of last_local: the buffer drains in order */
+                if :: pend[me] -> claiming[me] = 1; pend[me] = 0 :: else -> skip fi;
+                lastv = v; lastq = !host; record(v, host) }
+            :: else -> skip
+            fi;
 #ifdef OLD_PROTOCOL
-                atomic { pend = 0; claiming = 0 };
+            atomic { pend[me] = 0; claiming[me] = 0 };
 #else
-                if
-                :: ok == 1 && host -> held = 1   /* claiming stays 1 over the store */
-                :: else -> atomic { pend = 0; claiming = 0 }
-                fi;
+            if
+            :: ok == 1 && host -> held = 1   /* the window stays open over the store */
+            :: else -> atomic { pend[me] = 0; claiming[me] = 0 }
+            fi;
 #endif
-                goto claimed_
-            :: else -> atomic { pend = 0; claiming = 0 }; goto cas
-            fi
-        :: c == SHARED -> goto cas
+            goto claimed_
+        :: c == SHARED -> atomic { pend[me] = 0; claiming[me] = 0 }; goto cas
         :: else ->
+            atomic { pend[me] = 0; claiming[me] = 0 };
             /* not_the_claimer() */
             if
             :: c == NONE -> atomic {
@@ -213,9 +215,11 @@ retry:
             fi;
             claimer = SHARED;
 #ifndef NO_BARRIER
-            atomic { if :: pend -> claiming = 1; pend = 0 :: else -> skip fi };
+            atomic {
+                if :: pend[1] -> claiming[1] = 1; pend[1] = 0 :: else -> skip fi;
+                if :: pend[2] -> claiming[2] = 1; pend[2] = 0 :: else -> skip fi }
 #endif
-            (claiming == 0);
+            (claiming[c] == 0);
             goto cas
         fi;
 cas:
@@ -238,7 +242,7 @@ claimed_:
             atomic { write_counter(v) };
 #else
             if
-            :: held -> atomic { write_counter(v) }; claiming = 0
+            :: held -> atomic { write_counter(v) }; claiming[me] = 0
             :: else ->
                 /* raise_counter(): an atomic maximum */
                 cur = counter;
@@ -288,11 +292,12 @@ end:
     od
 }
 
-/* The store buffer of the one thread that may hold a plain claim. */
+/* The store buffers of the signalling threads (their announcements). */
 active proctype drain() {
 end:
     do
-    :: atomic { pend -> claiming = 1; pend = 0 }
+    :: atomic { pend[1] -> claiming[1] = 1; pend[1] = 0 }
+    :: atomic { pend[2] -> claiming[2] = 1; pend[2] = 0 }
     od
 }
 

@@ -191,18 +191,28 @@ template <bool kWithFlags>
 evx_status_t record_attach(const char *fn, evx_event_t event, evx_stream_t stream,
                            unsigned flags) noexcept __attribute__((noinline));
 
+// Which record a hot call's body takes: kHot (the public call) the thread's
+// record only where its hazards are light (light_record(): one test for
+// both rare cases), else (the body run again by the attach path, once the
+// thread has a record) t_record.
+template <bool kHot>
+inline ThreadRecord *hot_record() {
+    return kHot ? light_record() : t_record;
+}
+
 // noexcept: nothing in a hot call throws, and so the compiler needs no
 // unwinding path for its HandleScope, which keeps the code what the
 // hand-written bracket was (see scope.hpp). One body per kWithFlags: the
 // plain record carries no flags. A thread's first call attaches it on a
 // path of its own (record_attach()), and every rare case is a call that
 // needs the slots only: so no argument outlives a call, and the common
-// record keeps only the thread's record across its driver call.
-template <bool kWithFlags>
+// record keeps only the thread's record across its driver call. kHot: see
+// hot_record().
+template <bool kWithFlags, bool kHot = true>
 __attribute__((always_inline)) inline evx_status_t record(const char *fn, evx_event_t event,
                                                           evx_stream_t stream,
                                                           unsigned flags) noexcept {
-    ThreadRecord *r = t_record;
+    ThreadRecord *r = hot_record<kHot>();
     if (__builtin_expect(r == nullptr, 0)) return record_attach<kWithFlags>(fn, event, stream, flags);
     HandleScope scope(r);
     Slot *se = nullptr, *ss = nullptr;
@@ -214,8 +224,7 @@ __attribute__((always_inline)) inline evx_status_t record(const char *fn, evx_ev
     // same context (a context belongs to one device, so the same device),
     // no default stream, and nothing to do but the driver's record.
     const Stream *s = stream_in(ss);
-    if (__builtin_expect(se->event.hot.load(std::memory_order_acquire) !=
-                             s->record_ctx.load(std::memory_order_relaxed),
+    if (__builtin_expect(!word_is(se->event.hot, s->record_ctx.load(std::memory_order_relaxed)),
                          0))
         return scope.finish(record_rare(fn, se, ss, kWithFlags, flags));
     const CUevent ev = se->event.cu.load(std::memory_order_acquire);
@@ -229,8 +238,8 @@ __attribute__((always_inline)) inline evx_status_t record(const char *fn, evx_ev
 template <bool kWithFlags>
 evx_status_t record_attach(const char *fn, evx_event_t event, evx_stream_t stream,
                            unsigned flags) noexcept {
-    if (!attach_thread()) return no_thread_record();
-    return record<kWithFlags>(fn, event, stream, flags);
+    if (!self()) return no_thread_record();
+    return record<kWithFlags, false>(fn, event, stream, flags);
 }
 
 evx_status_t record_failed(const char *fn, Slot *se, const Slot *ss, bool with_flags,
@@ -371,9 +380,17 @@ template <class Call>
 }
 
 template <class Call>
+evx_status_t observe_attach(const char *fn, const char *call_name, evx_event_t event,
+                            Call call) noexcept __attribute__((noinline));
+
+// kHot: see hot_record(); a thread without a record, or without light
+// hazards, through observe_attach().
+template <class Call, bool kHot = true>
 inline evx_status_t observe(const char *fn, const char *call_name, evx_event_t event,
                             Call call) noexcept {
-    HandleScope scope;
+    ThreadRecord *r = hot_record<kHot>();
+    if (__builtin_expect(r == nullptr, 0)) return observe_attach(fn, call_name, event, call);
+    HandleScope scope(r);
     Slot *s = nullptr;
     const evx_status_t st = scope.lookup(fn, event, kEvent, "event", &s);
     if (st) return st;
@@ -384,6 +401,13 @@ inline evx_status_t observe(const char *fn, const char *call_name, evx_event_t e
         return observe_pooled(fn, call_name, event, e, call);
     }
     return observed(fn, call_name, event, e, call(e->cu.load(std::memory_order_acquire)));
+}
+
+template <class Call>
+evx_status_t observe_attach(const char *fn, const char *call_name, evx_event_t event,
+                            Call call) noexcept {
+    if (!self()) return no_thread_record();
+    return observe<Call, false>(fn, call_name, event, call);
 }
 
 constexpr char kElapsedFn[] = "evx_event_elapsed_time";
@@ -417,14 +441,19 @@ evx_status_t elapsed_refused(const Slot *s0, const Slot *s1, bool start_recorded
                 bv);
 }
 
-// A failing cuEventElapsedTime (not NOT_READY), of the events the call on r
-// holds (held_slot()).
+// A failing cuEventElapsedTime, of the events the call on r holds
+// (held_slot()). The common case does not test the events' flags: the
+// driver refuses an event made with CU_EVENT_DISABLE_TIMING
+// (CUDA_ERROR_INVALID_HANDLE, its documented answer), and this path, and
+// NOT_READY's, tell that refusal first, in evx's words.
 evx_status_t elapsed_failed(const ThreadRecord *r, CUresult res) __attribute__((cold, noinline));
 evx_status_t elapsed_failed(const ThreadRecord *r, CUresult res) {
     const char *fn = kElapsedFn;
     const Slot *s0 = held_slot(r, 0), *s1 = held_slot(r, 1);
     const evx_event_t start = event_handle(s0), end = event_handle(s1);
     const Event *a = &s0->event, *b = &s1->event;
+    if ((a->flags | b->flags) & EVX_EVENT_DISABLE_TIMING) return elapsed_refused(s0, s1, true);
+    if (res == CUDA_ERROR_NOT_READY) return res;
     const CUcontext ac = a->ctx.load(std::memory_order_acquire);
     const CUcontext bc = b->ctx.load(std::memory_order_acquire);
     if (__builtin_expect(a->borrowed || b->borrowed, 0) && ac == bc)
@@ -443,15 +472,6 @@ evx_status_t elapsed_failed(const ThreadRecord *r, CUresult res) {
                          handle_value(start), handle_value(end));
 }
 
-inline evx_status_t elapsed_result(const ThreadRecord *r, float *ms, float out, CUresult res) {
-    if (__builtin_expect(res == CUDA_SUCCESS, 1)) {
-        *ms = out;
-        return driver_success(res);
-    }
-    if (res == CUDA_ERROR_NOT_READY) return res;
-    return elapsed_failed(r, res);
-}
-
 // elapsed_time() of two events that may be timed but failed its hot test:
 // pooled (a completion it sees is counted), recorded in two contexts of a
 // device, or with host functions to report, or both recorded meanwhile.
@@ -464,8 +484,10 @@ evx_status_t elapsed_pooled(const ThreadRecord *r, float *ms, Event *a, Event *b
     if (res == CUDA_SUCCESS) {  // both complete; marked under the hazards
         if (a->pool) a->done.store(seen_a, std::memory_order_relaxed);
         if (b->pool) b->done.store(seen_b, std::memory_order_relaxed);
+        *ms = out;
+        return EVX_SUCCESS;
     }
-    return elapsed_result(r, ms, out, res);
+    return elapsed_failed(r, res);
 }
 
 // The elapsed times that are refused, or of pooled events.
@@ -480,19 +502,33 @@ evx_status_t elapsed_rare(const ThreadRecord *r, float *ms, Slot *s0, Slot *s1) 
     return elapsed_pooled(r, ms, a, b);
 }
 
+// The end of the common elapsed time: the result to the out-pointer the
+// call kept in r (elapsed_time()), or the failure.
+inline evx_status_t elapsed_result(ThreadRecord *r, CUresult res) {
+    if (__builtin_expect(res == CUDA_SUCCESS, 1)) {
+        *reinterpret_cast<float *>(r->keep) = r->keep_ms;
+        return driver_success(res);
+    }
+    return elapsed_failed(r, res);
+}
+
 evx_status_t elapsed_attach(float *ms, evx_event_t start, evx_event_t end) noexcept
     __attribute__((noinline));
 
 // The body of evx_event_elapsed_time(); noexcept: nothing in it throws, and
-// so the compiler needs no unwinding path for the scope (see scope.hpp). As
-// record(): a thread's first call attaches on a path of its own, and the
-// rare cases need the slots only, so that only ms and the thread's record
-// outlive a call.
+// so the compiler needs no unwinding path for the scope (see scope.hpp).
+// kHot: the public call, which takes the thread's record from t_light (a
+// thread not attached yet, or without light hazards, goes through
+// elapsed_attach(), which runs the body with t_record). The rare cases
+// need the slots only, and the result and ms wait in the thread's record
+// (ThreadRecord::keep_ms, keep) across the driver call, so that only the
+// record outlives it, and the call needs no frame.
+template <bool kHot>
 __attribute__((always_inline)) inline evx_status_t elapsed_time(float *ms, evx_event_t start,
                                                                 evx_event_t end) noexcept {
     const char *fn = kElapsedFn;
     if (!ms) return fail(EVX_ERROR_INVALID_VALUE, "%s: ms (the out-pointer) is NULL", fn);
-    ThreadRecord *r = t_record;
+    ThreadRecord *r = kHot ? light_record() : t_record;
     if (__builtin_expect(r == nullptr, 0)) return elapsed_attach(ms, start, end);
     HandleScope scope(r);
     Slot *s0 = nullptr, *s1 = nullptr;
@@ -502,21 +538,17 @@ __attribute__((always_inline)) inline evx_status_t elapsed_time(float *ms, evx_e
     if (!s0 || !s1) __builtin_unreachable(); // lookup2 sets both on success
     const Event *a = &s0->event, *b = &s1->event;
     // The common case in two tests (Event::hot): both recorded in this
-    // life, not pooled, in the same context (so of one device), and timed.
+    // life, not pooled, in the same context (so of one device). Timing
+    // disabled on either is the driver's refusal (elapsed_failed()).
     // The rest (other contexts of one device among them) asks elapsed_rare().
-    static_assert(kHotRecordRare == EVX_EVENT_DISABLE_TIMING, "one test of both");
     const uintptr_t ha = a->hot.load(std::memory_order_acquire);
-    if (__builtin_expect(ha != b->hot.load(std::memory_order_acquire), 0) ||
-        __builtin_expect((ha | a->flags | b->flags) & kHotRecordRare, 0))
+    if (__builtin_expect(!word_is(b->hot, ha), 0) || __builtin_expect(ha & kHotRecordRare, 0))
         return scope.finish(elapsed_rare(r, ms, s0, s1));
-    // ms in the frame beside out, rather than in a register saved and
-    // restored around the whole call.
-    float *kept = ms;
-    asm volatile("" : "+m"(kept));
-    float out;  // read only after the driver's success, which writes it
-    const CUresult res = cu().cuEventElapsedTime(&out, a->cu.load(std::memory_order_acquire),
+    r->keep = reinterpret_cast<uintptr_t>(ms);
+    const CUresult res = cu().cuEventElapsedTime(&r->keep_ms,
+                                                 a->cu.load(std::memory_order_acquire),
                                                  b->cu.load(std::memory_order_acquire));
-    return scope.finish(elapsed_result(r, kept, out, res));
+    return scope.finish(elapsed_result(r, res));
 }
 
 evx_status_t destroy_attach(evx_event_t event) __attribute__((noinline));
@@ -587,8 +619,8 @@ evx_status_t create_event(int device, unsigned flags, evx_event_t *event) {
 }
 
 evx_status_t elapsed_attach(float *ms, evx_event_t start, evx_event_t end) noexcept {
-    if (!attach_thread()) return no_thread_record();
-    return elapsed_time(ms, start, end);
+    if (!self()) return no_thread_record();
+    return elapsed_time<false>(ms, start, end);
 }
 
 }  // namespace
@@ -645,7 +677,7 @@ EVX_API evx_status_t evx_event_synchronize(evx_event_t event) {
 }
 
 EVX_API evx_status_t evx_event_elapsed_time(float *ms, evx_event_t start, evx_event_t end) {
-    return elapsed_time(ms, start, end);
+    return elapsed_time<true>(ms, start, end);
 }
 
 EVX_API evx_status_t evx_event_get_flags(evx_event_t event, unsigned *flags) {

@@ -90,9 +90,8 @@ struct Event {
 enum : uint8_t { kOwn = 0, kFormer = 1, kClaimed = 2 };
 enum : uint8_t { kRecorded = 1, kRecordedPooled = 2 };
 // Event::hot's bits (contexts are aligned: their low bits are free). A
-// stream's record_ctx and wait_ctx have neither. kHotRecordRare is the bit
-// of EVX_EVENT_DISABLE_TIMING in Event::flags, so that the elapsed time
-// tests both in one (kHotWaitRare never comes without kHotRecordRare).
+// stream's record_ctx and wait_ctx have neither (kHotWaitRare never comes
+// without kHotRecordRare).
 constexpr uintptr_t kHotRecordRare = 2;
 constexpr uintptr_t kHotWaitRare = 1;
 

@@ -203,6 +203,11 @@ inline evx_status_t check_claim(const char *fn, const void *h, const Fence *f, u
     return 0;
 }
 
+// ThreadRecord::claim while its thread is in a plain claim's window: a
+// value no claimed value is (those are at most EVX_FENCE_MAX_VALUE), and
+// one store of a sign-extended immediate.
+constexpr uint64_t kClaiming = ~uint64_t{0};
+
 // Fence::claimer when every claim is a compare-and-swap.
 const void *const kClaimShared = reinterpret_cast<const void *>(uintptr_t{1});
 
@@ -217,12 +222,14 @@ const void *first_claimer(unsigned flags) {
 // fence and thread, until every claim is a compare-and-swap). A fence
 // nobody claimed yet gets this thread as its claimer. Else this thread
 // takes the plain claims away from the claimer: from now on every claim of
-// every thread is a compare-and-swap. The claimer's side (claim_value())
-// stores `claiming`, then loads `claimer` with a compiler barrier only;
-// this side stores `claimer`, runs heavy_barrier() and then loads
-// `claiming`. So either the claimer sees kClaimShared, or this side sees
-// its claim under way and waits for its end (a few loads and a store),
-// after which its store of last_local is seen.
+// every thread is a compare-and-swap. The claimer's side (plain_claim(),
+// claim_value()) announces its window in its own record (claim =
+// kClaiming), then loads `claimer` with a compiler barrier only; this side
+// stores `claimer`, runs heavy_barrier() and then loads the claimer's
+// announcement (c is its record). So either the claimer sees
+// kClaimShared, or this side sees its claim under way and waits for its
+// end (a few loads and stores, or a host signal's store of the counter),
+// after which its store of last_local is seen. models/fence.pml.
 void not_the_claimer(Fence *f, const void *c, const void *me) __attribute__((cold, noinline));
 void not_the_claimer(Fence *f, const void *c, const void *me) {
     if (c == nullptr && f->claimer.compare_exchange_strong(c, me, std::memory_order_seq_cst))
@@ -230,7 +237,8 @@ void not_the_claimer(Fence *f, const void *c, const void *me) {
     if (c == kClaimShared) return;  // another thread shared them meanwhile
     f->claimer.store(kClaimShared, std::memory_order_seq_cst);
     (void)heavy_barrier();  // registered where light_hazards(): cannot fail
-    while (f->claiming.load(std::memory_order_acquire) != 0) sched_yield();
+    const ThreadRecord *old = static_cast<const ThreadRecord *>(c);
+    while (old->claim.load(std::memory_order_acquire) == kClaiming) sched_yield();
 }
 
 // Claims `value` as the last value signalled or queued; INVALID_VALUE if it
@@ -246,19 +254,24 @@ void not_the_claimer(Fence *f, const void *c, const void *me) {
 // is a locked instruction, the largest cost of a signal after the driver
 // call. A second thread takes that away (not_the_claimer()), once. *held
 // (a host signal; else nullptr) is set when the claim was plain: the
-// caller then stores the counter with a plain store and clears `claiming`
+// caller then stores the counter with a plain store and ends the claim
 // after it (end_plain_claim()), so that a thread taking the claims away
 // waits for that store too.
+//
+// The claim's window is announced in the claiming thread's own record
+// (ThreadRecord::claim, kClaiming until the window ends), so that a thread
+// may announce before it knows it is the claimer: the thread that takes
+// the claims away waits on the claimer's record only.
 inline evx_status_t claim_value(const char *fn, const void *h, Fence *f, uint64_t value,
                                 uint64_t *prev, bool *held) {
     const uint64_t mine = held ? value : value | kQueuedBit;
-    const void *const me = t_record;
+    ThreadRecord *const me = t_record;
     for (;;) {
         const void *c = f->claimer.load(std::memory_order_relaxed);
         if (__builtin_expect(c == me, 1)) {
-            // Only the claimer writes `claiming`. Then `claimer` again: it
-            // may have become kClaimShared since (never anything else).
-            f->claiming.store(1, std::memory_order_relaxed);
+            // Announce, then `claimer` again: it may have become
+            // kClaimShared since (never anything else).
+            me->claim.store(kClaiming, std::memory_order_relaxed);
             std::atomic_signal_fence(std::memory_order_seq_cst);
             if (__builtin_expect(f->claimer.load(std::memory_order_relaxed) == me, 1)) {
                 const uint64_t last = __atomic_load_n(&f->last_local, __ATOMIC_RELAXED);
@@ -266,13 +279,13 @@ inline evx_status_t claim_value(const char *fn, const void *h, Fence *f, uint64_
                 if (!st) __atomic_store_n(&f->last_local, mine, __ATOMIC_RELAXED);
                 *prev = last;
                 if (!st && held) {
-                    *held = true;  // `claiming` stays 1 until the counter is stored
+                    *held = true;  // the window stays open until the counter is stored
                     return 0;
                 }
-                f->claiming.store(0, std::memory_order_release);
+                me->claim.store(0, std::memory_order_release);
                 return st;
             }
-            f->claiming.store(0, std::memory_order_release);
+            me->claim.store(0, std::memory_order_release);
             break;
         }
         if (c == kClaimShared) break;  // an IPC fence, or one two threads claimed
@@ -299,29 +312,41 @@ enum PlainClaim { kClaimed, kNotAbove, kNotPlain };
 
 // A queued signal's claim by the fence's claimer thread (`me`, the calling
 // thread's record), with plain loads and stores as in claim_value(), which
-// tells the protocol: kClaimed (*prev: the `last` it replaced), kNotAbove
-// (*prev: the `last` the value is not above), or kNotPlain when this thread
-// is not the claimer (claim_value() then).
-inline PlainClaim plain_claim(Fence *f, uint64_t value, const void *me, uint64_t *prev) {
-    if (__builtin_expect(f->claimer.load(std::memory_order_relaxed) != me, 0)) return kNotPlain;
-    f->claiming.store(1, std::memory_order_relaxed);
+// tells the protocol: kClaimed, kNotAbove (the value is not above the last,
+// or above EVX_FENCE_MAX_VALUE), or kNotPlain when this thread is not the
+// claimer (claim_value() then). The `last` it replaced, or was not above,
+// goes to me->claim_prev. A value above EVX_FENCE_MAX_VALUE is not above
+// any `last`: the compare is signed (every `last` without kQueuedBit is
+// below 2^63), so evx_fence_signal() checks the value on this path's
+// refusal only (not_claimed()).
+//
+// The window is announced first (me->claim = kClaiming), before the one
+// load of `claimer` (the handshake of not_the_claimer()), and ended by the
+// store of the value to me->claim (release, after the store of
+// last_local), which the signal keeps there for its failure path anyway:
+// a claimed value is at most EVX_FENCE_MAX_VALUE, never kClaiming.
+inline PlainClaim plain_claim(Fence *f, uint64_t value, ThreadRecord *me) {
+    me->claim.store(kClaiming, std::memory_order_relaxed);
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    PlainClaim c = kNotPlain;
-    if (__builtin_expect(f->claimer.load(std::memory_order_relaxed) == me, 1)) {
-        const uint64_t last = __atomic_load_n(&f->last_local, __ATOMIC_RELAXED);
-        *prev = last;
-        c = kNotAbove;
-        if (__builtin_expect(value > (last & ~kQueuedBit), 1)) {
-            __atomic_store_n(&f->last_local, value | kQueuedBit, __ATOMIC_RELAXED);
-            c = kClaimed;
-        }
+    if (__builtin_expect(!word_is(f->claimer, static_cast<const void *>(me)), 0)) {
+        me->claim.store(0, std::memory_order_release);
+        return kNotPlain;
     }
-    f->claiming.store(0, std::memory_order_release);
-    return c;
+    const uint64_t last = __atomic_load_n(&f->last_local, __ATOMIC_RELAXED);
+    me->claim_prev = last;
+    if (__builtin_expect(static_cast<int64_t>(value) > static_cast<int64_t>(last & ~kQueuedBit),
+                         1)) {
+        __atomic_store_n(&f->last_local, value | kQueuedBit, __ATOMIC_RELAXED);
+        me->claim.store(value, std::memory_order_release);
+        return kClaimed;
+    }
+    me->claim.store(0, std::memory_order_release);
+    return kNotAbove;
 }
 
-// The end of a host signal's plain claim: the counter was stored.
-inline void end_plain_claim(Fence *f) { f->claiming.store(0, std::memory_order_release); }
+// The end of a host signal's plain claim (claim_value() on r): the counter
+// was stored.
+inline void end_plain_claim(ThreadRecord *r) { r->claim.store(0, std::memory_order_release); }
 
 // The counter becomes at least `value`: an atomic maximum, so that a host
 // signal whose store comes after a larger signal's (claimed after its own,
@@ -449,7 +474,7 @@ evx_status_t check_flush(const char *fn, int device) {
 // the tracking entry) happens before this call, and so before the free of
 // the fence, which comes after this call's hazard is released.
 inline bool is_fast(const Fence *f, const void *stream) {
-    return __builtin_expect(f->fast[0].load(std::memory_order_acquire) == stream, 1) ||
+    return __builtin_expect(word_is(f->fast[0], static_cast<const void *>(stream)), 1) ||
            f->fast[1].load(std::memory_order_acquire) == stream;
 }
 
@@ -478,33 +503,25 @@ evx_status_t prepare_stream(const char *fn, evx_fence_t fence, evx_stream_t stre
     return 0;
 }
 
-// What only the failure path of a queued operation needs after the driver
-// call (the fence and stream it finds in the slots the call holds):
-// in_frame() makes the compiler store it in the frame before the call and
-// read it back from there, rather than keep it in a register saved and
-// restored around the whole call.
-template <class T>
-inline void in_frame(T &v) {
-    asm volatile("" : "+m"(v));
-}
-
-// A signal the driver refused (prev: the `last` its claim replaced): the
-// claim given back, and the message. The fence and stream are those the
-// call on r holds (held_slot(): the fence first).
-evx_status_t signal_failed(const ThreadRecord *r, const char *fn, uint64_t value, uint64_t prev,
-                           CUresult res) __attribute__((cold, noinline));
-evx_status_t signal_failed(const ThreadRecord *r, const char *fn, uint64_t value, uint64_t prev,
-                           CUresult res) {
+// A signal the driver refused: the claim given back, and the message. The
+// fence and stream are those the call on r holds (held_slot(): the fence
+// first), the value and the `last` its claim replaced those it kept in r
+// (ThreadRecord::claim and claim_prev, plain_claim()).
+evx_status_t signal_failed(const ThreadRecord *r, const char *fn, CUresult res)
+    __attribute__((cold, noinline));
+evx_status_t signal_failed(const ThreadRecord *r, const char *fn, CUresult res) {
+    const uint64_t value = r->claim.load(std::memory_order_relaxed), prev = r->claim_prev;
     const Slot *sf = held_slot(r, 0), *ss = held_slot(r, 1);
     unclaim_value(static_cast<Fence *>(sf->obj), value, prev);
     return memop_failed(fn, held_handle_as<evx_fence_t>(sf), held_handle_as<evx_stream_t>(ss),
                         static_cast<const Stream *>(ss->obj), value, res, true);
 }
 
-// A wait the driver refused (as above).
-evx_status_t wait_failed(const ThreadRecord *r, const char *fn, uint64_t value, CUresult res)
+// A wait the driver refused (as above; the value the call kept in r).
+evx_status_t wait_failed(const ThreadRecord *r, const char *fn, CUresult res)
     __attribute__((cold, noinline));
-evx_status_t wait_failed(const ThreadRecord *r, const char *fn, uint64_t value, CUresult res) {
+evx_status_t wait_failed(const ThreadRecord *r, const char *fn, CUresult res) {
+    const uint64_t value = r->keep;
     const Slot *sf = held_slot(r, 0), *ss = held_slot(r, 1);
     return memop_failed(fn, held_handle_as<evx_fence_t>(sf), held_handle_as<evx_stream_t>(ss),
                         static_cast<const Stream *>(ss->obj), value, res, false);
@@ -519,7 +536,8 @@ evx_status_t signal_claimed_by_any(const char *fn, evx_fence_t fence, evx_stream
 evx_status_t signal_claimed_by_any(const char *fn, evx_fence_t fence, evx_stream_t stream,
                                    Fence *f, const Stream *s, uint64_t value, CUdeviceptr a) {
     uint64_t prev = 0;
-    const evx_status_t st = claim_value(fn, fence, f, value, &prev, nullptr);
+    evx_status_t st = check_value(fn, value);  // evx_fence_signal() leaves it to its paths
+    if (!st) st = claim_value(fn, fence, f, value, &prev, nullptr);
     if (st) return st;
     if (s->default_stream)
         return on_default_stream(fn, fence, stream, f, s, a, value, prev, write_value, 0);
@@ -535,7 +553,8 @@ evx_status_t signal_general(const char *fn, evx_fence_t fence, evx_stream_t stre
 evx_status_t signal_general(const char *fn, evx_fence_t fence, evx_stream_t stream, Fence *f,
                             const Stream *s, uint64_t value) {
     CUdeviceptr a;
-    const evx_status_t st = prepare_stream(fn, fence, stream, f, s, &a);
+    evx_status_t st = check_value(fn, value);  // before the stream is tracked
+    if (!st) st = prepare_stream(fn, fence, stream, f, s, &a);
     if (st) return st;
     return signal_claimed_by_any(fn, fence, stream, f, s, value, a);
 }
@@ -570,75 +589,110 @@ inline evx_status_t lookup_queued(HandleScope &scope, const char *fn, evx_fence_
     return 0;
 }
 
-// The first call of a thread (no record yet), out of the hot paths: so
-// that no value of theirs lives across attach_thread(), and what only a
-// failure needs after the driver call can stay in the frame (in_frame()).
-// Each attaches the record and makes the call again.
+// The first call of a thread (no record yet), or any call of a thread
+// without light hazards, out of the hot paths: so that no value of theirs
+// lives across attach_thread(). Each attaches the record if need be and
+// runs the call's body again with t_record (kHot false).
 evx_status_t wait_unattached(const char *fn, evx_stream_t stream, evx_fence_t fence,
                              uint64_t value, unsigned flags) __attribute__((cold, noinline));
 evx_status_t signal_unattached(evx_fence_t fence, evx_stream_t stream, uint64_t value)
     __attribute__((cold, noinline));
 
+// What wait_fence() does with both handles held (by the call on r): the
+// value waits in r (ThreadRecord::keep) for the failure path, so that the
+// call needs no frame.
+inline __attribute__((always_inline)) evx_status_t wait_held(const char *fn, ThreadRecord *r,
+                                                             evx_fence_t fence,
+                                                             evx_stream_t stream, Fence *f,
+                                                             const Stream *s, uint64_t value,
+                                                             unsigned flags) noexcept {
+    if (__builtin_expect(flags != 0, 0) || !is_fast(f, stream))
+        return wait_general(fn, fence, stream, f, s, value, flags);
+    r->keep = value;
+    const CUresult res = wait_value(s, f->dptr, value, 0);
+    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return driver_success(res);
+    return wait_failed(r, fn, res);
+}
+
 // Both waits: flags is 0 or CU_STREAM_WAIT_VALUE_FLUSH. Inlined into each,
 // so that the plain wait's flags are a constant. A fast stream and no
 // flags (the usual wait): the driver call and nothing more.
+// kHot: as signal_fence()'s.
+template <bool kHot = true>
 inline __attribute__((always_inline)) evx_status_t wait_fence(const char *fn,
                                                               evx_stream_t stream,
                                                               evx_fence_t fence, uint64_t value,
                                                               unsigned flags) noexcept {
-    if (__builtin_expect(t_record == nullptr, 0))
+    ThreadRecord *r = kHot ? light_record() : t_record;
+    if (__builtin_expect(r == nullptr, 0))
         return wait_unattached(fn, stream, fence, value, flags);
-    HandleScope scope;
+    HandleScope scope(r);
     Fence *f;
     const Stream *s;
     const evx_status_t st = lookup_queued(scope, fn, fence, stream, &f, &s);
-    if (st) return st;
-    if (__builtin_expect(flags != 0, 0) || !is_fast(f, stream))
-        return wait_general(fn, fence, stream, f, s, value, flags);
-    uint64_t kept = value;  // a copy: the call takes value from its register
-    in_frame(kept);
-    const CUresult res = wait_value(s, f->dptr, value, 0);
-    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return driver_success(res);
-    return wait_failed(scope.record(), fn, kept, res);
+    if (st) return scope.finish(st);
+    return scope.finish(wait_held(fn, r, fence, stream, f, s, value, flags));
 }
 
 // The body of evx_fence_signal(). A fence's fast stream, and this thread
 // its claimer (the usual signal): the plain claim, the driver call and
 // nothing more.
+// A plain claim's refusal (plain_claim()'s kNotAbove): a value above
+// EVX_FENCE_MAX_VALUE, or one not above `last`.
+evx_status_t not_claimed(const char *fn, const void *h, uint64_t value, uint64_t last)
+    __attribute__((cold, noinline));
+evx_status_t not_claimed(const char *fn, const void *h, uint64_t value, uint64_t last) {
+    if (value > EVX_FENCE_MAX_VALUE) return value_too_large(fn, value);
+    return not_above(fn, h, value, last & ~kQueuedBit);
+}
+
+// What signal_fence() does with both handles held (by the call on r).
+inline __attribute__((always_inline)) evx_status_t signal_held(const char *fn, ThreadRecord *r,
+                                                               evx_fence_t fence,
+                                                               evx_stream_t stream, Fence *f,
+                                                               const Stream *s,
+                                                               uint64_t value) noexcept {
+    if (!is_fast(f, stream)) return signal_general(fn, fence, stream, f, s, value);
+    const PlainClaim c = plain_claim(f, value, r);
+    if (__builtin_expect(c != kClaimed, 0)) {
+        if (c == kNotAbove) return not_claimed(fn, fence, value, r->claim_prev);
+        return signal_claimed_by_any(fn, fence, stream, f, s, value, f->dptr);
+    }
+    const CUresult res = write_value(s, f->dptr, value, 0);
+    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return driver_success(res);
+    return signal_failed(r, fn, res);
+}
+
+// kHot: the public call, which takes the thread's record from t_light (a
+// thread not attached yet, or without light hazards, goes through
+// signal_unattached(), which runs the body with t_record). What the failure
+// path needs after the driver call (the value, the claim it replaced) waits
+// in the thread's record (ThreadRecord::keep), so that the call needs no
+// frame.
+template <bool kHot>
 inline __attribute__((always_inline)) evx_status_t signal_fence(evx_fence_t fence,
                                                                 evx_stream_t stream,
                                                                 uint64_t value) noexcept {
     static const char fn[] = "evx_fence_signal";
-    if (__builtin_expect(t_record == nullptr, 0)) return signal_unattached(fence, stream, value);
-    HandleScope scope;
+    ThreadRecord *r = kHot ? light_record() : t_record;
+    if (__builtin_expect(r == nullptr, 0)) return signal_unattached(fence, stream, value);
+    HandleScope scope(r);
     Fence *f;
     const Stream *s;
     const evx_status_t st = lookup_queued(scope, fn, fence, stream, &f, &s);
-    if (st) return st;
-    if (!is_fast(f, stream)) return signal_general(fn, fence, stream, f, s, value);
-    uint64_t prev;
-    const PlainClaim c = plain_claim(f, value, scope.record(), &prev);
-    if (__builtin_expect(c != kClaimed, 0)) {
-        if (c == kNotAbove) return not_above(fn, fence, value, prev & ~kQueuedBit);
-        return signal_claimed_by_any(fn, fence, stream, f, s, value, f->dptr);
-    }
-    uint64_t kept = value;  // a copy: the call takes value from its register
-    in_frame(kept);
-    in_frame(prev);
-    const CUresult res = write_value(s, f->dptr, value, 0);
-    if (__builtin_expect(res == CUDA_SUCCESS, 1)) return driver_success(res);
-    return signal_failed(scope.record(), fn, kept, prev, res);
+    if (st) return scope.finish(st);
+    return scope.finish(signal_held(fn, r, fence, stream, f, s, value));
 }
 
 evx_status_t wait_unattached(const char *fn, evx_stream_t stream, evx_fence_t fence,
                              uint64_t value, unsigned flags) {
-    if (!attach_thread()) return no_thread_record();
-    return wait_fence(fn, stream, fence, value, flags);
+    if (!self()) return no_thread_record();
+    return wait_fence<false>(fn, stream, fence, value, flags);
 }
 
 evx_status_t signal_unattached(evx_fence_t fence, evx_stream_t stream, uint64_t value) {
-    if (!attach_thread()) return no_thread_record();
-    return signal_fence(fence, stream, value);
+    if (!self()) return no_thread_record();
+    return signal_fence<false>(fence, stream, value);
 }
 
 evx_status_t publish_fence(ThreadRecord *r, const char *fn, Fence *f, evx_fence_t *out) {
@@ -813,11 +867,9 @@ EVX_API evx_status_t evx_fence_destroy(evx_fence_t fence) {
 }
 
 EVX_API evx_status_t evx_fence_signal(evx_fence_t fence, evx_stream_t stream, uint64_t value) {
-    // Not check_value(): a path that returns at once, so that nothing of
-    // the hot path lives across the cold call.
-    if (__builtin_expect(value > EVX_FENCE_MAX_VALUE, 0))
-        return value_too_large("evx_fence_signal", value);
-    return signal_fence(fence, stream, value);
+    // The value is checked where it is claimed (plain_claim()'s signed
+    // compare, and check_value() on the other paths), after the handles.
+    return signal_fence<true>(fence, stream, value);
 }
 
 EVX_API evx_status_t evx_stream_wait_fence(evx_stream_t stream, evx_fence_t fence, uint64_t value) {
@@ -852,9 +904,9 @@ EVX_API evx_status_t evx_fence_signal_host(evx_fence_t fence, uint64_t value) {
         if (__builtin_expect(held, 1)) {
             // The one claimer: nothing else stores the counter now (every
             // queued signal claimed before has run; a thread that takes
-            // the claims away waits for `claiming`).
+            // the claims away waits for the end of this claim).
             __atomic_store_n(&f->word->value, value, __ATOMIC_RELEASE);
-            end_plain_claim(f);
+            end_plain_claim(t_record);
         } else {
             raise_counter(f->word, value);
         }

@@ -46,7 +46,7 @@ struct FenceWord {
 static_assert(sizeof(FenceWord) == 128, "FenceWord is two cache lines");
 
 // Aligned to a cache line: what a signal or wait reads and claims (device,
-// used, claiming, dptr, fast, last, claimer and, for a fence of this
+// used, dptr, fast, last, claimer and, for a fence of this
 // process, last_local) is on one.
 struct alignas(64) Fence {
     int device = 0;
@@ -55,8 +55,6 @@ struct alignas(64) Fence {
     // on the GPU may touch the word after the handle dies, so it is kept.
     std::atomic<bool> used{false};
     bool opened = false;       // evx_device_open_ipc_fence()
-    // 1 while `claimer` claims with plain loads and stores (fence.cpp).
-    std::atomic<uint32_t> claiming{0};
     CUdeviceptr dptr = 0;      // the device's address of word->value
     // The fast path of a queued operation (fence.cpp): the handles of up
     // to two streams (nullptr: none) for which a call needs no check and

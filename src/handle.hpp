@@ -95,6 +95,23 @@ inline Slot *slot_of(uint64_t v) {
     return reinterpret_cast<Slot *>(g_slot_base + ((v << 3) & g_slot_mask));
 }
 
+// slot_of() of the two handles of a call. On x86-64 the mask and the base
+// are memory operands of an `and` and an `add` for each: the compiler
+// would otherwise load the base into a register once and spend an add
+// more. (One handle's slot_of() compiles to those three already.)
+inline Slot *slot_of_one_of_two(uint64_t v) {
+#if defined(__x86_64__)
+    uintptr_t p = v << 3;
+    asm("andq %[mask], %[p]\n\taddq %[base], %[p]"
+        : [p] "+r"(p)
+        : [mask] "m"(g_slot_mask), [base] "m"(g_slot_base)
+        : "cc");
+    return reinterpret_cast<Slot *>(p);
+#else
+    return slot_of(v);
+#endif
+}
+
 // The slot of an index known to be in the table (allocated by slot_alloc).
 inline Slot &slot_ref(uint32_t index) {
     return *reinterpret_cast<Slot *>(g_slot_base + uint64_t{index} * sizeof(Slot));
@@ -105,6 +122,23 @@ inline Slot &slot_ref(uint32_t index) {
 // ("event", "start event", "stream").
 evx_status_t bad_handle(const char *fn, const char *role, uint64_t v,
                         uint32_t want) __attribute__((cold, noinline));
+
+// Whether the 8-byte atomic word w holds v, as an acquire load: on x86-64
+// one compare with the word in memory (the compiler does not fold an
+// atomic load into another instruction; an x86 load is an acquire load as
+// it is), else the load and a compare. For the hot paths' tests of a word
+// another thread may change (Event::hot, Fence::fast and claimer).
+template <class T>
+inline bool word_is(const std::atomic<T> &w, T v) {
+    static_assert(sizeof(T) == 8, "one 8-byte compare");
+#if defined(__x86_64__) && !EVX_TSAN
+    bool eq;
+    asm volatile("cmpq %[w], %[v]" : "=@ccz"(eq) : [w] "m"(w), [v] "r"(v) : "memory");
+    return eq;
+#else
+    return w.load(std::memory_order_acquire) == v;
+#endif
+}
 
 // Whether s's key is v, as an acquire load. On x86-64 one compare with the
 // key in memory: the compiler does not fold an atomic load into another

@@ -50,9 +50,10 @@
 //
 // The same store, barrier, load pattern guards the plain claims of a
 // fence's values (fence.cpp, not_the_claimer() and claim_value(); "Fences"
-// in docs/design.md): the claimer stores `claiming` and loads `claimer`
-// with a compiler barrier only; the thread that takes the claims away
-// stores `claimer`, runs heavy_barrier() and loads `claiming`. It stays in
+// in docs/design.md): a claiming thread announces its window in its own
+// record (ThreadRecord::claim) and loads `claimer` with a compiler barrier
+// only; the thread that takes the claims away stores `claimer`, runs
+// heavy_barrier() and loads the old claimer's announcement. It stays in
 // fence.cpp for now. heavy_barrier() and light_hazards() are thread.cpp's:
 // the thread registry (steal_others()) needs the barrier too, below this.
 #ifndef EVX_SRC_RECLAIM_HPP
@@ -174,8 +175,8 @@ inline evx_status_t lookup2(ThreadRecord *r, const char *fn, const void *h0,
                             const void *h1, uint32_t want1, const char *role1,
                             Slot **out1) {
     const uint64_t v0 = handle_value(h0), v1 = handle_value(h1);
-    Slot *s0 = slot_of(v0);
-    Slot *s1 = slot_of(v1);
+    Slot *s0 = slot_of_one_of_two(v0);
+    Slot *s1 = slot_of_one_of_two(v1);
     set_hazards<true>(r, v0, v1);
     if (__builtin_expect(!slot_is(s0, v0, want0), 0))
         return bad_handle_held(r, fn, role0, v0, want0);

@@ -351,10 +351,13 @@ evx_status_t wait_attach(evx_stream_t stream, evx_event_t event) noexcept
 // record() in event.cpp. A thread's first call attaches it on a path of
 // its own (wait_attach()), and every rare case is a call that needs the
 // slots only: so no argument outlives a call.
-template <unsigned kFlags>
+// kHot: the public call, which takes the thread's record only where its
+// hazards are light (light_record(): one test for both rare cases); the
+// attach path runs the body again with t_record.
+template <unsigned kFlags, bool kHot = true>
 __attribute__((always_inline)) inline evx_status_t wait_event(evx_stream_t stream,
                                                               evx_event_t event) noexcept {
-    ThreadRecord *r = t_record;
+    ThreadRecord *r = kHot ? light_record() : t_record;
     if (__builtin_expect(r == nullptr, 0)) return wait_attach<kFlags>(stream, event);
     HandleScope scope(r);
     Slot *ss = nullptr, *se = nullptr;
@@ -374,8 +377,8 @@ __attribute__((always_inline)) inline evx_status_t wait_event(evx_stream_t strea
 
 template <unsigned kFlags>
 evx_status_t wait_attach(evx_stream_t stream, evx_event_t event) noexcept {
-    if (!attach_thread()) return no_thread_record();
-    return wait_event<kFlags>(stream, event);
+    if (!self()) return no_thread_record();
+    return wait_event<kFlags, false>(stream, event);
 }
 
 // A wait with flags: its own function, so that the plain wait keeps no

@@ -19,6 +19,7 @@
 namespace evx {
 
 __thread ThreadRecord *t_record __attribute__((tls_model("initial-exec"))) = nullptr;
+__thread ThreadRecord *t_light __attribute__((tls_model("initial-exec"))) = nullptr;
 ExitHook g_exit_hooks[kExitStages];  // zero before any constructor runs
 
 namespace {
@@ -46,6 +47,7 @@ void on_thread_exit(void *p) {
         if (hook) hook(r);
     r->last_status = 0;
     r->message[0] = '\0';
+    t_light = nullptr;
     t_record = nullptr;
     r->in_use.store(false, std::memory_order_release);
 }
@@ -82,6 +84,7 @@ ThreadRecord *attach_thread() {
     // Without the key the record is never given back; nothing else breaks.
     if (g_key_ok) pthread_setspecific(g_exit_key, r);
     t_record = r;
+    t_light = r->light ? r : nullptr;
     return r;
 }
 

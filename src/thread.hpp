@@ -58,6 +58,20 @@ struct ThreadRecord {
     // light_hazards(), copied when the record is made: read by every call
     // from the line it writes anyway.
     bool light = false;
+    // What a hot call keeps across its driver call for what follows it
+    // (elapsed time's result and out-pointer, a fence wait's value, for
+    // its failure path): on the line the call writes anyway, so that the
+    // hot calls need no stack frame for them. The owner's alone.
+    float keep_ms = 0.0f;
+    uint64_t keep = 0;
+    // A fence signal's plain claim (fence.cpp, plain_claim() and
+    // claim_value()): kClaiming while this thread is in a claim's window
+    // (announced before it loads Fence::claimer; a thread that takes the
+    // claims away from this one waits for its end), else the value of its
+    // last queued signal, and the `last` that claim replaced, for the
+    // signal's failure path.
+    std::atomic<uint64_t> claim{0};
+    uint64_t claim_prev = 0;
 
     alignas(64) ThreadRecord *next = nullptr;  // registry link, immutable
     std::atomic<bool> in_use{false};
@@ -105,6 +119,12 @@ struct ThreadRecord {
 };
 
 extern __thread ThreadRecord *t_record __attribute__((tls_model("initial-exec")));
+// t_record where its `light` is set, else nullptr (no record yet, or hazards
+// published with an exchange): so that a hot call tells its common case,
+// an attached thread with light hazards, with one test of a thread-local
+// (light_record()), and takes one cold path for both of the others.
+// Zero-initialized, as t_record (no relocation in the TLS image).
+extern __thread ThreadRecord *t_light __attribute__((tls_model("initial-exec")));
 
 // Takes a free record (or makes one) for the calling thread; nullptr when
 // out of memory.
@@ -114,6 +134,16 @@ inline ThreadRecord *self() {
     ThreadRecord *r = t_record;
     if (__builtin_expect(r != nullptr, 1)) return r;
     return attach_thread();
+}
+
+// t_light: the calling thread's record if it publishes its hazards with
+// plain stores (ThreadRecord::light), else nullptr. The compiler is told
+// that such a record's `light` is set, so that set_hazards() tests nothing
+// more.
+inline ThreadRecord *light_record() {
+    ThreadRecord *r = t_light;
+    if (r != nullptr && !r->light) __builtin_unreachable();
+    return r;
 }
 
 // The registry of every record ever made (records are never freed).

@@ -128,7 +128,7 @@ out:
 
 static void t_pending_not_ready(void)
 {
-    evx_event_t done = NULL, pend = NULL;
+    evx_event_t done = NULL, pend = NULL, untimed = NULL;
     evx_stream_t s = NULL;
     conf_gate *g = gate_new();
     float ms = -1.0f;
@@ -136,10 +136,19 @@ static void t_pending_not_ready(void)
     REQUIRE((s = make_stream(0)) != NULL);
     REQUIRE((done = make_event(0, 0)) != NULL);
     REQUIRE((pend = make_event(0, 0)) != NULL);
+    REQUIRE((untimed = make_event(0, EVX_EVENT_DISABLE_TIMING)) != NULL);
     REQUIRE_OK(evx_event_record(done, s));
     REQUIRE_OK(evx_event_synchronize(done));
     REQUIRE_OK(gate_launch(s, g));
+    REQUIRE_OK(evx_event_record(untimed, s));
     REQUIRE_OK(evx_event_record(pend, s));
+
+    /* Timing disabled is refused while the work is pending too (evx leaves
+     * that test to the driver, and words its refusal, NOT_READY or not). */
+    EXPECT_FAIL(evx_event_elapsed_time(&ms, untimed, untimed), EVX_ERROR_INVALID_HANDLE);
+    EXPECTF(str_has(evx_last_error_message(), "DISABLE_TIMING"), "message: %s",
+            evx_last_error_message());
+    EXPECT(ms == -1.0f); /* untouched on failure */
 
     EXPECT_STATUS(evx_event_query(pend), EVX_ERROR_NOT_READY);
     EXPECT_STATUS(evx_stream_query(s), EVX_ERROR_NOT_READY);
@@ -161,6 +170,7 @@ out:
         EXPECT_OK(evx_stream_synchronize(s));
     drop_event(&done);
     drop_event(&pend);
+    drop_event(&untimed);
     drop_stream(&s);
 }
 
