@@ -70,6 +70,7 @@ namespace evx {
     X(cuStreamGetDevice, cuStreamGetDevice, kOptionalEntry, 0, 0, CUresult(CUstream, CUdevice *)) \
     X(cuStreamGetCtx, cuStreamGetCtx, kOptionalEntry, cuda_version(12, 4), 0, CUresult(CUstream, CUcontext *)) \
     X(cuCtxGetDevice, cuCtxGetDevice, kOptionalEntry, cuda_version(12, 9), 0, CUresult(CUdevice *)) \
+    X(cuCtxSynchronize, cuCtxSynchronize, kOptionalEntry, cuda_version(12, 9), 0, CUresult()) \
     /* "cuStreamGetCtx" of CUDA 12.5 and later, which tells a green \
        context's stream apart (its regular context is the primary one). */ \
     X(cuStreamGetCtx_v2, cuStreamGetCtx, kOptionalEntry, 0, cuda_version(12, 5), CUresult(CUstream, CUcontext *, CUgreenCtx *)) \
@@ -154,6 +155,17 @@ inline const DriverApi &cu() { return g_driver.api; }
 // event queried is not captured (seen on a GPU: evx_event_pool_release
 // invalidated another thread's torch.cuda.graph capture). Relaxed mode is
 // the driver's own way for such a call; the thread's mode is restored.
+// Before a cuMemFreeHost or cuMemHostUnregister of the current context. Those
+// two wait for the work queued on the context, and while they wait every
+// other driver call of the process waits for them (a lock the driver holds);
+// cuCtxSynchronize waits without holding it. Synchronizing first leaves the
+// free only the work queued since to wait for, so other threads' calls are
+// held for that at most. A failing synchronize changes nothing: the free
+// reports its own status.
+inline void sync_before_host_free() {
+    if (cu().cuCtxSynchronize) (void)cu().cuCtxSynchronize();
+}
+
 inline CUresult internal_event_query(CUevent ev) {
     CUresult (*exchange)(CUstreamCaptureMode *) = cu().cuThreadExchangeStreamCaptureMode;
     CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;

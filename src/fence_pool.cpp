@@ -190,6 +190,7 @@ CUresult pool_trim(int device) {
         {
             ContextGuard guard;
             guard.enter(nullptr, device);  // freed all the same on failure
+            sync_before_host_free();
             res = cu().cuMemFreeHost(mem);  // waits for the device's queued work
         }
         if (res == CUDA_SUCCESS) continue;

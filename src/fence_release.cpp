@@ -56,6 +56,7 @@ CUresult release_now(const Release &x) {
     {
         ContextGuard guard;
         guard.enter(nullptr, x.device);  // released all the same on failure
+        sync_before_host_free();
         res = x.registered ? cu().cuMemHostUnregister(x.mem) : cu().cuMemFreeHost(x.mem);
     }
     // A page the driver still holds stays mapped: it never keeps a page

@@ -39,6 +39,16 @@ inline CUresult fault_check(const char *entry) {
 }
 bool fault_env_ok();  // EVX_HOST_FAULT was well formed (or unset)
 
+// memops.cpp: while a cuMemFreeHost or cuMemHostUnregister waits for queued
+// work, every other entry point of the process waits at its start until it
+// returns, as on the driver (which holds a lock there; a cuCtxSynchronize
+// holds none). host_free_gate() is that wait.
+extern std::atomic<int> g_host_frees;
+void host_free_gate_wait();
+inline void host_free_gate() {
+    if (__builtin_expect(g_host_frees.load(std::memory_order_acquire) != 0, 0)) host_free_gate_wait();
+}
+
 // context.cpp
 CUresult init(unsigned flags);
 CUresult driver_get_version(int *version);

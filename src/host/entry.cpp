@@ -43,6 +43,7 @@
 #define EVXH_CALL(name, base, params, call) \
     EVXH_API CUresult name params {         \
         EVXH_FAULT(base);                   \
+        host_free_gate();                   \
         return call;                        \
     }
 

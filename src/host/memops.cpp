@@ -22,7 +22,11 @@
 // of the context had returned), until the work queued so far on every
 // stream of the memory's context has completed; of every live context for
 // portable memory, which every context maps (docs/host-emulation.md says
-// why). cuMemHostAlloc and cuMemHostRegister never wait.
+// why); while they wait, every other entry point waits at its start
+// (host_free_gate()), as every driver call of the process did behind a
+// waiting cuMemHostUnregister on the H200. cuMemHostAlloc and
+// cuMemHostRegister never wait.
+#include <condition_variable>
 #include <ctime>
 #include <cstdlib>
 #include <cstring>
@@ -206,8 +210,44 @@ CUresult mem_host_alloc(void **pp, std::size_t bytes, unsigned flags) {
     return CUDA_SUCCESS;
 }
 
+std::atomic<int> g_host_frees{0};
+
+namespace {
+
+std::mutex g_gate_mu;
+std::condition_variable g_gate_cv;
+thread_local bool t_in_host_free = false;
+
+// The hold of a waiting free on every other entry point (host_free_gate()).
+class HostFreeHold {
+public:
+    HostFreeHold() {
+        t_in_host_free = true;
+        g_host_frees.fetch_add(1, std::memory_order_acq_rel);
+    }
+    ~HostFreeHold() {
+        {
+            std::lock_guard<std::mutex> lk(g_gate_mu);
+            g_host_frees.fetch_sub(1, std::memory_order_acq_rel);
+        }
+        g_gate_cv.notify_all();
+        t_in_host_free = false;
+    }
+    HostFreeHold(const HostFreeHold &) = delete;
+    HostFreeHold &operator=(const HostFreeHold &) = delete;
+};
+
+}  // namespace
+
+void host_free_gate_wait() {
+    if (t_in_host_free) return;
+    std::unique_lock<std::mutex> lk(g_gate_mu);
+    g_gate_cv.wait(lk, [] { return g_host_frees.load(std::memory_order_acquire) == 0; });
+}
+
 CUresult mem_free_host(void *p) {
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    const HostFreeHold hold;
     const CUresult r = drop_range(p, true, CUDA_ERROR_INVALID_VALUE);
     if (r == CUDA_SUCCESS) std::free(p);
     return r;
@@ -241,6 +281,7 @@ CUresult mem_host_register(void *p, std::size_t bytes, unsigned flags) {
 
 CUresult mem_host_unregister(void *p) {
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    const HostFreeHold hold;
     return drop_range(p, false, CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
 }
 
