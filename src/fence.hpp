@@ -174,6 +174,12 @@ evx_status_t fence_memory_trim(const char *fn, int device);
 // --- fence_release.cpp: pinned memory released by a thread of evx, as the
 // driver's release waits for the device's queued work
 
+// Before a pinned free or unregister: synchronizes every device whose
+// primary context evx holds (sync_before_host_free() in driver.hpp says
+// why; a portable page is mapped in each, and its free may wait for any of
+// their work). May wait for the device: only evx's thread and a trim call it.
+void sync_known_devices();
+
 // Hands memory the GPU is done with to the releasing thread: an IPC page
 // (registered: unregistered and unmapped) or a pool page (cuMemFreeHost).
 void fence_release_later(int device, void *mem, bool registered);

@@ -187,10 +187,10 @@ CUresult pool_trim(int device) {
             if (!take_idle(*p, mem, &pg)) continue;
         }
         CUresult res;
+        sync_known_devices();
         {
             ContextGuard guard;
             guard.enter(nullptr, device);  // freed all the same on failure
-            sync_before_host_free();
             res = cu().cuMemFreeHost(mem);  // waits for the device's queued work
         }
         if (res == CUDA_SUCCESS) continue;

@@ -51,12 +51,25 @@ Releaser &rel() {
     return *r;
 }
 
+}  // namespace
+
+void sync_known_devices() {
+    for (int d = 0; d < g_driver.device_count; ++d) {
+        if (!known_primary(d)) continue;  // a device evx never used: nothing of ours there
+        ContextGuard guard;
+        guard.enter(nullptr, d);
+        sync_before_host_free();
+    }
+}
+
+namespace {
+
 CUresult release_now(const Release &x) {
     CUresult res;
+    sync_known_devices();
     {
         ContextGuard guard;
         guard.enter(nullptr, x.device);  // released all the same on failure
-        sync_before_host_free();
         res = x.registered ? cu().cuMemHostUnregister(x.mem) : cu().cuMemFreeHost(x.mem);
     }
     // A page the driver still holds stays mapped: it never keeps a page

@@ -109,6 +109,12 @@ static void never_waits(unsigned flags)
     f = NULL;
     STILL_CLOSED(g, "evx_fence_destroy of a fence never used");
     release(g, a);
+    /* An interprocess page is now evx's thread's to give back: it
+     * synchronizes, then unregisters. Work queued between the two (the
+     * next gate) would hold the unregister, and with it every driver call
+     * of the process: that window is the driver's (docs/fences.md), so the
+     * next gate closes only once the thread is done. */
+    settle();
     /* 2. A used fence whose work has run (on stream b), destroyed behind
      *    the gate on a; then reclaimed. */
     REQUIRE_OK(evx_device_create_fence(0, 0, flags, &used));
