@@ -214,8 +214,16 @@ std::atomic<int> g_host_frees{0};
 
 namespace {
 
-std::mutex g_gate_mu;
-std::condition_variable g_gate_cv;
+// Never destroyed: a thread of the program (evx's releasing thread, which
+// is detached) may still be in a free while the process exits.
+struct Gate {
+    std::mutex mu;
+    std::condition_variable cv;
+};
+Gate &gate() {
+    static Gate *g = new Gate;
+    return *g;
+}
 thread_local bool t_in_host_free = false;
 
 // The hold of a waiting free on every other entry point (host_free_gate()).
@@ -226,11 +234,12 @@ public:
         g_host_frees.fetch_add(1, std::memory_order_acq_rel);
     }
     ~HostFreeHold() {
+        Gate &g = gate();
         {
-            std::lock_guard<std::mutex> lk(g_gate_mu);
+            std::lock_guard<std::mutex> lk(g.mu);
             g_host_frees.fetch_sub(1, std::memory_order_acq_rel);
         }
-        g_gate_cv.notify_all();
+        g.cv.notify_all();
         t_in_host_free = false;
     }
     HostFreeHold(const HostFreeHold &) = delete;
@@ -241,8 +250,9 @@ public:
 
 void host_free_gate_wait() {
     if (t_in_host_free) return;
-    std::unique_lock<std::mutex> lk(g_gate_mu);
-    g_gate_cv.wait(lk, [] { return g_host_frees.load(std::memory_order_acquire) == 0; });
+    Gate &g = gate();
+    std::unique_lock<std::mutex> lk(g.mu);
+    g.cv.wait(lk, [] { return g_host_frees.load(std::memory_order_acquire) == 0; });
 }
 
 CUresult mem_free_host(void *p) {
