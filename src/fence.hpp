@@ -142,8 +142,8 @@ void fence_track_lane(Fence *f, const void *notifier, CUstream lane);
 void fence_track(Fence *f, const void *stream, const Stream *s);
 // At free, for a fence whose memory the GPU may still reach: hands the
 // memory (`mem`: the word, or an IPC fence's registered page) to the
-// reclaimer, which gives the word back to the pool (the page to the
-// releasing thread) once every tracked stream ran what it queued.
+// reclaimer, which gives the word back to the pool (keeps the page for a
+// trim) once every tracked stream ran what it queued.
 void fence_defer_free(Fence *f, void *mem, bool ipc);
 // At free, for every fence: frees the tracking entries beyond the first
 // Fence::kTrack.
@@ -171,23 +171,28 @@ void fence_word_put(int device, FenceWord *word);
 // refusal (the memory is kept; a later trim tries again).
 evx_status_t fence_memory_trim(const char *fn, int device);
 
-// --- fence_release.cpp: pinned memory released by a thread of evx, as the
-// driver's release waits for the device's queued work
+// --- fence_release.cpp: pinned memory kept until evx_device_trim(), as the
+// driver's release waits for the device's queued work and holds every
+// other driver call of the process meanwhile
 
 // Before a pinned free or unregister: synchronizes every device whose
 // primary context evx holds (sync_before_host_free() in driver.hpp says
 // why; a portable page is mapped in each, and its free may wait for any of
-// their work). May wait for the device: only evx's thread and a trim call it.
+// their work). May wait for the device: only a trim calls it.
 void sync_known_devices();
 
-// Hands memory the GPU is done with to the releasing thread: an IPC page
-// (registered: unregistered and unmapped) or a pool page (cuMemFreeHost).
-void fence_release_later(int device, void *mem, bool registered);
-// Releases handed over and not done yet; those the driver refused.
-void fence_release_counts(uint64_t *pending, uint64_t *kept);
-// Tries the refused releases of `device` again, now: the first refusal
-// (*what: the driver call), or CUDA_SUCCESS.
-CUresult fence_release_retry(int device, const char **what);
+// Keeps memory the GPU is done with until a trim of `device` releases it:
+// an IPC page (registered: unregistered and unmapped) or a pool page
+// (cuMemFreeHost). Makes no driver call.
+void fence_keep_for_trim(int device, void *mem, bool registered);
+// How many are kept so.
+uint64_t fence_kept_count();
+// Releases those of `device` now (may wait for the device): the first
+// refusal (*what: the driver call; the memory stays kept), or CUDA_SUCCESS.
+CUresult fence_release_kept(int device, const char **what);
+// Counts memory kept for the life of the process (no memory to remember
+// it; fence_reclaim.cpp's count).
+void fence_count_lost();
 
 // --- fence_ipc.cpp: the shared mapping of an EVX_FENCE_INTERPROCESS fence
 
@@ -201,7 +206,7 @@ evx_status_t fence_ipc_open(const char *fn, Fence *f, const unsigned char *handl
 // The handle bytes of an IPC fence.
 void fence_ipc_handle(const Fence *f, unsigned char *out, size_t size);
 // At free: unlinks the name (the maker), closes the descriptor, and unless
-// the GPU may still touch it, hands the page to fence_release_later().
+// the GPU may still touch it, keeps the page for a trim (fence_keep_for_trim()).
 void fence_ipc_release(Fence *f);
 // Opens a fence page given by a descriptor (evx_device_import_fence_fd):
 // checks it, keeps its own duplicate, maps and registers it.

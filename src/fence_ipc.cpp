@@ -189,9 +189,9 @@ evx_status_t register_page(const char *fn, Fence *f) {
                              f->name, f->device);
     res = cu().cuMemHostGetDevicePointer(&f->dptr, f->map, 0);
     if (res != CUDA_SUCCESS) {
-        // Unregistered (and unmapped) by evx's releasing thread: the
-        // driver's unregister would wait for the device here.
-        fence_release_later(f->device, f->map, true);
+        // Unregistered (and unmapped) by a trim: the driver's unregister
+        // would wait for the device here.
+        fence_keep_for_trim(f->device, f->map, true);
         f->map = nullptr;
         return driver_failed(res, fn, "cuMemHostGetDevicePointer",
                              "the shared page of fence %s, device %d", f->name, f->device);
@@ -450,8 +450,8 @@ void fence_ipc_release(Fence *f) {
     close(f->fd);  // the handle's /proc path opens no more
     f->fd = -1;
     // Used: the GPU may reach it; the reclaimer hands it over later. The
-    // driver's unregister waits for the device: a thread of evx makes it.
-    if (!f->used.load(std::memory_order_acquire)) fence_release_later(f->device, f->map, true);
+    // driver's unregister waits for the device: only a trim makes it.
+    if (!f->used.load(std::memory_order_acquire)) fence_keep_for_trim(f->device, f->map, true);
 }
 
 evx_status_t fence_ipc_export_fd(const char *fn, const Fence *f, int *out) {

@@ -87,8 +87,8 @@ bool add_page(const char *fn, int device, Pool &p, evx_status_t *st) {
         }
     }
     if (res != CUDA_SUCCESS || no_memory) {
-        // Freed by evx's releasing thread: cuMemFreeHost would wait here.
-        fence_release_later(device, mem, false);
+        // Freed by a trim: cuMemFreeHost would wait here.
+        fence_keep_for_trim(device, mem, false);
         *st = no_memory ? fail(EVX_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn)
                         : driver_failed(res, fn, "cuMemHostGetDevicePointer",
                                         "the fences' pinned memory, device %d", device);
@@ -207,7 +207,7 @@ evx_status_t fence_memory_trim(const char *fn, int device) {
     evx_fence_reclaim(nullptr, nullptr);  // words whose work ran come back first
     const CUresult pool = pool_trim(device);
     const char *what = "cuMemFreeHost";
-    const CUresult again = fence_release_retry(device, &what);
+    const CUresult again = fence_release_kept(device, &what);
     CUresult res = again;
     if (pool != CUDA_SUCCESS) {
         res = pool;

@@ -8,8 +8,8 @@
 // tracked stream that is still live with an event recorded after what it
 // queued, and a later call frees the memory once every mark completed.
 // Nothing here waits for the GPU: destroy never blocks. A word goes back to
-// the pool (fence_pool.cpp), a page to the releasing thread
-// (fence_release.cpp): the driver's own release would wait.
+// the pool (fence_pool.cpp), a page is kept for a trim (fence_release.cpp):
+// the driver's own release would wait.
 //
 // The marks are made at a later fence call rather than by the free itself,
 // because a free may run inside another call's release of its hazards
@@ -200,7 +200,7 @@ void drop_deferred(Deferred &d, bool free_mem) {
     // Never a driver free here: cuMemFreeHost and cuMemHostUnregister wait
     // for the device's queued work, and this runs in calls that must not.
     if (d.ipc)
-        fence_release_later(d.device, d.mem, true);
+        fence_keep_for_trim(d.device, d.mem, true);
     else
         fence_word_put(d.device, static_cast<FenceWord *>(d.mem));
 }
@@ -319,6 +319,8 @@ void fence_track_free(Fence *f) {
 
 void fence_untrack(Fence *f) { f->untracked.store(true, std::memory_order_relaxed); }
 
+void fence_count_lost() { g_kept.fetch_add(1, std::memory_order_relaxed); }
+
 void fence_stream_gone(const Stream *s) {
     Gone g{s, 0, nullptr, false, 0};
     {
@@ -424,12 +426,9 @@ extern "C" {
 
 EVX_API evx_status_t evx_fence_reclaim(uint64_t *pending, uint64_t *kept) {
     if (g_count.load(std::memory_order_relaxed) != 0) step(true);
-    // Pages handed to the releasing thread are pending until it released
-    // them; those the driver refused are kept until a trim.
-    uint64_t releasing = 0, refused = 0;
-    fence_release_counts(&releasing, &refused);
-    if (pending) *pending = g_count.load(std::memory_order_relaxed) + releasing;
-    if (kept) *kept = g_kept.load(std::memory_order_relaxed) + refused;
+    // Pages waiting for a trim are kept (fence_release.cpp says why).
+    if (pending) *pending = g_count.load(std::memory_order_relaxed);
+    if (kept) *kept = g_kept.load(std::memory_order_relaxed) + fence_kept_count();
     return EVX_SUCCESS;
 }
 

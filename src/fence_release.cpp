@@ -1,25 +1,26 @@
 // Copyright 2026 The evx Authors
 // SPDX-License-Identifier: Apache-2.0
 //
-// Pinned memory that fence calls give back to the driver without waiting
-// (docs/design.md, "Fences"): an interprocess fence's page, registered
-// with cuMemHostRegister, and a page of the word pool that a create could
-// not use. The driver's cuMemHostUnregister and cuMemFreeHost wait until
-// the work queued on the context has completed, so a fence call never makes
-// them: it hands the memory to one thread of evx, started on first use,
-// which makes them (and unmaps the page) while the caller goes on. The
-// memory is counted pending (evx_fence_reclaim()) until released. What the
-// driver refuses to release is kept and counted as kept until
-// evx_device_trim() of its device tries again (that call may wait).
+// Pinned memory of fences that only evx_device_trim() gives back to the
+// driver (docs/fences.md, "Destroying a fence"): an interprocess fence's
+// page, registered with cuMemHostRegister, once the GPU is done with it,
+// and a page of the word pool that a create could not use.
+//
+// The driver's cuMemHostUnregister and cuMemFreeHost wait until the work
+// queued on the context has completed, and while they wait every other
+// driver call of the process waits too. No fence call may wait for the
+// device, so none releases; nor may a thread of evx release in the
+// background: work queued by the program while that thread is in the
+// driver's release (a stream waiting for a fence that a later call of the
+// program signals) would wait for that later call, which waits for the
+// release: a deadlock. So the memory is kept, counted, and released by a
+// trim, the one call documented to wait for the device, made where the
+// program has chosen to wait.
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <condition_variable>
-#include <deque>
 #include <mutex>
 #include <new>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include "driver.hpp"
@@ -37,32 +38,25 @@ struct Release {
 
 constexpr size_t kIpcPage = 4096;  // fence_ipc.cpp's page
 
-struct Releaser {
+struct Kept {
     std::mutex mu;
-    std::condition_variable cv;
-    std::deque<Release> queue;
-    std::vector<Release> refused;  // by the driver: kept until a trim
-    size_t busy = 0;               // taken by the thread, not released yet
-    pid_t started = 0;             // the process that started the thread (a fork's child has none)
+    std::vector<Release> list;
+    pid_t owner = 0;  // the process whose driver registered them
 };
 
-Releaser &rel() {
-    static auto *r = new Releaser;  // never destroyed: the thread outlives exit
-    return *r;
+Kept &kept() {
+    static auto *k = new Kept;  // never destroyed: fence frees may run at exit
+    return *k;
 }
 
-}  // namespace
-
-void sync_known_devices() {
-    for (int d = 0; d < g_driver.device_count; ++d) {
-        if (!known_primary(d)) continue;  // a device evx never used: nothing of ours there
-        ContextGuard guard;
-        guard.enter(nullptr, d);
-        sync_before_host_free();
-    }
+// A fork's child inherits the list but not the driver's state: it must
+// not release its parent's registrations. Under k.mu.
+void forget_parents(Kept &k) {
+    const pid_t self = getpid();
+    if (k.owner == self) return;
+    k.list.clear();
+    k.owner = self;
 }
-
-namespace {
 
 CUresult release_now(const Release &x) {
     CUresult res;
@@ -78,79 +72,56 @@ CUresult release_now(const Release &x) {
     return res;
 }
 
-// Kept until a trim; under r.mu. No memory to remember it: lost for good.
-void refuse(Releaser &r, const Release &x) {
-    try {
-        r.refused.push_back(x);
-    } catch (const std::bad_alloc &) {
-    }
-}
-
-void thread_main() {
-    Releaser &r = rel();
-    std::unique_lock<std::mutex> lk(r.mu);
-    for (;;) {
-        r.cv.wait(lk, [&] { return !r.queue.empty(); });
-        const Release x = r.queue.front();
-        r.queue.pop_front();
-        ++r.busy;
-        lk.unlock();
-        const CUresult res = release_now(x);  // may wait for the device
-        lk.lock();
-        --r.busy;
-        if (res != CUDA_SUCCESS) refuse(r, x);
-    }
-}
-
 }  // namespace
 
-void fence_release_later(int device, void *mem, bool registered) {
-    Releaser &r = rel();
-    const Release x{device, mem, registered};
-    std::lock_guard<std::mutex> lk(r.mu);
-    const pid_t self = getpid();
-    if (r.started != self) {
-        try {
-            std::thread(thread_main).detach();
-            r.started = self;
-        } catch (const std::system_error &) {
-        }
+void sync_known_devices() {
+    for (int d = 0; d < g_driver.device_count; ++d) {
+        if (!known_primary(d)) continue;  // a device evx never used: nothing of ours there
+        ContextGuard guard;
+        guard.enter(nullptr, d);
+        sync_before_host_free();
     }
+}
+
+void fence_keep_for_trim(int device, void *mem, bool registered) {
+    Kept &k = kept();
+    std::lock_guard<std::mutex> lk(k.mu);
+    forget_parents(k);
     try {
-        if (r.started != self) throw std::bad_alloc();  // no thread: left to a trim
-        r.queue.push_back(x);
+        k.list.push_back(Release{device, mem, registered});
     } catch (const std::bad_alloc &) {
-        refuse(r, x);
-        return;
+        // No memory to remember it: kept for the life of the process.
+        fence_count_lost();
     }
-    r.cv.notify_one();
 }
 
-void fence_release_counts(uint64_t *pending, uint64_t *kept) {
-    Releaser &r = rel();
-    std::lock_guard<std::mutex> lk(r.mu);
-    *pending = r.queue.size() + r.busy;
-    *kept = r.refused.size();
+uint64_t fence_kept_count() {
+    Kept &k = kept();
+    std::lock_guard<std::mutex> lk(k.mu);
+    forget_parents(k);
+    return k.list.size();
 }
 
-CUresult fence_release_retry(int device, const char **what) {
-    Releaser &r = rel();
+CUresult fence_release_kept(int device, const char **what) {
+    Kept &k = kept();
     std::vector<Release> mine;
     {
-        std::lock_guard<std::mutex> lk(r.mu);
+        std::lock_guard<std::mutex> lk(k.mu);
+        forget_parents(k);
         size_t n = 0;
-        for (const Release &x : r.refused) {
-            if (x.device != device) {
-                r.refused[n++] = x;
-                continue;
+        for (const Release &x : k.list) {
+            bool taken = false;
+            if (x.device == device) {
+                try {
+                    mine.push_back(x);
+                    taken = true;
+                } catch (const std::bad_alloc &) {
+                    // tried at a later trim
+                }
             }
-            try {
-                mine.push_back(x);
-            } catch (const std::bad_alloc &) {
-                r.refused[n++] = x;  // tried at a later trim
-            }
+            if (!taken) k.list[n++] = x;
         }
-        r.refused.resize(n);
+        k.list.resize(n);
     }
     CUresult first = CUDA_SUCCESS;
     for (const Release &x : mine) {
@@ -160,8 +131,12 @@ CUresult fence_release_retry(int device, const char **what) {
             first = res;
             *what = x.registered ? "cuMemHostUnregister" : "cuMemFreeHost";
         }
-        std::lock_guard<std::mutex> lk(r.mu);
-        refuse(r, x);
+        std::lock_guard<std::mutex> lk(k.mu);
+        try {
+            k.list.push_back(x);  // refused: kept for a later trim
+        } catch (const std::bad_alloc &) {
+            fence_count_lost();
+        }
     }
     return first;
 }

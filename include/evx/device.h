@@ -155,13 +155,17 @@ EVX_API evx_status_t evx_device_stream_priority_range(int device, int *least,
  *
  * It also frees the pinned pages of the device's pool of fence words
  * whose words are all free (see evx/fence.h), after giving back the words
- * of destroyed fences whose work has run, and releases again the fence
- * memory the driver refused to release before. The driver's
+ * of destroyed fences whose work has run, unregisters the pages of
+ * destroyed interprocess fences whose work has run, and releases again the
+ * fence memory the driver refused to release before. The driver's
  * `cuMemFreeHost` and `cuMemHostUnregister` wait until the work queued on
  * the context has completed: **this call may wait for the device's queued
  * work** when it has such memory to free (behind a queued wait for a
- * value nothing will signal, for good); it is the one evx call that frees
- * pinned memory. With nothing to free it does not wait.
+ * value nothing will signal, for good), and while it waits every other
+ * driver call of the process waits too: call it where no other thread
+ * queues work that waits on a later call (at shutdown, between phases).
+ * It is the one evx call that frees pinned memory. With nothing to free it
+ * does not wait.
  *
  * Other threads' kept events are reached through a barrier on every
  * thread of the process (membarrier(2), else a page-protection change);

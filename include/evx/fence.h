@@ -379,21 +379,21 @@ EVX_API evx_status_t evx_device_import_fence_fd(int device, int fd, evx_fence_t 
  *
  * Fence calls do the same on the way; none of them, this one included,
  * waits for the GPU. A plain fence's word goes back to evx's pool (whose
- * pages evx_device_trim() frees), an interprocess fence's page to evx's
- * releasing thread. This call lets a program (or a leak check) see the
- * state.
+ * pages evx_device_trim() frees); an interprocess fence's page is kept
+ * until evx_device_trim() of its device unregisters it: the driver's
+ * unregister waits for the context's queued work and holds every other
+ * driver call of the process meanwhile, so evx never makes it on its own.
+ * This call lets a program (or a leak check) see the state.
  *
  * @param[out] pending receives how many destroyed fences' memory still
  *        waits for operations queued on it (a queued wait for a value that
- *        never comes keeps its fence's memory here for good), plus the
- *        interprocess pages evx's thread has not unregistered yet (the
- *        driver's unregister waits for the context's queued work); may be
- *        NULL.
+ *        never comes keeps its fence's memory here for good); may be NULL.
  * @param[out] kept receives how many destroyed fences' memory is kept for
  *        the life of the process because evx could not follow the
- *        operations queued on it (see the group's text), plus the pages
- *        whose release the driver refused, kept until an evx_device_trim()
- *        of their device releases them; may be NULL.
+ *        operations queued on it (see the group's text), plus the
+ *        interprocess pages and the pages whose release the driver
+ *        refused, kept until an evx_device_trim() of their device releases
+ *        them; may be NULL.
  * @return ::EVX_SUCCESS.
  *
  * Thread-safe.

@@ -214,8 +214,8 @@ std::atomic<int> g_host_frees{0};
 
 namespace {
 
-// Never destroyed: a thread of the program (evx's releasing thread, which
-// is detached) may still be in a free while the process exits.
+// Never destroyed: a detached thread of the program may still be in a free
+// while the process exits.
 struct Gate {
     std::mutex mu;
     std::condition_variable cv;

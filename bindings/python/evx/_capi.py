@@ -1036,13 +1036,16 @@ evx_device_trim = Prototype(
 
     It also frees the pinned pages of the device's pool of fence words whose
     words are all free (see evx/fence.h), after giving back the words of
-    destroyed fences whose work has run, and releases again the fence memory
-    the driver refused to release before. The driver's `cuMemFreeHost` and
-    `cuMemHostUnregister` wait until the work queued on the context has
+    destroyed fences whose work has run, unregisters the pages of destroyed
+    interprocess fences whose work has run, and releases again the fence
+    memory the driver refused to release before. The driver's `cuMemFreeHost`
+    and `cuMemHostUnregister` wait until the work queued on the context has
     completed: **this call may wait for the device's queued work** when it has
     such memory to free (behind a queued wait for a value nothing will signal,
-    for good); it is the one evx call that frees pinned memory. With nothing
-    to free it does not wait.
+    for good), and while it waits every other driver call of the process waits
+    too: call it where no other thread queues work that waits on a later call
+    (at shutdown, between phases). It is the one evx call that frees pinned
+    memory. With nothing to free it does not wait.
 
     Other threads' kept events are reached through a barrier on every thread
     of the process (membarrier(2), else a page-protection change); where the
@@ -1661,20 +1664,21 @@ evx_fence_reclaim = Prototype(
 
     Fence calls do the same on the way; none of them, this one included, waits
     for the GPU. A plain fence's word goes back to evx's pool (whose pages
-    evx_device_trim() frees), an interprocess fence's page to evx's releasing
-    thread. This call lets a program (or a leak check) see the state.
+    evx_device_trim() frees); an interprocess fence's page is kept until
+    evx_device_trim() of its device unregisters it: the driver's unregister
+    waits for the context's queued work and holds every other driver call of
+    the process meanwhile, so evx never makes it on its own. This call lets a
+    program (or a leak check) see the state.
 
     pending [out]: receives how many destroyed fences' memory still waits for
     operations queued on it (a queued wait for a value that never comes keeps
-    its fence's memory here for good), plus the interprocess pages evx's
-    thread has not unregistered yet (the driver's unregister waits for the
-    context's queued work); may be NULL.
+    its fence's memory here for good); may be NULL.
 
     kept [out]: receives how many destroyed fences' memory is kept for the
     life of the process because evx could not follow the operations queued on
-    it (see the group's text), plus the pages whose release the driver
-    refused, kept until an evx_device_trim() of their device releases them;
-    may be NULL.
+    it (see the group's text), plus the interprocess pages and the pages whose
+    release the driver refused, kept until an evx_device_trim() of their
+    device releases them; may be NULL.
 
     Returns: EVX_SUCCESS.
 

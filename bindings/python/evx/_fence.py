@@ -196,10 +196,10 @@ class Fence(Owned):
         """Gives back the memory of destroyed fences whose queued
         operations have run (never waiting for the device); returns
         ``(pending, kept)``: how many destroyed fences' memory still waits
-        for queued operations (or, for an interprocess fence, for evx's
-        thread to unregister its page), and how many are kept, for the life
-        of the process or until :meth:`evx.Device.trim` releases memory the
-        driver refused (``evx_fence_reclaim``)."""
+        for queued operations, and how many are kept, for the life of the
+        process or until :meth:`evx.Device.trim` releases them (an
+        interprocess fence's page, whose unregister may wait for the
+        device, and memory the driver refused) (``evx_fence_reclaim``)."""
         pending, kept = _ct.c_uint64(0), _ct.c_uint64(0)
         check(capi.evx_fence_reclaim(_ct.byref(pending), _ct.byref(kept)), "Fence.reclaim")
         return pending.value, kept.value

@@ -310,7 +310,9 @@ impl Device {
         Ok(Stream { raw })
     }
 
-    /// Releases the idle driver events evx keeps for reuse on this device.
+    /// Releases the idle driver events evx keeps for reuse on this device,
+    /// and the pinned fence memory only a trim frees (`evx_device_trim`):
+    /// that may wait for the device's queued work.
     pub fn trim(self) -> Result<()> {
         check(unsafe { sys::evx_device_trim(self.0) })
     }
