@@ -8,8 +8,8 @@
 //
 // A handle is (generation << 32) | (index << kKindBits) | kind. A slot's
 // key is the live handle itself (odd generation) while live; destroy makes
-// the generation even and the kind bits 0 (no kind), reuse makes it the
-// next live handle. So one compare of the key with a handle of the wanted
+// the generation even, the kind bits 0 (no kind) and the index the next
+// slot's (dead_key()), reuse makes it the next live handle. So one compare of the key with a handle of the wanted
 // kind checks its generation, index and kind.
 #ifndef EVX_SRC_HANDLE_HPP
 #define EVX_SRC_HANDLE_HPP
@@ -164,8 +164,17 @@ inline bool slot_is(const Slot *s, uint64_t v, uint32_t want) {
     return key_is(s, v) && s->kind == want;
 }
 
-// The key a destroy leaves: the generation made even, the kind bits 0.
-inline uint64_t dead_key(uint64_t v) { return (v + (uint64_t{1} << 32)) & ~uint64_t{kKindMask}; }
+// The key a destroy leaves: the generation made even, the kind bits 0, and
+// the index bits those of the next slot. slot_is() takes the kind from the
+// slot, not from the handle, so a value equal to a slot's own dead key would
+// pass its lookup and reach the freed object; a dead key names another
+// slot, whose key is never that value (a live key has kind bits, a dead key
+// the index after its own, and no key is 0 once published). Indexes stay
+// below kMaxSlots, so the index + 1 never carries into the generation.
+inline uint64_t dead_key(uint64_t v) {
+    return (v + (uint64_t{1} << 32) + (uint64_t{1} << kKindBits)) & ~uint64_t{kKindMask};
+}
+static_assert(kMaxSlots <= kIndexMask, "a dead key's index + 1 stays in the index bits");
 
 // The handle that a lookup of the calling thread matched on slot s, while
 // its hazard still holds s: the key while live, else the handle its
@@ -176,7 +185,7 @@ inline uint64_t dead_key(uint64_t v) { return (v + (uint64_t{1} << 32)) & ~uint6
 inline uint64_t held_handle(const Slot *s) {
     const uint64_t key = s->key.load(std::memory_order_relaxed);
     if (key & kKindMask) return key;
-    return (key - (uint64_t{1} << 32)) | s->kind;
+    return (key - (uint64_t{1} << 32) - (uint64_t{1} << kKindBits)) | s->kind;
 }
 
 // held_handle(), as the public handle type H (evx_event_t, ...).

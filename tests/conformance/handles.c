@@ -313,11 +313,104 @@ out:
         EXPECT_OK(evx_event_destroy(e));
 }
 
+/* The values a destroyed handle's slot could hold for it: its generation
+ * made even with the kind bits 0, at its own index (the key a destroy once
+ * left) and at the next one (the key it leaves now). A caller that
+ * forges either (a bit flip of NULL gives such values) gets a status: the
+ * lookup reads the kind from the slot, so a dead key at the slot's own
+ * index would match and reach the freed object. */
+static uint64_t dead_value(const void *h, int next)
+{
+    uint64_t v = (uint64_t)(uintptr_t)h;
+    return (v + (1ULL << 32) + (next ? 1ULL << 4 : 0)) & ~0xFULL;
+}
+
+static int refused_as_forged(evx_status_t st, uint64_t value)
+{
+    if (st != EVX_ERROR_INVALID_HANDLE) {
+        conf_note("forged 0x%llx: status %d, not INVALID_HANDLE", (unsigned long long)value,
+                  (int)st);
+        return 0;
+    }
+    return message_has("not an evx handle");
+}
+
+static void t_dead_key_refused(void)
+{
+    evx_event_t e = NULL, pe = NULL;
+    evx_stream_t s = NULL, own = NULL, borrowed = NULL;
+    evx_event_pool_t p = NULL;
+    evx_timer_t t = NULL;
+    evx_timeline_t tl = NULL;
+    evx_fence_t f = NULL;
+    evx_event_pool_options_t o;
+    CUstream native = NULL;
+    int prio = 0, next;
+    uint32_t count = 0;
+    uint64_t value = 0;
+    float ms = 0;
+
+    memset(&o, 0, sizeof o);
+    o.struct_size = (uint32_t)sizeof o;
+    o.capacity = 2;
+    REQUIRE((s = make_stream(0)) != NULL);
+    REQUIRE_OK(evx_device_create_event(0, 0, &e));
+    REQUIRE_OK(evx_device_create_stream(0, 0, 0, &own));
+    REQUIRE_OK(evx_stream_get_native(s, (void **)&native));
+    REQUIRE_OK(evx_stream_wrap_external(0, native, &borrowed));
+    REQUIRE_OK(evx_device_create_event_pool(0, &o, &p));
+    REQUIRE_OK(evx_event_pool_acquire(p, &pe));
+    REQUIRE_OK(evx_device_create_timer(0, &t));
+    REQUIRE_OK(evx_device_create_timeline(0, 2, &tl));
+    REQUIRE_OK(evx_device_create_fence(0, 0, 0, &f));
+    EXPECT_OK(evx_event_destroy(e));
+    EXPECT_OK(evx_stream_destroy(own));
+    EXPECT_OK(evx_stream_destroy(borrowed));
+    EXPECT_OK(evx_event_pool_release(p, pe));
+    EXPECT_OK(evx_timer_destroy(t));
+    EXPECT_OK(evx_timeline_destroy(tl));
+    EXPECT_OK(evx_fence_destroy(f));
+    for (next = 0; next <= 1; next++) {
+        uint64_t v;
+        v = dead_value(e, next);
+        EXPECT(refused_as_forged(evx_event_query(FORGE(evx_event_t, v)), v));
+        EXPECT(refused_as_forged(evx_event_record(FORGE(evx_event_t, v), s), v));
+        EXPECT(refused_as_forged(evx_event_destroy(FORGE(evx_event_t, v)), v));
+        v = dead_value(pe, next);
+        EXPECT(refused_as_forged(evx_event_query(FORGE(evx_event_t, v)), v));
+        EXPECT(refused_as_forged(evx_event_pool_release(p, FORGE(evx_event_t, v)), v));
+        v = dead_value(own, next);
+        EXPECT(refused_as_forged(evx_stream_get_priority(FORGE(evx_stream_t, v), &prio), v));
+        EXPECT(refused_as_forged(evx_stream_destroy(FORGE(evx_stream_t, v)), v));
+        v = dead_value(borrowed, next);
+        EXPECT(refused_as_forged(evx_stream_get_priority(FORGE(evx_stream_t, v), &prio), v));
+        EXPECT(refused_as_forged(evx_stream_synchronize(FORGE(evx_stream_t, v)), v));
+        v = dead_value(t, next);
+        EXPECT(refused_as_forged(evx_timer_elapsed(FORGE(evx_timer_t, v), &ms), v));
+        v = dead_value(tl, next);
+        EXPECT(refused_as_forged(evx_timeline_count(FORGE(evx_timeline_t, v), &count), v));
+        v = dead_value(f, next);
+        EXPECT(refused_as_forged(evx_fence_get_value(FORGE(evx_fence_t, v), &value), v));
+        EXPECT(refused_as_forged(evx_fence_destroy(FORGE(evx_fence_t, v)), v));
+    }
+    /* The stale handles themselves still say so. */
+    EXPECT_FAIL(evx_stream_get_priority(own, &prio), EVX_ERROR_INVALID_HANDLE);
+    EXPECT(message_has("is stale: it was destroyed"));
+    EXPECT_FAIL(evx_fence_get_value(f, &value), EVX_ERROR_INVALID_HANDLE);
+    EXPECT(message_has("is stale: it was destroyed"));
+out:
+    if (p != NULL)
+        EXPECT_OK(evx_event_pool_destroy(p));
+    if (s != NULL)
+        EXPECT_OK(evx_stream_destroy(s));
+}
+
 const conf_case conf_handle_cases[] = {
     {"handles.beyond_table", t_beyond_table},
     {"handles.dead_after_slot_and_event_reuse", t_dead_after_reuse},
     {"handles.not_reissued", t_not_reissued},
     {"handles.live_values_distinct", t_live_distinct},
     {"handles.double_destroy", t_double_destroy},
+    {"handles.dead_key_refused", t_dead_key_refused},
     {NULL, NULL},
 };
