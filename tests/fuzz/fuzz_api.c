@@ -232,8 +232,12 @@ static void *pick(reader *r, int kind, int *slot, int *cls)
     case 11:
         if (T.dead_n == 0) break;
         {
-            const dead_handle *d = &T.dead[(sel & 15) % T.dead_n];
+            /* sel & 8: not the handle but the value its slot's key had once
+             * it was destroyed (generation + 1, kind bits 0): no handle, but
+             * the slot's own value, which must not pass its lookup. */
+            const dead_handle *d = &T.dead[(sel & 7) % T.dead_n];
             *cls = d->kind == kind ? H_DEAD : H_WRONG;
+            if (sel & 8) return (void *)(uintptr_t)((d->v + (1ull << 32)) & ~15ull);
             return (void *)(uintptr_t)d->v;
         }
     case 12: {

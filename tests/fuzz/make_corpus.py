@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 The evx Authors
 # SPDX-License-Identifier: Apache-2.0
-"""Writes the seed corpus of evx-fuzz-api (tests/fuzz/corpus/): nineteen
+"""Writes the seed corpus of evx-fuzz-api (tests/fuzz/corpus/): twenty
 hand-written programs in the harness's input format, one per area of the
 API, so that a run starts from inputs that reach deep states (recorded
 events, pending host functions, pools handed out, timers stopped) instead of
@@ -12,7 +12,8 @@ fuzz_api.c, and commit the result:
 
 The opcodes and argument bytes follow LLVMFuzzerTestOneInput and the op_*
 functions of fuzz_api.c. A handle selector byte below 0xa0 picks a table
-slot (selector % table size); 0xa0 NULL, 0xb0 + i the i-th dead handle,
+slot (selector % table size); 0xa0 NULL, 0xb0 + i the i-th dead handle
+(0xb8 + i the value its slot's key took when it was destroyed),
 0xc0 a live handle of another kind, 0xd0 + 8 bytes a random value, 0xe0 + 1
 byte a bit flipped, 0xf0 + 1 byte a generation shifted.
 """
@@ -233,6 +234,13 @@ SEEDS = {
         [EV_QUERY, 0xf0, 0xfe, 0] + [EV_QUERY, OTHER_KIND, 0] + [ST_QUERY, OTHER_KIND, 0] +
         [EV_RECORD, 0xf0, 0, 0, 0] + [ST_DESTROY, 0xe0, 0] + [EV_DESTROY, 0] +
         [EV_QUERY, 0xf0, 2, 0] + probe_dead(0) + [ST_DESTROY, 0] + probe_dead(1),
+    # the values destroyed handles' slots keep (0xb8 + i): a stream's and an
+    # event's, asked of every call that reads the object
+    "dead-key": st_create(slot=0) + st_create(slot=1) + ev_create(slot=0) +
+        [ST_DESTROY, 0] + [EV_DESTROY, 0] +
+        [ST_GET, 0xb8, 0, 0] + [ST_GET, 0xb8, 3, 0] + [ST_QUERY, 0xb8, 0] +
+        query(0xb9, 0) + query(0xb9, 1) + [EV_RECORD, 0xb9, 1, 0] +
+        [EV_DESTROY, 0xb9] + [ST_DESTROY, 0xb8] + probe_dead(0) + probe_dead(1),
     # notifiers: token and callback watches (one callback tries to destroy
     # its notifier), counts, reads, the fd, a destroy with watches pending
     "notifier": st_create() + ev_create(slot=0) + ev_create(dev=DEV1, slot=1) +
