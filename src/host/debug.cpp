@@ -126,8 +126,10 @@ CUresult fault_hit(const char *entry) {
         f.armed.erase(f.armed.begin() + static_cast<std::ptrdiff_t>(i));
     }
     g_faults_armed.store(static_cast<int>(f.armed.size()), std::memory_order_relaxed);
-    if (stall && r == CUDA_SUCCESS) {
-        // Blocks before the call does anything, then lets it run as usual.
+    if (stall) {
+        // Blocks before the call does anything, then lets it run as usual
+        // (or fail, when a fault fired on the same call: so that a test can
+        // act while the call is held, then see how the call reports it).
         const unsigned long long gen = f.release_gen;
         ++f.stalled;
         f.released.wait(lk, [&f, gen] { return f.release_gen != gen; });

@@ -57,8 +57,9 @@ long long evx_host_faults_fired(void);
  * point `entry` (a base name, as for faults) blocks before it does anything
  * until evx_host_release_stalls(), then runs as usual. Lets a test hold a
  * call that never waits on a real driver (a query, a record) inside evx
- * while another thread acts. Returns 0, or -1 for an unknown entry name or
- * nth <= 0. evx_host_set_fault(NULL, 0, 0) disarms stalls not yet fired
+ * while another thread acts. A call on which a fault fires too stalls
+ * first, then returns the fault's status. Returns 0, or -1 for an unknown
+ * entry name or nth <= 0. evx_host_set_fault(NULL, 0, 0) disarms stalls not yet fired
  * too. Thread-safe. */
 int evx_host_set_stall(const char *entry, long long nth);
 

@@ -5,11 +5,15 @@
 /* Handles: dead stays dead, values are not handed out again soon. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <inttypes.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
+#include "hostdebug.h"
 #include "util.h"
 
 static int cmp_u64(const void *a, const void *b)
@@ -405,6 +409,126 @@ out:
         EXPECT_OK(evx_stream_destroy(s));
 }
 
+/* A hot call whose driver call fails names its handles from the slots it
+ * holds (held_handle(), src/handle.hpp), not from registers kept across the
+ * driver call. When another thread destroyed them meanwhile, the slots hold
+ * dead keys, which the message must turn back into the handles the caller
+ * passed. On the emulation the racing call is held in its driver entry (a
+ * stall) while both handles are destroyed, then fails (a fault on the same
+ * call). */
+enum { HELD_RECORD, HELD_SIGNAL, HELD_WAIT };
+
+typedef struct held_race {
+    int op;
+    evx_event_t e;
+    evx_fence_t f;
+    evx_stream_t s;
+    evx_status_t warm, st;
+    int ready, go;
+    char msg[512];
+} held_race;
+
+static void *held_racer(void *arg)
+{
+    held_race *h = (held_race *)arg;
+    /* First the same call once, so that the racing one takes the hot path
+     * (for a fence: the stream one of its fast ones, this thread its
+     * claimer), whose failure reads the handles from the held slots. */
+    if (h->op == HELD_RECORD)
+        h->warm = evx_event_record(h->e, h->s);
+    else if ((h->warm = evx_fence_signal(h->f, h->s, 6)) == EVX_SUCCESS)
+        h->warm = evx_stream_wait_fence(h->s, h->f, 6);
+    if (h->warm == EVX_SUCCESS)
+        h->warm = evx_stream_synchronize(h->s);
+    __atomic_store_n(&h->ready, 1, __ATOMIC_SEQ_CST);
+    while (!__atomic_load_n(&h->go, __ATOMIC_SEQ_CST))
+        sleep_ms(1);
+    if (h->warm != EVX_SUCCESS)
+        return NULL;
+    switch (h->op) {
+    case HELD_RECORD: h->st = evx_event_record(h->e, h->s); break;
+    case HELD_SIGNAL: h->st = evx_fence_signal(h->f, h->s, 9); break;
+    default: h->st = evx_stream_wait_fence(h->s, h->f, 10); break; /* not reached yet */
+    }
+    snprintf(h->msg, sizeof h->msg, "%s", evx_last_error_message());
+    return NULL;
+}
+
+static void held_one(const host_debug *dbg, int op)
+{
+    static const char *const entry[] = {"cuEventRecord", "cuStreamWriteValue64",
+                                        "cuStreamWaitValue64"};
+    held_race h;
+    pthread_t t;
+    char want[64];
+    double until;
+    int started = 0;
+    uint64_t first;
+
+    memset(&h, 0, sizeof h);
+    h.op = op;
+    REQUIRE_OK(evx_device_create_stream(0, 0, 0, &h.s));
+    if (op == HELD_RECORD)
+        REQUIRE_OK(evx_device_create_event(0, 0, &h.e));
+    else
+        REQUIRE_OK(evx_device_create_fence(0, 5, 0, &h.f));
+    first = op == HELD_RECORD ? (uint64_t)(uintptr_t)h.e : (uint64_t)(uintptr_t)h.f;
+    REQUIRE(pthread_create(&t, NULL, held_racer, &h) == 0);
+    started = 1;
+    until = now_ms() + 10000;
+    while (!__atomic_load_n(&h.ready, __ATOMIC_SEQ_CST) && now_ms() < until)
+        sleep_ms(1);
+    if (!EXPECTF(h.ready && h.warm == EVX_SUCCESS, "the racing thread's first call: status %d",
+                 (int)h.warm))
+        goto out;
+    REQUIRE(dbg->set_fault(entry[op], 1, CUDA_ERROR_OUT_OF_MEMORY) == 0);
+    REQUIRE(dbg->set_stall(entry[op], 1) == 0);
+    __atomic_store_n(&h.go, 1, __ATOMIC_SEQ_CST);
+    while (dbg->stalled() < 1 && now_ms() < until)
+        sleep_ms(1);
+    if (!EXPECTF(dbg->stalled() == 1, "the call never reached %s", entry[op]))
+        goto out;
+    if (op == HELD_RECORD)
+        EXPECT_OK(evx_event_destroy(h.e));
+    else
+        EXPECT_OK(evx_fence_destroy(h.f));
+    EXPECT_OK(evx_stream_destroy(h.s));
+    dbg->release_stalls();
+    pthread_join(t, NULL);
+    started = 0;
+    conf_note("%s: %s", entry[op], h.msg);
+    /* (The status and message are the racing thread's.) */
+    EXPECTF(h.st == EVX_ERROR_OUT_OF_MEMORY, "status %d, not the injected fault's", (int)h.st);
+    snprintf(want, sizeof want, "%s 0x%" PRIx64, op == HELD_RECORD ? "event" : "fence", first);
+    EXPECTF(strstr(h.msg, want) != NULL, "the message names \"%s\"", want);
+    snprintf(want, sizeof want, "stream 0x%" PRIx64, (uint64_t)(uintptr_t)h.s);
+    EXPECTF(strstr(h.msg, want) != NULL, "the message names \"%s\"", want);
+    /* Destroyed, and still so after the failed call. */
+    EXPECT_FAIL(evx_stream_query(h.s), EVX_ERROR_INVALID_HANDLE);
+    EXPECT(message_has("is stale: it was destroyed"));
+    return;
+out:
+    dbg->set_fault(NULL, 0, 0);
+    dbg->release_stalls();
+    if (started) {
+        __atomic_store_n(&h.go, 1, __ATOMIC_SEQ_CST);
+        pthread_join(t, NULL);
+    }
+}
+
+static void t_failure_names_destroyed(void)
+{
+    const host_debug *dbg = host_debug_get();
+    if (dbg == NULL) {
+        conf_skip("the driver is not the host emulation: only it can hold a call and make it "
+                  "fail");
+        return;
+    }
+    held_one(dbg, HELD_RECORD);
+    held_one(dbg, HELD_SIGNAL);
+    held_one(dbg, HELD_WAIT);
+}
+
 const conf_case conf_handle_cases[] = {
     {"handles.beyond_table", t_beyond_table},
     {"handles.dead_after_slot_and_event_reuse", t_dead_after_reuse},
@@ -412,5 +536,6 @@ const conf_case conf_handle_cases[] = {
     {"handles.live_values_distinct", t_live_distinct},
     {"handles.double_destroy", t_double_destroy},
     {"handles.dead_key_refused", t_dead_key_refused},
+    {"handles.failure_names_destroyed", t_failure_names_destroyed},
     {NULL, NULL},
 };
