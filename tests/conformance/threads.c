@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "hostdebug.h"
 #include "util.h"
 
 static int aload(const int *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
@@ -645,6 +646,119 @@ out:
     drop_timeline(&sh.tl);
 }
 
+/* ---- a create while a trim on another thread takes its cache ----------- */
+
+/* A thread's kept driver events are its own (no lock); evx_device_trim on
+ * another thread reaches into them only as a thief (steal_others(),
+ * src/thread.hpp), and the owner's fast path (own_try_enter()) must then
+ * back off to the path that waits for the thief, not take an event the
+ * thief is destroying. On the emulation the thief is held in the driver
+ * entry that destroys the owner's kept events (a stall on cuEventDestroy),
+ * with the owner's steal flag set: the owner's create must not return until
+ * the thief is let go. */
+typedef struct cache_owner {
+    int ready, go, done;
+    evx_status_t churn, st;
+    evx_event_t e;
+} cache_owner;
+
+static void *cache_owner_main(void *arg)
+{
+    cache_owner *o = (cache_owner *)arg;
+    evx_event_t ev[96];
+    int i, n = 0;
+    /* The create must be one the fast path could serve: 1,500 pairs fill
+     * the thread's ring of free slots past its quarantine (1,024), and 96
+     * destroys (three retire batches) leave driver events on its own stack
+     * of (device 0, default flags). */
+    o->churn = EVX_SUCCESS;
+    for (i = 0; i < 1500 && o->churn == EVX_SUCCESS; i++)
+        if ((o->churn = evx_device_create_event(0, 0, &ev[0])) == EVX_SUCCESS)
+            o->churn = evx_event_destroy(ev[0]);
+    for (i = 0; i < 96 && o->churn == EVX_SUCCESS; i++)
+        if ((o->churn = evx_device_create_event(0, 0, &ev[i])) == EVX_SUCCESS)
+            n++;
+    for (i = 0; i < n; i++)
+        if (evx_event_destroy(ev[i]) != EVX_SUCCESS && o->churn == EVX_SUCCESS)
+            o->churn = EVX_ERROR_UNKNOWN;
+    astore(&o->ready, 1);
+    while (!aload(&o->go))
+        sleep_ms(1);
+    if (o->churn == EVX_SUCCESS)
+        o->st = evx_device_create_event(0, 0, &o->e);
+    astore(&o->done, 1);
+    return NULL;
+}
+
+static void *cache_thief_main(void *arg)
+{
+    *(evx_status_t *)arg = evx_device_trim(0);
+    return NULL;
+}
+
+static void t_create_waits_for_trim(void)
+{
+    const host_debug *dbg = host_debug_get();
+    cache_owner o;
+    pthread_t owner, thief;
+    evx_status_t trim_st = EVX_ERROR_UNKNOWN;
+    int owner_started = 0, thief_started = 0;
+    double until;
+    evx_stream_t s = NULL;
+
+    if (dbg == NULL) {
+        conf_skip("the driver is not the host emulation: only it can hold the trim inside "
+                  "its destroy of another thread's kept events");
+        return;
+    }
+    memset(&o, 0, sizeof o);
+    REQUIRE(pthread_create(&owner, NULL, cache_owner_main, &o) == 0);
+    owner_started = 1;
+    until = now_ms() + 10000;
+    while (!aload(&o.ready) && now_ms() < until)
+        sleep_ms(1);
+    if (!EXPECTF(aload(&o.ready) && o.churn == EVX_SUCCESS,
+                 "the owner's creates and destroys: status %d", (int)o.churn))
+        goto out;
+    REQUIRE(dbg->set_stall("cuEventDestroy", 1) == 0);
+    REQUIRE(pthread_create(&thief, NULL, cache_thief_main, &trim_st) == 0);
+    thief_started = 1;
+    until = now_ms() + 10000;
+    while (dbg->stalled() < 1 && now_ms() < until)
+        sleep_ms(1);
+    if (!EXPECTF(dbg->stalled() == 1, "the trim never destroyed a kept event"))
+        goto out;
+    astore(&o.go, 1);
+    sleep_ms(100);
+    EXPECTF(!aload(&o.done), "the owner's create returned while the trim held its cache");
+    dbg->release_stalls();
+    pthread_join(thief, NULL);
+    thief_started = 0;
+    pthread_join(owner, NULL);
+    owner_started = 0;
+    EXPECTF(trim_st == EVX_SUCCESS, "evx_device_trim: status %d", (int)trim_st);
+    EXPECTF(o.st == EVX_SUCCESS, "the owner's create: status %d", (int)o.st);
+    if (o.st == EVX_SUCCESS) {
+        /* The event it got is a working one, not one the trim destroyed. */
+        REQUIRE((s = make_stream(0)) != NULL);
+        EXPECT_OK(evx_event_record(o.e, s));
+        EXPECT_OK(evx_event_synchronize(o.e));
+        EXPECT_OK(evx_event_destroy(o.e));
+        EXPECT_OK(evx_stream_destroy(s));
+    }
+    return;
+out:
+    dbg->set_fault(NULL, 0, 0);
+    dbg->release_stalls();
+    astore(&o.go, 1);
+    if (thief_started)
+        pthread_join(thief, NULL);
+    if (owner_started)
+        pthread_join(owner, NULL);
+    if (o.e != NULL)
+        evx_event_destroy(o.e);
+}
+
 const conf_case conf_thread_cases[] = {
     {"threads.eight_own_streams", t_own_streams},
     {"threads.destroy_event_while_used", t_race_event},
@@ -654,5 +768,6 @@ const conf_case conf_thread_cases[] = {
     {"threads.two_destroys_one_success", t_double_destroy_race},
     {"threads.one_timeline_marked_by_four", t_timeline_marked_by_threads},
     {"threads.calls_on_streams_destroyed_as_made", t_churn_lookup_destroy},
+    {"threads.create_waits_for_a_trim_of_its_cache", t_create_waits_for_trim},
     {NULL, NULL},
 };
