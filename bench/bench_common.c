@@ -116,6 +116,7 @@ int bench_raw_open(bench_raw *raw)
     bad |= LOOKUP(get_proc, raw, StreamWaitValue64, 0);
     bad |= LOOKUP(get_proc, raw, MemHostRegister, 0);
     bad |= LOOKUP(get_proc, raw, StreamIsCapturing, 0);
+    bad |= LOOKUP(get_proc, raw, MemGetInfo, 0);
     if (bad) {
         bench_raw_close(raw);
         return -1;

@@ -57,6 +57,9 @@ typedef struct bench_raw {
     CUresult (*MemHostRegister)(void *p, size_t size, unsigned flags);
     /* Optional: what a timer asks at each mark (evx-floor-parts). */
     CUresult (*StreamIsCapturing)(CUstream s, CUstreamCaptureStatus *status);
+    /* Optional (absent from the host emulation): device memory in use
+     * (evx-depot-memory). */
+    CUresult (*MemGetInfo)(size_t *free_bytes, size_t *total_bytes);
     CUdevice dev;     /* device 0 */
     CUcontext ctx;    /* its primary context, retained by bench_raw_open */
     const char *path; /* as evx_driver_get_path() gives it */

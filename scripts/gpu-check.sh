@@ -3,7 +3,7 @@
 # the conformance suite against the real driver and against the host
 # emulation with the same number of devices, then the stages asked for.
 #
-#   scripts/gpu-check.sh [conformance] [sanitizer] [stress] [interop] [docs_examples] [bench] [floorparts] [fencebench] [pybench] [rustbench] [asyncbench] [graphbench] [transcripts] [pipeline] [benchab]
+#   scripts/gpu-check.sh [conformance] [sanitizer] [stress] [interop] [docs_examples] [bench] [floorparts] [fencebench] [depotmemory] [pybench] [rustbench] [asyncbench] [graphbench] [transcripts] [pipeline] [benchab]
 #
 # sanitizer: the conformance suite under compute-sanitizer (memcheck with
 # leak checking, then synccheck); the stage fails unless each run exits 0
@@ -12,7 +12,10 @@
 # Rust crate's hot calls against the raw driver, and the notifier Future's
 # latency against a thread blocked in cuEventSynchronize
 # (bindings/rust/evx/examples/rustbench.rs; needs cargo, else it says so and
-# is skipped, unless EVX_RUSTBENCH_BIN names one built elsewhere). floorparts: evx-floor-parts, each hot call's evx - raw split
+# is skipped, unless EVX_RUSTBENCH_BIN names one built elsewhere).
+# depotmemory: evx-depot-memory, the host and device memory of the driver
+# events evx keeps for reuse, before and after evx_device_trim, beside the
+# raw driver's (bench/depot_memory.c). floorparts: evx-floor-parts, each hot call's evx - raw split
 # into the guarantees evx keeps (bench/floor_parts.c). graphbench: timing inside a CUDA graph
 # (bench/py_graph_bench.py; docs/graphs.md): PyTorch kernels captured with
 # torch.cuda.graph, evx marks in and out of the graph against torch's
@@ -58,7 +61,7 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/evx-out}
 mkdir -p "$out"
 build=${EVX_GPU_BUILD:-/tmp/evx-gpu-build}
-stages=${*:-conformance sanitizer stress interop docs_examples bench floorparts fencebench pybench rustbench asyncbench graphbench transcripts pipeline}
+stages=${*:-conformance sanitizer stress interop docs_examples bench floorparts fencebench depotmemory pybench rustbench asyncbench graphbench transcripts pipeline}
 status=0
 
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader || true
@@ -150,6 +153,11 @@ for stage in $stages; do
     echo "=== fences against events and raw stream memory operations (C, real driver)"
     env -u EVX_DRIVER "$build/bench/evx-fence-bench" >"$out/fence-bench.txt" 2>&1 || status=1
     grep -v '^BENCH' "$out/fence-bench.txt"
+    ;;
+  depotmemory)
+    echo "=== memory of the driver events evx keeps for reuse (C, real driver)"
+    env -u EVX_DRIVER "$build/bench/evx-depot-memory" >"$out/depot-memory.txt" 2>&1 || status=1
+    grep -v '^BENCH' "$out/depot-memory.txt"
     ;;
   pybench)
     echo "=== Python benchmark, real driver"
