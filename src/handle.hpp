@@ -9,8 +9,9 @@
 // A handle is (generation << 32) | (index << kKindBits) | kind. A slot's
 // key is the live handle itself (odd generation) while live; destroy makes
 // the generation even, the kind bits 0 (no kind) and the index the next
-// slot's (dead_key()), reuse makes it the next live handle. So one compare of the key with a handle of the wanted
-// kind checks its generation, index and kind.
+// slot's (dead_key()); reuse makes it the next live handle. So one compare
+// of the key with a handle of the wanted kind checks its generation, index
+// and kind.
 #ifndef EVX_SRC_HANDLE_HPP
 #define EVX_SRC_HANDLE_HPP
 

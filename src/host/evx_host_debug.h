@@ -59,8 +59,8 @@ long long evx_host_faults_fired(void);
  * call that never waits on a real driver (a query, a record) inside evx
  * while another thread acts. A call on which a fault fires too stalls
  * first, then returns the fault's status. Returns 0, or -1 for an unknown
- * entry name or nth <= 0. evx_host_set_fault(NULL, 0, 0) disarms stalls not yet fired
- * too. Thread-safe. */
+ * entry name or nth <= 0. evx_host_set_fault(NULL, 0, 0) disarms stalls
+ * not yet fired too. Thread-safe. */
 int evx_host_set_stall(const char *entry, long long nth);
 
 /* How many calls are blocked in a stall now. */
