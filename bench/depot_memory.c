@@ -75,14 +75,22 @@ static void report(const char *side, const char *step, const char *label, usage 
     fflush(stdout);
 }
 
-static void raw_side(const bench_raw *raw, long n)
+/* n handles' worth of zeroed memory, its pages touched (so that they are
+ * resident before the baseline is read), or exit(1). */
+static void *handle_array(long n, size_t size)
 {
-    CUevent *ev = malloc((size_t)n * sizeof *ev);
-    if (!ev) {
+    void *p = calloc((size_t)n, size);
+    if (!p) {
         fprintf(stderr, "depot_memory: out of memory\n");
         exit(1);
     }
-    memset(ev, 0, (size_t)n * sizeof *ev);  /* the array's pages, before the baseline */
+    memset(p, 0, (size_t)n * size);
+    return p;
+}
+
+static void raw_side(const bench_raw *raw, long n)
+{
+    CUevent *ev = handle_array(n, sizeof *ev);
     const usage base = measure(raw);
     for (long i = 0; i < n; i++)
         CHECK_RAW(raw, raw->EventCreate(&ev[i], CU_EVENT_DEFAULT));
@@ -95,12 +103,7 @@ static void raw_side(const bench_raw *raw, long n)
 
 static void evx_side(const bench_raw *raw, long n)
 {
-    evx_event_t *ev = malloc((size_t)n * sizeof *ev);
-    if (!ev) {
-        fprintf(stderr, "depot_memory: out of memory\n");
-        exit(1);
-    }
-    memset(ev, 0, (size_t)n * sizeof *ev);
+    evx_event_t *ev = handle_array(n, sizeof *ev);
     /* evx's own first-use state (the thread's record, the device's
      * context) before the baseline. */
     CHECK_EVX(evx_device_create_event(0, EVX_EVENT_DEFAULT, &ev[0]));
