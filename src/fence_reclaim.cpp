@@ -25,6 +25,13 @@
 // whose event the driver refused, or a fence the reclaimer had no memory to
 // remember) is kept for the life of the process and counted
 // (evx_fence_reclaim()).
+//
+// A stream taking part in a capture is not marked until the capture ends:
+// the mark would be a node of the caller's graph, and the query of it would
+// invalidate the capture. Nor is the legacy stream while a blocking stream
+// of its context captures (a record there would invalidate that capture).
+// The entry stays unmarked and a later fence call tries again. A stream
+// freed while capturing records no event; its fences are kept.
 #include <sched.h>
 
 #include <mutex>
@@ -68,7 +75,11 @@ struct Mark {
     FenceTrack t;
     CUevent event;  // its own mark, or null
     uint64_t gone;  // else the Gone record's seq, or 0
+    bool done;      // marked (or found unmarkable); its stream's reference dropped
 };
+
+// What an attempt to mark gives.
+enum class Marked { kYes, kNo, kLater };
 
 struct Deferred {
     int device;
@@ -92,6 +103,19 @@ uint64_t g_gone_seq = 0;          // under g_mu
 std::atomic<size_t> g_count{0};   // list().size()
 std::atomic<uint64_t> g_kept{0};  // memory kept for the life of the process
 
+// Whether stream `cs` (its context current) is clear of every capture:
+// neither taking part in one nor, for the legacy stream, held by a
+// blocking stream's capture (STREAM_CAPTURE_IMPLICIT). A query the driver
+// fails otherwise counts as clear: the record that follows fails too, and
+// the fence is kept.
+bool capture_clear(CUstream cs) {
+    if (!cu().cuStreamIsCapturing) return true;
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    const CUresult r = cu().cuStreamIsCapturing(cs, &st);
+    if (r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) return false;
+    return r != CUDA_SUCCESS || st == CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 // An event recorded on `cs` with its context current (entered: the
 // status of making it current): *ev, or false.
 bool record_mark(evx_status_t entered, CUstream cs, CUevent *ev) {
@@ -111,10 +135,26 @@ Gone *find_gone(const Mark &m) {
     return best;
 }
 
+// The mark of a live stream s of d: its own event, unless d is kept or s
+// takes part in a capture (kLater: its reference stays).
+Marked mark_stream(const Deferred &d, Mark &m, const Stream *s) {
+    bool ok = true;
+    if (!d.keep) {
+        ContextGuard guard;
+        const evx_status_t st = s->default_stream
+                                    ? guard.enter(nullptr, s->device)
+                                    : guard.enter_context(nullptr, s->ctx, s->device);
+        if (st == 0 && !capture_clear(s->cu)) return Marked::kLater;
+        ok = record_mark(st, s->cu, &m.event);
+    }
+    s->fence_refs.fetch_sub(1, std::memory_order_release);
+    return ok ? Marked::kYes : Marked::kNo;
+}
+
 // Mark m of d: its own event on a live stream (or notifier lane), or the
 // Gone record of its stream; drops the stream's reference either way
-// (keep: only that). False if it cannot be marked.
-bool mark_one(const Deferred &d, Mark &m) {
+// (keep: only that), unless it is to be tried again later.
+Marked mark_one(const Deferred &d, Mark &m) {
     static const char fn[] = "evx_fence_destroy";
     HandleScope scope;
     Slot *slot = nullptr;
@@ -123,39 +163,45 @@ bool mark_one(const Deferred &d, Mark &m) {
     if (m.t.lane) {
         // A destroyed notifier waited for its watches: nothing to mark.
         if (d.keep || scope.lookup(fn, m.t.handle, kNotifier, "notifier", &slot) != 0)
-            return true;
+            return Marked::kYes;
         ContextGuard guard;  // lanes are streams of the primary context
-        return record_mark(guard.enter(nullptr, d.device), m.t.lane, &m.event);
+        return record_mark(guard.enter(nullptr, d.device), m.t.lane, &m.event) ? Marked::kYes
+                                                                               : Marked::kNo;
     }
-    if (scope.lookup(fn, m.t.handle, kStream, "stream", &slot) == 0) {
-        const Stream *s = static_cast<const Stream *>(slot->obj);
-        bool ok = true;
-        if (!d.keep) {
-            ContextGuard guard;
-            const evx_status_t st = s->default_stream
-                                        ? guard.enter(nullptr, s->device)
-                                        : guard.enter_context(nullptr, s->ctx, s->device);
-            ok = record_mark(st, s->cu, &m.event);
-        }
-        s->fence_refs.fetch_sub(1, std::memory_order_release);
-        return ok;
-    }
+    if (scope.lookup(fn, m.t.handle, kStream, "stream", &slot) == 0)
+        return mark_stream(d, m, static_cast<const Stream *>(slot->obj));
     // Freed since: its free recorded the event (fence_stream_gone()).
     std::lock_guard<std::mutex> lk(g_mu);
     Gone *g = find_gone(m);
-    if (!g) return false;
+    if (!g) return Marked::kNo;
     --g->refs;
-    if (d.keep || g->failed) return false;
+    if (d.keep || g->failed) return Marked::kNo;
     m.gone = g->seq;
     ++g->refs;  // held until d is freed
-    return true;
+    return Marked::kYes;
 }
 
-// Marks every entry of d (no lock held); false if one cannot be.
-bool mark(Deferred &d) {
-    bool ok = !d.keep;
-    for (Mark &m : d.marks) ok = mark_one(d, m) && ok;
-    return ok;
+// Marks every entry of d not marked yet (no lock held): kLater if one
+// must wait for a capture to end, else kNo if one cannot be marked.
+Marked mark(Deferred &d) {
+    bool ok = !d.keep, later = false;
+    for (Mark &m : d.marks) {
+        if (m.done) continue;
+        const Marked r = mark_one(d, m);
+        if (r == Marked::kLater) {
+            later = true;
+            continue;
+        }
+        m.done = true;
+        ok = r == Marked::kYes && ok;
+    }
+    if (ok) return later ? Marked::kLater : Marked::kYes;
+    if (later) {  // kept: the streams left still hold references to drop
+        d.keep = true;
+        for (Mark &m : d.marks)
+            if (!m.done) m.done = mark_one(d, m) != Marked::kLater;
+    }
+    return Marked::kNo;
 }
 
 // Whether a Gone record's event completed; under g_mu.
@@ -328,7 +374,8 @@ void fence_stream_gone(const Stream *s) {
         const evx_status_t st = s->default_stream
                                     ? guard.enter(nullptr, s->device)
                                     : guard.enter_context(nullptr, s->ctx, s->device);
-        g.failed = !record_mark(st, s->cu, &g.ev);
+        // Not on a capturing stream: its fences are kept instead.
+        g.failed = (st == 0 && !capture_clear(s->cu)) || !record_mark(st, s->cu, &g.ev);
     }
     std::lock_guard<std::mutex> lk(g_mu);
     g.seq = ++g_gone_seq;
@@ -350,7 +397,7 @@ void fence_defer_free(Fence *f, void *mem, bool ipc) {
     try {
         d.marks.reserve(f->ntracked.load(std::memory_order_acquire));
         any_entry(f, f->ntracked.load(std::memory_order_acquire), [&](const FenceTrack &t) {
-            d.marks.push_back(Mark{t, nullptr, 0});
+            d.marks.push_back(Mark{t, nullptr, 0, false});
             return false;
         });
         list().push_back(std::move(d));
@@ -390,12 +437,18 @@ void step(bool block) {
     }
     g_count.store(l.size() + todo.size(), std::memory_order_relaxed);
     lk.unlock();
-    for (Deferred &d : todo) d.marked = mark(d);
+    std::vector<bool> failed(todo.size(), false);
+    for (size_t i = 0; i < todo.size(); ++i) {
+        const Marked r = mark(todo[i]);
+        todo[i].marked = r == Marked::kYes;
+        failed[i] = r == Marked::kNo;
+    }
     lk.lock();
     size_t kept = 0;
-    for (Deferred &d : todo) {
+    for (size_t i = 0; i < todo.size(); ++i) {
+        Deferred &d = todo[i];
         bool pushed = false;
-        if (d.marked) {
+        if (!failed[i]) {  // marked, or to be marked at a later step
             try {
                 l.push_back(std::move(d));
                 pushed = true;

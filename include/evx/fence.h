@@ -63,15 +63,19 @@ EVX_BEGIN_DECLS
  * stream for good, as it would have with the fence alive. The counter of
  * a fence that was never used on a stream is given back at once; that of
  * one that was, once the streams that queued work on it have run it: evx
- * records an event on each of them (however many) and a later fence call
- * gives the memory back when they completed. Given back means: a plain
- * fence's word returns to evx's pool of pinned words of its device, for
- * the next fence; an interprocess fence's page is unregistered and unmapped
- * by a thread of evx. No fence call waits for the device: the driver's
- * `cuMemFreeHost` and `cuMemHostUnregister` wait until all the work queued
- * on the context has completed, so evx makes them only on that thread and
- * in evx_device_trim(), which frees the pool's pages whose words are all
- * free and may wait. What evx cannot follow is kept for the life of the
+ * records an event on each of them (however many; none on a stream taking
+ * part in a capture, nor on the legacy stream while a blocking stream of
+ * its context captures: such a stream is marked after the capture ends)
+ * and a later fence call gives the memory back when they completed.
+ * Given back means: a plain fence's word returns to evx's pool of pinned
+ * words of its device, for the next fence; an interprocess fence's page is kept until
+ * evx_device_trim() of its device unregisters and unmaps it. No fence call
+ * waits for the device, and no thread of evx releases in the background:
+ * the driver's `cuMemFreeHost` and `cuMemHostUnregister` wait until all
+ * the work queued on the context has completed, and hold every other
+ * driver call of the process meanwhile, so evx makes them only in
+ * evx_device_trim(), which also frees the pool's pages whose words are all
+ * free, and may wait. What evx cannot follow is kept for the life of the
  * process and counted (evx_fence_reclaim()): a fence used on a per-thread
  * default stream, or one for which the driver refused such an event. No
  * evx call ever touches freed memory.
