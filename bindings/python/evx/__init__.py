@@ -52,8 +52,8 @@ import atexit as _atexit
 # EVX_LIBRARY names, if any.
 from ._loader import LibraryNotFoundError, capi, path as library_path
 from . import _capi, _core, _hostfn
-from ._capi import (DeviceSpecial, EventFlags, EventRecordFlags,  # noqa: F401
-                    EventWaitFlags, Status, StreamFlags)
+from ._capi import (CaptureStatus, DeviceSpecial, EventFlags,  # noqa: F401
+                    EventRecordFlags, EventWaitFlags, Status, StreamFlags)
 from ._errors import CudaError, Owned as _Owned  # noqa: F401
 from ._device import (Device, device_count, driver_path, driver_version,
                       host_func_sync_mode, is_emulation, library_version)
@@ -77,7 +77,8 @@ _device_mod.set_kinds(Event=Event, Stream=Stream, Timeline=Timeline, EventPool=E
 
 __all__ = [
     "CudaError", "Device", "Event", "EventPool", "LibraryNotFoundError",
-    "PoolStats", "Status", "EventFlags", "StreamFlags", "Stream", "Timeline",
+    "PoolStats", "Status", "EventFlags", "StreamFlags", "CaptureStatus", "Stream",
+    "Timeline",
     "timed", "Mark", "Anchor", "device_count", "driver_version", "driver_path",
     "is_emulation",
     "host_func_sync_mode",

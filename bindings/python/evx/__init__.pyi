@@ -14,6 +14,7 @@ from typing import (Any, Callable, Generator, final, NamedTuple, NoReturn, Optio
                     Union)
 
 from . import _capi
+from ._capi import CaptureStatus as CaptureStatus
 from ._capi import DeviceSpecial as DeviceSpecial
 from ._capi import EventFlags as EventFlags
 from ._capi import EventRecordFlags as EventRecordFlags
@@ -24,7 +25,8 @@ from ._loader import LibraryNotFoundError as LibraryNotFoundError
 
 __all__ = [
     "CudaError", "Device", "Event", "EventPool", "LibraryNotFoundError",
-    "PoolStats", "Status", "EventFlags", "StreamFlags", "Stream", "Timeline",
+    "PoolStats", "Status", "EventFlags", "StreamFlags", "CaptureStatus", "Stream",
+    "Timeline",
     "timed", "Mark", "Anchor", "device_count", "driver_version", "driver_path",
     "is_emulation",
     "host_func_sync_mode",
@@ -144,6 +146,8 @@ class Stream(_Owned):
     def priority(self) -> int: ...
     @property
     def flags(self) -> StreamFlags: ...
+    @property
+    def capture_status(self) -> CaptureStatus: ...
     @property
     def device(self) -> Device: ...
     @property

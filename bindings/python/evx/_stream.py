@@ -5,7 +5,7 @@
 import ctypes
 
 from . import _capi, _core, _hostfn, _native, _notify
-from ._capi import StreamFlags
+from ._capi import CaptureStatus, StreamFlags
 from ._device import device
 from ._errors import check, error, live
 from ._event import Event, handle_int
@@ -149,6 +149,19 @@ class Stream(_core.StreamCore):
         check(capi.evx_stream_get_flags(live(self, "Stream.flags", "the stream"),
                                         ctypes.byref(f)), "Stream.flags")
         return StreamFlags(f.value)
+
+    @property
+    def capture_status(self):
+        """The stream's :class:`CaptureStatus` (``cuStreamIsCapturing``):
+        ``NONE``, ``ACTIVE`` while it is being captured into a CUDA graph
+        (itself, or joined to a capture by waiting on a captured event), or
+        ``INVALIDATED`` once a call has broken the capture, which must
+        still be ended. Reading it leaves any capture as it was."""
+        c = _capi.evx_capture_status_t()
+        check(capi.evx_stream_get_capture_status(
+            live(self, "Stream.capture_status", "the stream"), ctypes.byref(c)),
+            "Stream.capture_status")
+        return CaptureStatus(c.value)
 
     @property
     def device(self):

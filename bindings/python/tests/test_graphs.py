@@ -285,6 +285,77 @@ def test_wrap_a_foreign_stream_inside_its_capture(evx, dev, mode):
             cu.destroy_raw(raw)
 
 
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_stream_capture_status(evx, dev, stream, mode):
+    """Stream.capture_status answers as cuStreamIsCapturing does, in each
+    mode: NONE, ACTIVE for the capturing stream and for one joined to its
+    capture by a wait, NONE again after the end, INVALIDATED once a call
+    broke a capture; reading it leaves the capture active."""
+    NONE, ACTIVE = evx.CaptureStatus.NONE, evx.CaptureStatus.ACTIVE
+    with Graphs(evx) as cu:
+        other = dev.create_stream()
+        try:
+            assert stream.capture_status is NONE
+            cu.begin(stream, MODES[mode])
+            assert stream.capture_status is ACTIVE
+            assert other.capture_status is NONE
+            other.wait(stream.record())          # other joins the capture
+            assert other.capture_status is ACTIVE
+            stream.wait(other.record())          # and is joined back
+            assert cu.capture_status(stream) == CAPTURE_ACTIVE
+            graph = cu.end(stream)
+            assert cu.cu.cuGraphDestroy(graph) == 0
+            assert (stream.capture_status, other.capture_status) == (NONE, NONE)
+
+            cu.begin(stream, MODES[mode])
+            with pytest.raises(evx.CudaError):
+                stream.sync()                    # the driver ends the capture's use
+            assert stream.capture_status is evx.CaptureStatus.INVALIDATED
+            g = ctypes.c_void_p()
+            assert cu.cu.cuStreamEndCapture(stream.native, ctypes.byref(g)) == \
+                evx.Status.ERROR_STREAM_CAPTURE_INVALIDATED
+            assert not g.value
+            assert stream.capture_status is NONE
+        finally:
+            other.sync()
+            other.close()
+    with pytest.raises(evx.CudaError) as e:
+        other.capture_status
+    assert e.value.status == evx.Status.ERROR_INVALID_HANDLE
+    assert "Stream.capture_status" in e.value.message
+
+
+def test_fence_operations_in_a_captured_graph(evx, dev, stream):
+    """A fence's signal and wait on a capturing stream are memory-operation
+    nodes of the graph (docs/fences.md, "Stream capture"): nothing runs at
+    capture, the value is claimed then, and each launch writes the captured
+    value again, even below what the counter has reached since."""
+    with Graphs(evx) as cu:
+        f = dev.create_fence(initial=1)
+        cu.begin(stream, RELAXED)
+        stream.wait(f, 1)
+        f.signal(stream, 5)
+        graph = cu.end(stream)
+        assert f.value == 1                      # nothing ran at capture
+        with pytest.raises(evx.CudaError) as e:
+            f.signal_host(5)                     # claimed by the capture
+        assert e.value.status == evx.Status.ERROR_INVALID_VALUE
+        exec_ = cu.instantiate(graph)
+        try:
+            cu.launch(exec_, stream)
+            stream.sync()
+            assert f.value == 5
+            f.signal_host(7)
+            cu.launch(exec_, stream)
+            stream.sync()
+            assert f.value == 5                  # the replay wrote 5 again
+        finally:
+            stream.sync()
+            assert cu.cu.cuGraphExecDestroy(exec_) == 0
+            assert cu.cu.cuGraphDestroy(graph) == 0
+            f.close()
+
+
 @pytest.mark.parametrize("mode", ["global", "thread_local", "relaxed"])
 def test_torch_cuda_graph_wrap_current_stream(evx, mode):
     """GPU only (scripts/gpu-check.sh interop): exactly
