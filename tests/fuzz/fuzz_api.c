@@ -1576,10 +1576,11 @@ static int good_stream(int slot, int cls, int dev)
  * still to run), and the counter then reads it. */
 static void op_fence(reader *r)
 {
-    /* Not while a capture is on: the driver refuses a memory operation on a
-     * capturing stream (and the legacy stream's while a blocking stream
-     * captures), which would break the order of signals this op keeps, and
-     * a watch of a value never signalled would hold its notifier for good. */
+    /* Not while a capture is on: a memory operation on a capturing stream
+     * is a node of the graph, run only at a launch (and the legacy
+     * stream's is refused while a blocking stream captures), which would
+     * break the order of signals this op keeps, and a watch of a value
+     * never signalled would hold its notifier for good. */
     if (capture_on()) return;
     const int dev = pick_device(r);
     const uint8_t fb = u8(r);

@@ -268,6 +268,9 @@ class World:
         self.captures = []     # (stream, its CUstream) whose capture this input began
         self.graphs = []       # (CUgraph, device)
         self.execs = []        # (CUgraphExec, device)
+        # A fence's signal or wait went into a capture: graphs of this input
+        # are no longer launched (see op_fence).
+        self.fence_in_graph = False
 
     def any_of(self, inp, lst, fallback=None):
         return inp.pick(lst) if lst else fallback
@@ -465,6 +468,7 @@ def op_query(inp, w):
         attempt("repr", lambda: repr(o))
         if isinstance(o, evx.Stream):
             attempt("Stream.priority", lambda: o.priority)
+            attempt("Stream.capture_status", lambda: o.capture_status)
             attempt("Stream.owned", lambda: o.owned)
             attempt("Stream.__cuda_stream__", o.__cuda_stream__)
 
@@ -729,7 +733,15 @@ def op_fence(inp, w):
     are made only for values signalled or queued already (or refused before
     C), a stream waits for the last value before it signals the next (so
     signals run in order), and host waits only with a timeout, so that
-    nothing blocks for good."""
+    nothing blocks for good.
+
+    A signal or wait on a stream being captured is a node of a graph, not
+    work queued: a captured signal never makes its value one that is
+    waited for (nothing runs it unless the graph is launched), and once an
+    operation went into a capture, no graph of this input is launched: a
+    launch after the fence is destroyed would act on memory evx has given
+    back (docs/fences.md, "Stream capture"), a program's error, which a
+    GPU reports as a fault and the emulation's launch refuses."""
     d = w.any_of(inp, w.devs)
     if inp.byte() & 1:       # one argument under test at a time
         initial, ipc = inp.value([0, 1, 5, 2**63 - 1]), bool(inp.byte() & 1)
@@ -754,16 +766,19 @@ def op_fence(inp, w):
                 last = v
         elif op == 1 and streams:
             s = inp.pick(streams)
+            captured = _captured(w, s)
             # signals must also run in increasing order: the stream first
             # waits for the last value, as a program signalling from several
             # streams must
             attempt("Stream.wait(fence, last)", lambda: s.wait(f, last))
-            if attempt("Fence.signal(stream, value)", lambda: f.signal(s, v) or True, v, kind):
+            if (attempt("Fence.signal(stream, value)", lambda: f.signal(s, v) or True, v, kind)
+                    and not captured):
                 last = v
         elif op == 2 and streams:
             s = inp.pick(streams)
             if kind is None and not isinstance(v, bool) and v > last:
                 continue                 # a value nobody signals: never waited for
+            _captured(w, s)
             attempt("Stream.wait(fence, value)", lambda: s.wait(f, v), v, kind)
         elif op == 3:
             t = inp.pick(FENCE_TIMEOUTS)
@@ -782,6 +797,17 @@ def op_fence(inp, w):
                     allow=(TypeError, "only an interprocess fence"))
     attempt("Fence.close", f.close)
     attempt("Fence.close again", f.close)
+
+
+def _captured(w, s):
+    """Whether a fence operation on stream s would go into a capture (its
+    status unreadable counts as yes); if so, w's graphs are not launched
+    any more."""
+    st = attempt("Stream.capture_status", lambda: s.capture_status)
+    captured = st != evx.CaptureStatus.NONE
+    if captured:
+        w.fence_in_graph = True
+    return captured
 
 
 class Driver:
@@ -862,8 +888,11 @@ def _instantiate(w, d, graph):
 
 
 def _launch(inp, w, d, exec_):
-    """Launches on a live stream of the graph's device, or not at all."""
+    """Launches on a live stream of the graph's device, or not at all (not
+    once a fence operation went into a capture: see op_fence)."""
     x, dev = exec_
+    if w.fence_in_graph:
+        return
     on = []
     for s in w.streams:
         try:
