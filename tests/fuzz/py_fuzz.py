@@ -46,6 +46,7 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "py_corpus")
 # The package with its compiled core, as meson builds it, unless an evx is
 # importable already (PYTHONPATH, an install).
 import importlib.util  # noqa: E402
@@ -1081,9 +1082,14 @@ def main():
         artifacts = args.artifacts or tempfile.mkdtemp(prefix="py-fuzz-")
         os.makedirs(artifacts, exist_ok=True)
         print("py-fuzz: a failing input is written to %s/" % artifacts, file=sys.stderr)
+        # The inputs of failures found before (tests/fuzz/py_corpus) seed
+        # the run, read-only: libFuzzer writes nothing back there.
+        seeds = sorted(os.path.join(CORPUS, n) for n in os.listdir(CORPUS))
         atheris.Setup([sys.argv[0], "-max_total_time=%d" % (int(args.seconds) + 60),
                        "-timeout=%d" % HANG_SECONDS, "-max_len=256",
-                       "-artifact_prefix=%s/" % artifacts] + rest, TestOneInput)
+                       "-artifact_prefix=%s/" % artifacts] +
+                      (["-seed_inputs=" + ",".join(seeds)] if seeds else []) + rest,
+                      TestOneInput)
         atheris.Fuzz()
         return 0
     seed = args.seed if args.seed is not None else int(time.time())
