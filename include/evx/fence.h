@@ -390,8 +390,9 @@ EVX_API evx_status_t evx_device_import_fence_fd(int device, int fd, evx_fence_t 
  * This call lets a program (or a leak check) see the state.
  *
  * @param[out] pending receives how many destroyed fences' memory still
- *        waits for operations queued on it (a queued wait for a value that
- *        never comes keeps its fence's memory here for good); may be NULL.
+ *        waits for operations queued on it, or for a capture on one of its
+ *        streams to end (a queued wait for a value that never comes keeps
+ *        its fence's memory here for good); may be NULL.
  * @param[out] kept receives how many destroyed fences' memory is kept for
  *        the life of the process because evx could not follow the
  *        operations queued on it (see the group's text), plus the

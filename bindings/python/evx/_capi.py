@@ -1671,8 +1671,9 @@ evx_fence_reclaim = Prototype(
     program (or a leak check) see the state.
 
     pending [out]: receives how many destroyed fences' memory still waits for
-    operations queued on it (a queued wait for a value that never comes keeps
-    its fence's memory here for good); may be NULL.
+    operations queued on it, or for a capture on one of its streams to end (a
+    queued wait for a value that never comes keeps its fence's memory here for
+    good); may be NULL.
 
     kept [out]: receives how many destroyed fences' memory is kept for the
     life of the process because evx could not follow the operations queued on

@@ -196,7 +196,8 @@ class Fence(Owned):
         """Gives back the memory of destroyed fences whose queued
         operations have run (never waiting for the device); returns
         ``(pending, kept)``: how many destroyed fences' memory still waits
-        for queued operations, and how many are kept, for the life of the
+        for queued operations (or for a capture on one of their streams to
+        end), and how many are kept, for the life of the
         process or until :meth:`evx.Device.trim` releases them (an
         interprocess fence's page, whose unregister may wait for the
         device, and memory the driver refused) (``evx_fence_reclaim``)."""

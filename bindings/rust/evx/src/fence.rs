@@ -124,8 +124,9 @@ impl std::ops::BitOr for WaitFlags {
 /// What [`Fence::reclaim`] found left of destroyed fences' memory.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct ReclaimCount {
-    /// Fences whose memory still waits for operations queued on it (a
-    /// queued wait for a value that never comes keeps it for good).
+    /// Fences whose memory still waits for operations queued on it, or
+    /// for a capture on one of its streams to end (a queued wait for a
+    /// value that never comes keeps it for good).
     pub pending: u64,
     /// Fences whose memory is kept for the life of the process: evx could
     /// not follow the operations queued on them (a per-thread default
