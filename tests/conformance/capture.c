@@ -1498,75 +1498,74 @@ static uint64_t reclaim_pending(uint64_t kept0)
     return pending;
 }
 
-/* A fence destroyed while a stream it was used on takes part in a capture:
- * evx gives its memory back once an event it records on that stream has
- * completed, and records none while the capture lasts (the event would be
- * a node of the caller's graph, and evx's query of it would invalidate the
- * capture). The capture stays active and gets no node; the memory comes
- * back after the end. The same for the legacy stream while a blocking
- * stream of its context captures (a record there invalidates the capture,
- * capture.legacy_implicit). */
-static void t_fence_reclaim(void)
+/* A fence used on `used` (and synchronized), destroyed while `captured`
+ * captures in `mode`: the reclaim records nothing into the capture, which
+ * stays active with no node to depend on and ends with a graph; the
+ * memory comes back once the capture ended and `used` is synchronized. */
+static void reclaim_across_capture(const conf_cu *cu, evx_stream_t used, CUstream captured,
+                                   CUstreamCaptureMode mode, uint64_t pending0, uint64_t kept0)
 {
-    const conf_cu *cu = conf_cu_get();
-    raw_set r;
-    evx_stream_t w = NULL, legacy = NULL;
     evx_fence_t f = NULL;
-    uint64_t pending0 = 0, kept0 = 0;
     CUgraph g = NULL;
     CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
     const CUgraphNode *deps = NULL;
     size_t n = 99;
 
-    if (cu == NULL || !raw_open(cu, &r, 1))
-        goto out;
-    if (evx_device_create_fence(0, 0, 0, &f) != EVX_SUCCESS) {
-        conf_skip("no fences: %s", evx_last_error_message());
-        goto out;
-    }
-    REQUIRE_OK(evx_stream_wrap_external(0, r.s[1], &w));
-    REQUIRE_OK(evx_stream_wrap_external(0, EVX_STREAM_LEGACY, &legacy));
-    EXPECT_OK(evx_fence_reclaim(&pending0, &kept0));
-    REQUIRE_OK(evx_fence_signal(f, w, 1));
-    REQUIRE_OK(evx_stream_synchronize(w));
-    REQUIRE(cu->stream_begin_capture(r.s[1], CU_STREAM_CAPTURE_MODE_GLOBAL) == CUDA_SUCCESS);
+    REQUIRE_OK(evx_device_create_fence(0, 0, 0, &f));
+    REQUIRE_OK(evx_fence_signal(f, used, 1));
+    REQUIRE_OK(evx_stream_synchronize(used));
+    REQUIRE(cu->stream_begin_capture(captured, mode) == CUDA_SUCCESS);
     EXPECT_OK(evx_fence_destroy(f));
     f = NULL;
     EXPECT(reclaim_pending(kept0) == pending0 + 1);
-    EXPECT(reclaim_pending(kept0) == pending0 + 1);  /* tried again: still waits */
-    EXPECT_CAP(r.s[1], CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    EXPECT(reclaim_pending(kept0) == pending0 + 1); /* tried again: still waits */
+    EXPECT_CAP(captured, CU_STREAM_CAPTURE_STATUS_ACTIVE);
     if (cu->stream_get_capture_info != NULL) {
-        EXPECT_CU(cu->stream_get_capture_info(r.s[1], &cs, NULL, NULL, &deps, NULL, &n),
+        EXPECT_CU(cu->stream_get_capture_info(captured, &cs, NULL, NULL, &deps, NULL, &n),
                   CUDA_SUCCESS);
         EXPECTF(cs == CU_STREAM_CAPTURE_STATUS_ACTIVE && n == 0,
                 "capture: status %d, %zu nodes to depend on (evx's mark?)", (int)cs, n);
     }
-    EXPECT_CU(cu->stream_end_capture(r.s[1], &g), CUDA_SUCCESS);
+    EXPECT_CU(cu->stream_end_capture(captured, &g), CUDA_SUCCESS);
     if (g != NULL)
         EXPECT_CU(cu->graph_destroy(g), CUDA_SUCCESS);
-    g = NULL;
-    EXPECT(reclaim_pending(kept0) <= pending0 + 1);  /* marked now */
-    EXPECT_OK(evx_stream_synchronize(w));
-    EXPECT(reclaim_pending(kept0) == pending0);
-
-    /* the legacy stream, while a blocking stream of its context captures */
-    REQUIRE_OK(evx_device_create_fence(0, 0, 0, &f));
-    REQUIRE_OK(evx_fence_signal(f, legacy, 1));
-    REQUIRE_OK(evx_stream_synchronize(legacy));
-    REQUIRE(cu->stream_begin_capture(r.s[0], CU_STREAM_CAPTURE_MODE_RELAXED) == CUDA_SUCCESS);
-    EXPECT_OK(evx_fence_destroy(f));
-    f = NULL;
-    EXPECT(reclaim_pending(kept0) == pending0 + 1);
-    EXPECT_CAP(r.s[0], CU_STREAM_CAPTURE_STATUS_ACTIVE);
-    EXPECT_CU(cu->stream_end_capture(r.s[0], &g), CUDA_SUCCESS);
-    if (g != NULL)
-        EXPECT_CU(cu->graph_destroy(g), CUDA_SUCCESS);
-    EXPECT(reclaim_pending(kept0) <= pending0 + 1);
-    EXPECT_OK(evx_stream_synchronize(legacy));
+    EXPECT(reclaim_pending(kept0) <= pending0 + 1); /* marked now */
+    EXPECT_OK(evx_stream_synchronize(used));
     EXPECT(reclaim_pending(kept0) == pending0);
 out:
     if (f != NULL)
         EXPECT_OK(evx_fence_destroy(f));
+    end_any(cu, captured);
+}
+
+/* A fence destroyed while a stream it was used on takes part in a capture:
+ * evx gives its memory back once an event it records on that stream has
+ * completed, and records none while the capture lasts (the event would be
+ * a node of the caller's graph, and evx's query of it would invalidate the
+ * capture). The same for the legacy stream while a blocking stream of its
+ * context captures (a record there invalidates the capture,
+ * capture.legacy_implicit). Global mode, as PyTorch captures. */
+static void t_fence_reclaim(void)
+{
+    const conf_cu *cu = conf_cu_get();
+    raw_set r;
+    evx_stream_t w = NULL, legacy = NULL;
+    evx_fence_t probe = NULL;
+    uint64_t pending0 = 0, kept0 = 0;
+
+    if (cu == NULL || !raw_open(cu, &r, 1))
+        goto out;
+    if (evx_device_create_fence(0, 0, 0, &probe) != EVX_SUCCESS) {
+        conf_skip("no fences: %s", evx_last_error_message());
+        goto out;
+    }
+    EXPECT_OK(evx_fence_destroy(probe)); /* never used: given back at once */
+    REQUIRE_OK(evx_stream_wrap_external(0, r.s[1], &w));
+    REQUIRE_OK(evx_stream_wrap_external(0, EVX_STREAM_LEGACY, &legacy));
+    EXPECT_OK(evx_fence_reclaim(&pending0, &kept0));
+    reclaim_across_capture(cu, w, r.s[1], CU_STREAM_CAPTURE_MODE_GLOBAL, pending0, kept0);
+    reclaim_across_capture(cu, legacy, r.s[0], CU_STREAM_CAPTURE_MODE_GLOBAL, pending0, kept0);
+out:
     drop_stream(&legacy);
     drop_stream(&w);
     if (cu != NULL)
